@@ -1,0 +1,45 @@
+// Run-time loading of optional shared libraries (cuBLASLt, NCCL) with dlopen, so the addon
+// never links them and still loads on machines that lack them.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace s3 {
+
+// What happened when we tried to open a library: the file that was loaded, or why none was.
+struct LibraryProbe {
+  bool found = false;
+  std::string path;   // absolute path of the loaded file (from the dynamic linker)
+  std::string error;  // dlerror() of the last attempt when nothing loaded
+};
+
+// An opened shared library; closes it when destroyed. Move-only.
+class DynamicLibrary {
+ public:
+  DynamicLibrary() = default;
+  // Tries each candidate file name in order, first in every directory of the colon-separated
+  // environment variable S3_CUDA_LIBRARY_PATH, then through the dynamic linker's own search.
+  static DynamicLibrary open_first(const std::vector<std::string>& candidates, LibraryProbe* probe);
+  DynamicLibrary(DynamicLibrary&& other) noexcept;
+  DynamicLibrary& operator=(DynamicLibrary&& other) noexcept;
+  DynamicLibrary(const DynamicLibrary&) = delete;
+  DynamicLibrary& operator=(const DynamicLibrary&) = delete;
+  ~DynamicLibrary();
+
+  bool is_open() const { return handle_ != nullptr; }
+  // The address of an exported symbol, or nullptr.
+  void* symbol(const char* name) const;
+
+ private:
+  explicit DynamicLibrary(void* handle) : handle_(handle) {}
+  void* handle_ = nullptr;
+};
+
+// Candidate file names of the libraries the CUDA backend opens at run time.
+const std::vector<std::string>& cublaslt_candidates();
+const std::vector<std::string>& nccl_candidates();
+
+// Opens and immediately closes a library, reporting where it was found.
+LibraryProbe probe_library(const std::vector<std::string>& candidates);
+
+}  // namespace s3

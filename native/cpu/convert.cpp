@@ -1,0 +1,31 @@
+// Chooses the bulk-conversion kernels for the SIMD level detected at run time; see convert.h.
+#include "cpu/convert.h"
+
+#include "core/dtype.h"
+
+namespace s3::cpu {
+namespace {
+
+const ConvertKernels kConvertScalar = {"scalar", convert_bf16_to_f32, convert_f32_to_bf16, convert_fp8e4m3_to_f32};
+
+}  // namespace
+
+const ConvertKernels* convert_kernels_for(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Scalar:
+      return &kConvertScalar;
+    case SimdLevel::Avx2:
+      return &kConvertAvx2;
+    case SimdLevel::Avx512:
+    case SimdLevel::Avx512Bf16:
+      return &kConvertAvx512;
+  }
+  return nullptr;
+}
+
+const ConvertKernels& convert_kernels() {
+  static const ConvertKernels& chosen = *convert_kernels_for(cpu_info().level);
+  return chosen;
+}
+
+}  // namespace s3::cpu

@@ -1,0 +1,30 @@
+// Bulk dtype conversions on the CPU with SIMD paths chosen at run time (scalar, AVX2, AVX-512).
+// Every path gives bit-identical results to the scalar conversions of core/dtype.h
+// (round-to-nearest-even, NaN kept NaN), so the choice of path never changes a number.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/cpu_features.h"
+
+namespace s3::cpu {
+
+// One implementation of each conversion; `n` elements, any alignment, src and dst must not overlap.
+struct ConvertKernels {
+  const char* name;
+  void (*bf16_to_f32)(const uint16_t* src, float* dst, size_t n);
+  void (*f32_to_bf16)(const float* src, uint16_t* dst, size_t n);
+  void (*fp8e4m3_to_f32)(const uint8_t* src, float* dst, size_t n);
+};
+
+// The kernels for one SIMD level (for tests and benchmarks); nullptr if this build lacks them.
+const ConvertKernels* convert_kernels_for(SimdLevel level);
+
+// The kernels for the level chosen at run time (cpu_info().simd_level).
+const ConvertKernels& convert_kernels();
+
+// Kernels compiled in the instruction-set-specific files (convert_avx2.cpp, convert_avx512.cpp).
+extern const ConvertKernels kConvertAvx2;
+extern const ConvertKernels kConvertAvx512;
+
+}  // namespace s3::cpu

@@ -1,0 +1,15 @@
+// The entry point of s3_native.node: registers every exported function and class.
+#include <napi.h>
+
+#include "napi/system_info.h"
+
+namespace {
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  s3::napi::register_system_info(env, exports);
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(s3_native, Init)

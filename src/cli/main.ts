@@ -1,0 +1,25 @@
+// The `swarm` command line: registers one command per file in this folder and turns SwarmErrors
+// into one clear line on stderr with a non-zero exit code.
+import { Command } from 'commander';
+import { SwarmError } from '../errors.js';
+import { packageVersion } from '../version.js';
+import { registerDoctor } from './doctor.js';
+import { registerTrain } from './train.js';
+
+const program = new Command();
+program
+  .name('swarm')
+  .description('s³: train swarms of language models to cooperate with multi-agent RL')
+  .version(packageVersion);
+registerDoctor(program);
+registerTrain(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof SwarmError) {
+    process.stderr.write(`swarm: ${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
+}

@@ -1,0 +1,22 @@
+// The error classes of s³: one base class and one subclass per kind of failure, each with an
+// actionable message naming the file, the field, the value and what was expected.
+
+/** Base class of every error s³ raises on purpose. */
+export class SwarmError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** A config, preset or command-line value that is malformed or out of range. */
+export class ConfigError extends SwarmError {}
+
+/** A checkpoint, tokenizer or data file that cannot be read or does not match what was expected. */
+export class FormatError extends SwarmError {}
+
+/** The native addon could not be loaded or refused a request. */
+export class NativeError extends SwarmError {}
+
+/** A feature that this build or this machine does not provide. */
+export class UnavailableError extends SwarmError {}

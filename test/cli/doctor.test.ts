@@ -1,0 +1,57 @@
+// `swarm doctor`: the installation report, human and JSON, from the locally built addon.
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { packageRoot } from '../../src/native/addon.js';
+
+const swarm = path.join(packageRoot, 'bin', 'swarm.js');
+function doctor(args: string[], env: NodeJS.ProcessEnv = {}): string {
+  return execFileSync(process.execPath, [swarm, 'doctor', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+}
+
+describe('swarm doctor --json', () => {
+  const report = JSON.parse(doctor(['--json']));
+
+  it('names the addon it loaded and where it came from', () => {
+    expect(report.addon.path).toMatch(/\.node$/);
+    expect(report.addon.origin).toBe(report.addon.path.includes(`${path.sep}prebuilds${path.sep}`) ? 'prebuild' : 'local-build');
+    expect(['cmake-js', 'node-gyp']).toContain(report.addon.buildSystem);
+    expect(report.package.name).toBe('s3-swarm');
+  });
+
+  it('chooses CUDA exactly when the addon has CUDA and sees a device, and says why not otherwise', () => {
+    expect(report.backend).toBe(report.cuda.compiled && report.cuda.deviceCount > 0 ? 'cuda' : 'cpu');
+    expect(report.cuda.devices).toHaveLength(report.cuda.deviceCount);
+    if (report.backend === 'cpu') expect(report.backendReason.length).toBeGreaterThan(10);
+    if (report.cuda.compiled) expect(report.cuda.runtimeVersion).toBeGreaterThanOrEqual(12000);
+  });
+
+  it('reports the CPU, its features and the SIMD level chosen at run time', () => {
+    expect(report.cpu.logicalCores).toBeGreaterThan(0);
+    expect(report.cpu.threads).toBeGreaterThan(0);
+    expect(['scalar', 'avx2', 'avx512', 'avx512bf16']).toContain(report.cpu.simdLevel);
+    if (report.cpu.simdLevel.startsWith('avx512')) expect(report.cpu.features.avx512f).toBe(true);
+    if (report.cpu.simdLevel === 'avx512bf16') expect(report.cpu.features.avx512bf16).toBe(true);
+    if (report.cpu.simdLevel !== 'scalar') expect(report.cpu.features.avx2 && report.cpu.features.fma).toBe(true);
+  });
+
+  it('caps the SIMD level with S3_SIMD', () => {
+    expect(JSON.parse(doctor(['--json'], { S3_SIMD: 'scalar' })).cpu.simdLevel).toBe('scalar');
+    if (report.cpu.features.avx2) expect(JSON.parse(doctor(['--json'], { S3_SIMD: 'avx2' })).cpu.simdLevel).toBe('avx2');
+  });
+
+  it('says whether cuBLASLt and NCCL could be opened, with the path or the reason', () => {
+    for (const probe of [report.libraries.cublasLt, report.libraries.nccl]) {
+      expect(typeof probe.found).toBe('boolean');
+      expect(probe.found ? probe.path : probe.error).not.toBe('');
+    }
+  });
+});
+
+describe('swarm doctor', () => {
+  it('prints a readable report naming the backend', () => {
+    const text = doctor([]);
+    expect(text).toMatch(/^backend: +(cpu|cuda) \(/m);
+    expect(text).toMatch(/^addon: /m);
+  });
+});

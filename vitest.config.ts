@@ -1,0 +1,11 @@
+// vitest configuration: every suite under test/, run in forks so native-addon crashes are isolated.
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 600_000,
+  },
+});
