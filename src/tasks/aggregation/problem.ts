@@ -1,0 +1,64 @@
+// Aggregation problems (Appendix H): private integers drawn uniformly from 1..99, four per training
+// problem and sixteen per development or evaluation problem (the first N are used at team size N).
+
+import { ConfigError, FormatError } from '../../errors.js';
+import type { Rng } from '../random.js';
+import type { TaskProblem } from '../task.js';
+import { MAX_WORD_NUMBER, MIN_WORD_NUMBER } from './number-words.js';
+
+/** Numbers per training problem (Appendix H: one per agent of a training team of four). */
+export const TRAIN_PROBLEM_NUMBERS = 4;
+/** Numbers per development and evaluation problem (Appendix H: sixteen, the largest team size). */
+export const HELD_OUT_PROBLEM_NUMBERS = 16;
+
+/** One aggregation problem: agent i of a team of N holds numbers[i], for i < N. */
+export interface AggregationProblem extends TaskProblem {
+  /** The private integers, each in 1..99. */
+  readonly numbers: readonly number[];
+}
+
+/** Options of generateAggregationProblem. */
+export interface GenerateAggregationProblemOptions {
+  /** The problem's id. */
+  readonly id: string;
+  /** How many numbers to draw. */
+  readonly size: number;
+  /** The stream to draw them from. */
+  readonly rng: Rng;
+}
+
+/** Draws a problem: size integers, each uniform in 1..99 and independent (duplicates allowed). */
+export function generateAggregationProblem(options: GenerateAggregationProblemOptions): AggregationProblem {
+  if (!Number.isInteger(options.size) || options.size < 1) {
+    throw new ConfigError(`generateAggregationProblem: size must be a positive integer, got ${String(options.size)}.`);
+  }
+  const span = MAX_WORD_NUMBER - MIN_WORD_NUMBER + 1;
+  const numbers = Array.from({ length: options.size }, () => MIN_WORD_NUMBER + options.rng.nextInt(span));
+  return { id: options.id, numbers };
+}
+
+/** Key for keeping splits disjoint: the sorted first four numbers, which fix the answer of a team of four. */
+export function aggregationProblemKey(problem: AggregationProblem): string {
+  return problem.numbers
+    .slice(0, TRAIN_PROBLEM_NUMBERS)
+    .sort((x, y) => x - y)
+    .join(',');
+}
+
+/** Reads a problem from parsed JSON; throws FormatError naming `where` when the value is malformed. */
+export function aggregationProblemFromJson(value: unknown, where: string): AggregationProblem {
+  const record = value as { id?: unknown; numbers?: unknown } | null;
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+    throw new FormatError(`${where}: expected an object {"id": ..., "numbers": [...]}.`);
+  }
+  if (typeof record.id !== 'string' || record.id === '') throw new FormatError(`${where}: "id" must be a non-empty string.`);
+  const numbers = record.numbers;
+  if (
+    !Array.isArray(numbers) ||
+    numbers.length < 1 ||
+    !numbers.every((n) => Number.isInteger(n) && n >= MIN_WORD_NUMBER && n <= MAX_WORD_NUMBER)
+  ) {
+    throw new FormatError(`${where}: "numbers" must be a non-empty array of integers in 1..99.`);
+  }
+  return { id: record.id, numbers: numbers as number[] };
+}

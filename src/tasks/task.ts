@@ -1,0 +1,145 @@
+// The Task interface: what a researcher implements to add a task to s³. A task owns its problems and
+// splits, its prompts, its own tools and its grader; it knows nothing about the harness, the policy
+// or training. The harness adds only the messaging tools (prompts/message-tools.ts) and the harness
+// rules (prompts/harness-rules.ts) when it builds an agent's context.
+//
+// Lifecycle of one team attempt, as the harness drives it:
+//   1. task.createEpisode({problem, agentNames, communication, rng, ...}) once per attempt;
+//   2. per agent: systemPrompt(i), firstUserMessage(i), toolSpecs() build the initial context;
+//   3. every complete call of a task tool goes to callTool({agentIndex, name, args}); the output text
+//      is shown to the model, endsEpisode stops the whole team;
+//   4. for tasks with a final answer (finalPrompt(i) is not null), each answer that begins with ####
+//      is passed to gradeAnswer({agentIndex, text}), which also records it;
+//   5. agentSucceeded(i) and teamSucceeded() give the outcome used for rewards and metrics.
+
+import type { Rng } from './random.js';
+
+/** The three fixed problem sets of a task (Appendix H: train, development, held-out evaluation). */
+export type Split = 'train' | 'dev' | 'eval';
+
+/** Every split, in the order they are listed. */
+export const SPLITS: readonly Split[] = ['train', 'dev', 'eval'];
+
+/** What every problem has; tasks add their own fields. */
+export interface TaskProblem {
+  /** Stable identifier, unique across all splits of a task, e.g. "aggregation/eval/0007". */
+  readonly id: string;
+}
+
+/** Where to find (or create) a task's split files. */
+export interface LoadProblemsOptions {
+  /** Which problem set to load. */
+  readonly split: Split;
+  /** Directory of the split files; default: $S3_DATA_DIR, else ~/.cache/s3-swarm/splits/v1. */
+  readonly dataDir?: string;
+}
+
+/** One argument of a tool: a JSON Schema scalar type and its description for the model. */
+export interface ToolParameter {
+  /** JSON Schema type of the value. */
+  readonly type: 'string' | 'integer' | 'boolean';
+  /** What the argument means, shown to the model. */
+  readonly description: string;
+}
+
+/** A tool definition shown to the model: name, description and a JSON Schema of its arguments. */
+export interface ToolSpec {
+  /** The function name the model calls. */
+  readonly name: string;
+  /** The description shown to the model (Table 2 text where the paper gives it). */
+  readonly description: string;
+  /** JSON Schema (type "object") of the arguments. */
+  readonly parameters: {
+    readonly type: 'object';
+    readonly properties: Readonly<Record<string, ToolParameter>>;
+    readonly required: readonly string[];
+    readonly additionalProperties: false;
+  };
+}
+
+/** One call of a task tool, as parsed from an agent's output. */
+export interface ToolCallRequest {
+  /** Index of the calling agent in agentNames. */
+  readonly agentIndex: number;
+  /** The tool name the model wrote. */
+  readonly name: string;
+  /** The arguments the model wrote, unvalidated (any JSON value, or undefined when absent). */
+  readonly args: unknown;
+}
+
+/** A trace event a tool call produced, e.g. {type: "move", from: "R1", to: "R2", exit: false}. */
+export type TaskEvent = Readonly<Record<string, string | number | boolean | null>> & { readonly type: string };
+
+/** The result of a tool call; callTool never throws on anything the model wrote. */
+export interface ToolResult {
+  /** False when the call was rejected (unknown tool, bad arguments, impossible action). */
+  readonly ok: boolean;
+  /** JSON text shown to the model as the tool output (an {"error": ...} object when ok is false). */
+  readonly output: string;
+  /** True when this call ends the episode for the whole team (exploration: reaching the exit). */
+  readonly endsEpisode?: boolean;
+  /** What happened, for traces and metrics; absent for rejected calls. */
+  readonly event?: TaskEvent;
+}
+
+/** A final answer handed to the grader. */
+export interface GradeAnswerOptions {
+  /** Index of the answering agent. */
+  readonly agentIndex: number;
+  /** The agent's visible answer text (reasoning removed); its answer line begins with ####. */
+  readonly text: string;
+}
+
+/** Everything a task needs to set up one team attempt. */
+export interface CreateEpisodeOptions<P extends TaskProblem> {
+  /** The problem to solve. */
+  readonly problem: P;
+  /** The names of the N agents (sampled by the harness); N is its length. */
+  readonly agentNames: readonly string[];
+  /** Whether messaging is on; when off, messaging text is removed from every prompt. */
+  readonly communication: boolean;
+  /** The stream the episode draws from (each agent's shuffled teammate order). */
+  readonly rng: Rng;
+  /** Tokens each agent may generate in the work phase (shown to the model where the prompt states it). */
+  readonly workAllowance: number;
+  /** Context window of each agent in tokens (shown to the model where the prompt states it). */
+  readonly contextLimit: number;
+  /** Token-cost weight λ stated in the prompt; 0 states that there is no length reward. */
+  readonly tokenCostWeight: number;
+}
+
+/** One team attempt at one problem: prompts, per-agent tool state and grading. */
+export interface TaskEpisode {
+  /** N, the number of agents. */
+  readonly agentCount: number;
+  /** The names of the agents, by index. */
+  readonly agentNames: readonly string[];
+  /** Agent agentIndex's teammates, in that agent's own shuffled order (empty without messaging). */
+  teammates(agentIndex: number): readonly string[];
+  /** The task's system prompt for an agent (the harness appends its harness rules). */
+  systemPrompt(agentIndex: number): string;
+  /** The first user turn of an agent. */
+  firstUserMessage(agentIndex: number): string;
+  /** The task's own tools (messaging tools are the harness's); may be empty. */
+  toolSpecs(): readonly ToolSpec[];
+  /** Executes one call of a task tool; never throws on bad names or arguments. */
+  callTool(request: ToolCallRequest): ToolResult;
+  /** The prompt that asks an agent for its final answer, or null when the task takes none. */
+  finalPrompt(agentIndex: number): string | null;
+  /** Grades and records an agent's final answer (a later call replaces it); always false where actions, not text, are graded. */
+  gradeAnswer(options: GradeAnswerOptions): boolean;
+  /** Whether this agent solved the task (correct recorded answer, or reached the goal). */
+  agentSucceeded(agentIndex: number): boolean;
+  /** Whether at least one agent succeeded. */
+  teamSucceeded(): boolean;
+}
+
+/** A task: its problems and how to run an episode on one of them. */
+export interface Task<P extends TaskProblem = TaskProblem> {
+  /** Registry name, e.g. "aggregation". */
+  readonly name: string;
+  /** Loads a split, generating and writing its file on first use. */
+  loadProblems(options: LoadProblemsOptions): Promise<readonly P[]>;
+  /** Sets up one team attempt; throws ConfigError when the options do not fit the problem. */
+  createEpisode(options: CreateEpisodeOptions<P>): TaskEpisode;
+}
