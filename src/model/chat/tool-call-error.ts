@@ -1,0 +1,34 @@
+// The problems a tool call can have, as plain values (never thrown): what the parser finds in
+// the sampled text and what validation finds against the tool specs. Each carries the message
+// the agent reads as its tool output, so a malformed call is answered instead of crashing.
+
+import { jsonDumps } from './json-dumps.js';
+
+/** Every kind of tool-call problem: parsing kinds first, then validation kinds. */
+export type ToolCallErrorKind =
+  | 'empty_call'
+  | 'invalid_json'
+  | 'not_an_object'
+  | 'missing_name'
+  | 'invalid_name'
+  | 'invalid_arguments'
+  | 'unexpected_field'
+  | 'nested_call'
+  | 'unmatched_close'
+  | 'call_in_thinking'
+  | 'cut_off'
+  | 'unknown_tool'
+  | 'missing_argument'
+  | 'unexpected_argument'
+  | 'wrong_type';
+
+/** One tool-call problem: its kind and a message written for the agent. */
+export interface ToolCallError {
+  kind: ToolCallErrorKind;
+  message: string;
+}
+
+/** The tool output that answers a failed call: `{"error": "<message>"}` in Python-style JSON. */
+export function toolErrorOutput(error: ToolCallError): string {
+  return jsonDumps({ error: error.message });
+}
