@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { SwarmError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { registerDoctor } from './doctor.js';
+import { registerTask } from './task.js';
 import { registerTrain } from './train.js';
 
 const program = new Command();
@@ -12,6 +13,7 @@ program
   .description('s³: train swarms of language models to cooperate with multi-agent RL')
   .version(packageVersion);
 registerDoctor(program);
+registerTask(program);
 registerTrain(program);
 
 try {

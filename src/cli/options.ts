@@ -1,0 +1,17 @@
+// Parsing helpers for command-line values: integers and lists with errors that name the flag.
+import { ConfigError } from '../errors.js';
+
+/** Parses a non-negative integer flag value, or throws a ConfigError naming the flag. */
+export function parseIntegerFlag(flag: string, value: string, minimum = 0): number {
+  if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${flag} must be an integer, got "${value}"`);
+  const parsed = Number.parseInt(value, 10);
+  if (parsed < minimum) throw new ConfigError(`${flag} must be at least ${minimum}, got ${parsed}`);
+  return parsed;
+}
+
+/** Parses a comma-separated list of integers, e.g. "1,2,4,8". */
+export function parseIntegerListFlag(flag: string, value: string, minimum = 0): number[] {
+  const parts = value.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
+  if (parts.length === 0) throw new ConfigError(`${flag} needs at least one integer, got "${value}"`);
+  return parts.map((p) => parseIntegerFlag(flag, p, minimum));
+}
