@@ -36,15 +36,12 @@ export type {
   TaskEvent,
   TaskProblem,
   ToolCallRequest,
-  ToolParameter,
   ToolResult,
-  ToolSpec,
 } from './task.js';
 export { SPLITS } from './task.js';
-export { createRng, Rng, type RngSeed } from './random.js';
-export { formatJson, type JsonValue } from './json-text.js';
+export { createRng, Rng, type RngSeed } from '../common/random.js';
 export { createRoster, type CreateRosterOptions, type Roster } from './roster.js';
-export { checkToolArguments, describeToolName, toolError, type CheckedArguments } from './tool-arguments.js';
+export { toolError } from './tool-error.js';
 export {
   BROADCAST_RECIPIENT,
   CHECK_NOTIFICATIONS_TOOL,

@@ -2,7 +2,7 @@
 // prompt line that introduces an agent to its team. Shared by every task.
 
 import { ConfigError } from '../errors.js';
-import type { Rng } from './random.js';
+import type { Rng } from '../common/random.js';
 
 /** The agents of one episode and who sees whom as a teammate. */
 export interface Roster {

@@ -22,7 +22,7 @@ import {
 } from './aggregation/problem.js';
 import { explorationProblemFromJson, explorationProblemKey, explorationProblemToJson, type ExplorationProblem } from './exploration/problem.js';
 import { generateTree } from './exploration/tree.js';
-import { createRng } from './random.js';
+import { createRng } from '../common/random.js';
 import { readOrCreateSplitFile } from './split-file.js';
 import type { LoadProblemsOptions, Split } from './task.js';
 

@@ -12,7 +12,8 @@
 //      is passed to gradeAnswer({agentIndex, text}), which also records it;
 //   5. agentSucceeded(i) and teamSucceeded() give the outcome used for rewards and metrics.
 
-import type { Rng } from './random.js';
+import type { Rng } from '../common/random.js';
+import type { ToolSpec } from '../common/tool-spec.js';
 
 /** The three fixed problem sets of a task (Appendix H: train, development, held-out evaluation). */
 export type Split = 'train' | 'dev' | 'eval';
@@ -32,29 +33,6 @@ export interface LoadProblemsOptions {
   readonly split: Split;
   /** Directory of the split files; default: $S3_DATA_DIR, else ~/.cache/s3-swarm/splits/v1. */
   readonly dataDir?: string;
-}
-
-/** One argument of a tool: a JSON Schema scalar type and its description for the model. */
-export interface ToolParameter {
-  /** JSON Schema type of the value. */
-  readonly type: 'string' | 'integer' | 'boolean';
-  /** What the argument means, shown to the model. */
-  readonly description: string;
-}
-
-/** A tool definition shown to the model: name, description and a JSON Schema of its arguments. */
-export interface ToolSpec {
-  /** The function name the model calls. */
-  readonly name: string;
-  /** The description shown to the model (Table 2 text where the paper gives it). */
-  readonly description: string;
-  /** JSON Schema (type "object") of the arguments. */
-  readonly parameters: {
-    readonly type: 'object';
-    readonly properties: Readonly<Record<string, ToolParameter>>;
-    readonly required: readonly string[];
-    readonly additionalProperties: false;
-  };
 }
 
 /** One call of a task tool, as parsed from an agent's output. */

@@ -4,8 +4,10 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonDumps, parseAssistantResponse, renderToolCall, toolErrorOutput, validateToolCall } from '../../src/model/chat/index.js';
-import type { JsonValue, ParsedResponse, PieceFinish, ToolCallError, ToolCallErrorKind, ToolSpec } from '../../src/model/chat/index.js';
+import { jsonDumps, toolErrorOutput, validateToolCall } from '../../src/common/index.js';
+import type { JsonValue, ToolCallError, ToolCallErrorKind, ToolSpec } from '../../src/common/index.js';
+import { parseAssistantResponse, renderToolCall } from '../../src/model/chat/index.js';
+import type { ParsedResponse, PieceFinish } from '../../src/model/chat/index.js';
 
 const ERROR_KINDS: readonly ToolCallErrorKind[] = [
   'empty_call', 'invalid_json', 'not_an_object', 'missing_name', 'invalid_name', 'invalid_arguments', 'unexpected_field',
@@ -16,25 +18,19 @@ const FRAGMENTS = [...MARKERS, '<tool_response>', '####', '{', '}', '[', ']', '"
 
 const tools: ToolSpec[] = [
   {
-    type: 'function',
-    function: {
-      name: 'message',
-      description: 'Send.',
-      parameters: { type: 'object', properties: { to: { type: 'string' }, text: { type: 'string' } }, required: ['to', 'text'], additionalProperties: false },
-    },
+    name: 'message',
+    description: 'Send.',
+    parameters: { type: 'object', properties: { to: { type: 'string' }, text: { type: 'string' } }, required: ['to', 'text'], additionalProperties: false },
   },
-  { type: 'function', function: { name: 'read_messages', description: 'Read.', parameters: { type: 'object', properties: {}, additionalProperties: false } } },
+  { name: 'read_messages', description: 'Read.', parameters: { type: 'object', properties: {}, additionalProperties: false } },
   {
-    type: 'function',
-    function: {
-      name: 'record',
-      description: 'Typed.',
-      parameters: {
-        type: 'object',
-        properties: { count: { type: 'integer' }, weight: { type: 'number' }, final: { type: 'boolean' }, numbers: { type: 'array', items: { type: 'integer' } } },
-        required: ['count'],
-        additionalProperties: false,
-      },
+    name: 'record',
+    description: 'Typed.',
+    parameters: {
+      type: 'object',
+      properties: { count: { type: 'integer' }, weight: { type: 'number' }, final: { type: 'boolean' }, numbers: { type: 'array', items: { type: 'integer' } } },
+      required: ['count'],
+      additionalProperties: false,
     },
   },
 ];

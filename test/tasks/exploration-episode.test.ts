@@ -12,7 +12,7 @@ import {
 import { exitPath, onwardDoors } from '../../src/tasks/exploration/tree-index.js';
 import { generateTree } from '../../src/tasks/exploration/tree.js';
 import { COLLABORATION_PROMPT } from '../../src/tasks/prompts/collaboration.js';
-import { createRng } from '../../src/tasks/random.js';
+import { createRng } from '../../src/common/random.js';
 import type { CreateEpisodeOptions, TaskEpisode } from '../../src/tasks/task.js';
 
 const tree = generateTree({ depth: 2, rng: createRng('episode-tree') });
@@ -139,15 +139,15 @@ describe('bad tool calls', () => {
     const run = episode();
     const error = (name: unknown, args: unknown): string =>
       (JSON.parse(run.callTool({ agentIndex: 0, name: name as string, args }).output) as { error: string }).error;
-    expect(error('move', {})).toBe("move(room) needs the argument 'room'.");
-    expect(error('move', undefined)).toBe("move(room) needs arguments: 'room'.");
-    expect(error('move', { room: 12 })).toBe("Argument 'room' of move must be a string, got a number.");
-    expect(error('move', { room: doorsOf(tree.start)[0], speed: 2 })).toBe("move(room) takes only 'room'; unexpected: 'speed'.");
-    expect(error('look', { room: 'R1' })).toBe("look() takes no arguments; unexpected: 'room'.");
-    expect(error('look', 'now')).toBe('look() takes an object of named arguments, got a string.');
-    expect(error('fly', {})).toBe("Unknown tool 'fly'. Available tools: move, look.");
-    expect(error('message', { to: 'all', text: 'hi' })).toBe("Unknown tool 'message'. Available tools: move, look.");
-    expect(error(7, {})).toBe('Unknown tool (a number, not a name). Available tools: move, look.');
+    expect(error('move', {})).toBe('tool "move" is missing required argument "room"; its arguments are: room');
+    expect(error('move', undefined)).toBe('tool "move" is missing required argument "room"; its arguments are: room');
+    expect(error('move', { room: 12 })).toBe('argument "room" of tool "move" must be a string, got the integer 12');
+    expect(error('move', { room: doorsOf(tree.start)[0], speed: 2 })).toBe('tool "move" has no argument "speed"; its arguments are: room');
+    expect(error('look', { room: 'R1' })).toBe('tool "look" has no argument "room"; it takes no arguments');
+    expect(error('look', 'now')).toBe('tool call "arguments" must be a JSON object, got a string');
+    expect(error('fly', {})).toBe('unknown tool "fly"; available tools: move, look');
+    expect(error('message', { to: 'all', text: 'hi' })).toBe('unknown tool "message"; available tools: move, look');
+    expect(error(7, {})).toBe('unknown tool (the integer 7, not a name); available tools: move, look');
   });
 
   it('never throws, whatever the name and arguments (fast-check)', () => {

@@ -12,7 +12,7 @@ import {
 } from '../../src/tasks/exploration/tree-index.js';
 import { treeFromJson, treeToJson } from '../../src/tasks/exploration/tree-json.js';
 import { generateTree, labelDigits, treeRoomCount, type ExplorationTree } from '../../src/tasks/exploration/tree.js';
-import { createRng } from '../../src/tasks/random.js';
+import { createRng } from '../../src/common/random.js';
 
 const SEEDS = [1, 2, 3, 17, 'paper'];
 

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { getTask, TASK_NAMES } from '../../src/tasks/index.js';
 import { LOOK_TOOL, MOVE_TOOL } from '../../src/tasks/exploration/tools.js';
-import { formatJson } from '../../src/tasks/json-text.js';
 import {
   harnessRules,
   IDLENESS_RULES,
@@ -63,13 +62,5 @@ describe('harness rules (Appendix G)', () => {
     const rules = harnessRules({ communication: false });
     expect(rules).toBe(IDLENESS_RULES_NO_COMMUNICATION);
     expect(rules).not.toMatch(/message|notif|inbox/i);
-  });
-});
-
-describe('formatJson', () => {
-  it('writes the Python json.dumps layout of the paper', () => {
-    expect(formatJson({ unread_by_sender: { agent_17: 1 }, notice: 'a\nb', list: [1, 'x', null, true] })).toBe(
-      '{"unread_by_sender": {"agent_17": 1}, "notice": "a\\nb", "list": [1, "x", null, true]}',
-    );
   });
 });

@@ -1,5 +1,6 @@
-// The public surface of the chat layer: Qwen3 ChatML rendering with tools and thinking, the
-// assistant-response parser and tool-call validation. docs/chat-format.md specifies the format.
+// The public surface of the chat layer: Qwen3 ChatML rendering with tools and thinking and the
+// assistant-response parser. docs/chat-format.md specifies the format. Python-style JSON, the
+// ToolSpec shape, tool-call errors and their validation live one level down, in src/common/.
 
 export { ChatFormatError } from './chat-format-error.js';
 export {
@@ -13,8 +14,8 @@ export {
   TOOL_RESPONSE_CLOSE,
   TOOL_RESPONSE_OPEN,
 } from './chat-markers.js';
-export { jsonDumps } from './json-dumps.js';
-export type { JsonValue } from './json-dumps.js';
+export { jsonDumps } from '../../common/json-dumps.js';
+export type { JsonValue } from '../../common/json-dumps.js';
 export type { PieceFinish } from './piece-finish.js';
 export { renderFollowUpUserTurn, renderToolResponses, renderTurnClose } from './render-continuation.js';
 export type { FollowUpUserTurnOptions, ToolResponsesOptions } from './render-continuation.js';
@@ -22,8 +23,8 @@ export { renderToolCall } from './render-tool-call.js';
 export type { ToolCallTextOptions } from './render-tool-call.js';
 export { renderAssistantPrefix, renderPrompt, renderSystemTurn, renderUserTurn } from './render-turns.js';
 export type { PromptOptions, SystemTurnOptions } from './render-turns.js';
-export { toolErrorOutput } from './tool-call-error.js';
-export type { ToolCallError, ToolCallErrorKind } from './tool-call-error.js';
+export { toolErrorOutput } from '../../common/tool-call-error.js';
+export type { ToolCallError, ToolCallErrorKind } from '../../common/tool-call-error.js';
 export { parseAssistantResponse } from './tool-call-parser.js';
 export type {
   CutToolCall,
@@ -34,6 +35,3 @@ export type {
   ToolCallOutcome,
 } from './tool-call-parser.js';
 export { toolSpecJson } from './tool-spec.js';
-export type { ParameterSchema, ScalarParameterType, ToolParameters, ToolSpec } from './tool-spec.js';
-export { validateToolCall } from './tool-validation.js';
-export type { ToolArgumentValue, ToolValidation, ValidatedToolCall, ValidateToolCallOptions } from './tool-validation.js';

@@ -3,8 +3,8 @@
 // assistant text the parser and the model agree on.
 
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from './chat-markers.js';
-import type { JsonValue } from './json-dumps.js';
-import { jsonDumps } from './json-dumps.js';
+import type { JsonValue } from '../../common/json-dumps.js';
+import { jsonDumps } from '../../common/json-dumps.js';
 
 /** Options of `renderToolCall`: the tool's name and its arguments. */
 export interface ToolCallTextOptions {

@@ -4,7 +4,7 @@
 // not pre-fill `<think>\n\n</think>\n\n` (that is the template's enable_thinking=false).
 
 import { IM_END, IM_START } from './chat-markers.js';
-import type { ToolSpec } from './tool-spec.js';
+import type { ToolSpec } from '../../common/tool-spec.js';
 import { toolSpecJson } from './tool-spec.js';
 
 /** Options of `renderSystemTurn`: the system prompt and the tools the agent may call. */

@@ -6,9 +6,9 @@
 // Text inside <think>…</think> is private reasoning and is never executed or graded.
 
 import { END_OF_TEXT, IM_END, THINK_CLOSE, THINK_OPEN, TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from './chat-markers.js';
-import type { JsonValue } from './json-dumps.js';
+import type { JsonValue } from '../../common/json-dumps.js';
 import type { PieceFinish } from './piece-finish.js';
-import type { ToolCallError, ToolCallErrorKind } from './tool-call-error.js';
+import type { ToolCallError, ToolCallErrorKind } from '../../common/tool-call-error.js';
 
 /** A syntactically complete tool call: a tool name and its arguments object. */
 export interface ToolCall {

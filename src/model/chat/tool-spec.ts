@@ -1,31 +1,9 @@
-// The shape of a tool as the model sees it: an OpenAI-style function schema restricted to the
-// JSON-schema subset s³ tools need, and its canonical JSON line for the system turn's <tools>.
+// The canonical JSON line that lists a tool (src/common/tool-spec.ts) in the system turn's
+// <tools> block, wrapped as the Qwen3 chat template expects: {"type": "function", "function": ...}.
 
-import type { JsonValue } from './json-dumps.js';
-import { jsonDumps } from './json-dumps.js';
-
-/** The JSON-schema type of a scalar tool argument. */
-export type ScalarParameterType = 'string' | 'integer' | 'number' | 'boolean';
-
-/** The schema of one tool argument: a scalar, or an array of (optionally typed) items. */
-export type ParameterSchema =
-  | { type: ScalarParameterType; description?: string }
-  | { type: 'array'; items?: { type: ScalarParameterType }; description?: string };
-
-/** The schema of a tool's arguments object; undeclared arguments are always rejected. */
-export interface ToolParameters {
-  type: 'object';
-  properties: Record<string, ParameterSchema>;
-  required?: string[];
-  /** Shown to the model when set; validation rejects undeclared arguments either way. */
-  additionalProperties?: false;
-}
-
-/** One tool in the format the Qwen3 chat template lists inside <tools></tools>. */
-export interface ToolSpec {
-  type: 'function';
-  function: { name: string; description: string; parameters: ToolParameters };
-}
+import type { JsonValue } from '../../common/json-dumps.js';
+import { jsonDumps } from '../../common/json-dumps.js';
+import type { ToolSpec } from '../../common/tool-spec.js';
 
 /**
  * The line that lists `tool` in the system turn: Python-style JSON with keys in a fixed order
@@ -33,7 +11,7 @@ export interface ToolSpec {
  * each property {type, description, items}), so how a task builds the object never changes the prompt.
  */
 export function toolSpecJson(tool: ToolSpec): string {
-  const { name, description, parameters } = tool.function;
+  const { name, description, parameters } = tool;
   const properties: Record<string, JsonValue> = {};
   for (const [argument, schema] of Object.entries(parameters.properties)) {
     properties[argument] = {
@@ -50,7 +28,7 @@ export function toolSpecJson(tool: ToolSpec): string {
       parameters: {
         type: 'object',
         properties,
-        required: parameters.required,
+        required: parameters.required === undefined ? undefined : [...parameters.required],
         additionalProperties: parameters.additionalProperties,
       },
     },

@@ -5,7 +5,7 @@ import { ConfigError } from '../../errors.js';
 import { checkEpisodeSettings } from '../episode-settings.js';
 import { createRoster } from '../roster.js';
 import type { CreateEpisodeOptions, GradeAnswerOptions, TaskEpisode, ToolCallRequest, ToolResult } from '../task.js';
-import { describeToolName, toolError } from '../tool-arguments.js';
+import { toolError } from '../tool-error.js';
 import { gradeAggregationAnswer } from './grading.js';
 import type { AggregationProblem } from './problem.js';
 import { aggregationFinalPrompt, aggregationFirstUserMessage, aggregationSystemPrompt } from './prompts.js';
@@ -38,7 +38,8 @@ export function createAggregationEpisode(options: CreateEpisodeOptions<Aggregati
     toolSpecs: () => [],
     callTool: (request: ToolCallRequest): ToolResult => {
       roster.checkAgent(request.agentIndex);
-      return toolError(`Unknown tool ${describeToolName(request.name)}. This task has no tools besides messaging.`);
+      const written = JSON.stringify(request.name) ?? String(request.name);
+      return toolError(`unknown tool ${written}; this task has no tools besides messaging`);
     },
     finalPrompt: (agentIndex) => {
       roster.checkAgent(agentIndex);

@@ -2,7 +2,7 @@
 // problem and sixteen per development or evaluation problem (the first N are used at team size N).
 
 import { ConfigError, FormatError } from '../../errors.js';
-import type { Rng } from '../random.js';
+import type { Rng } from '../../common/random.js';
 import type { TaskProblem } from '../task.js';
 import { MAX_WORD_NUMBER, MIN_WORD_NUMBER } from './number-words.js';
 

@@ -4,8 +4,9 @@
 
 import { checkEpisodeSettings } from '../episode-settings.js';
 import { createRoster } from '../roster.js';
-import type { CreateEpisodeOptions, TaskEpisode, ToolCallRequest, ToolResult, ToolSpec } from '../task.js';
-import { checkToolArguments, describeToolName, toolError } from '../tool-arguments.js';
+import { validateToolCall } from '../../common/tool-validation.js';
+import type { CreateEpisodeOptions, TaskEpisode, ToolCallRequest, ToolResult } from '../task.js';
+import { toolError } from '../tool-error.js';
 import { observeRoom } from './observation.js';
 import type { ExplorationProblem } from './problem.js';
 import { explorationFirstUserMessage, explorationSystemPrompt } from './prompts.js';
@@ -15,8 +16,6 @@ interface AgentPosition {
   room: string;
   arrivedFrom: string | null;
 }
-
-const TOOLS_BY_NAME: ReadonlyMap<string, ToolSpec> = new Map(EXPLORATION_TOOLS.map((tool) => [tool.name, tool]));
 
 /** Sets up one team attempt on the problem's tree. */
 export function createExplorationEpisode(options: CreateEpisodeOptions<ExplorationProblem>): TaskEpisode {
@@ -70,14 +69,11 @@ export function createExplorationEpisode(options: CreateEpisodeOptions<Explorati
     toolSpecs: () => EXPLORATION_TOOLS,
     callTool: (request: ToolCallRequest): ToolResult => {
       roster.checkAgent(request.agentIndex);
-      const spec = typeof request.name === 'string' ? TOOLS_BY_NAME.get(request.name) : undefined;
-      if (spec === undefined) {
-        return toolError(`Unknown tool ${describeToolName(request.name)}. Available tools: move, look.`);
-      }
+      const validation = validateToolCall({ call: { name: request.name, arguments: request.args }, tools: EXPLORATION_TOOLS });
+      if (!validation.ok) return toolError(validation.error.message);
       if (finished) return toolError('The episode has ended: the exit has been reached.');
-      const checked = checkToolArguments(spec, request.args);
-      if (!checked.ok) return toolError(checked.error);
-      return spec === MOVE_TOOL ? move(request.agentIndex, checked.values.room as string) : look(request.agentIndex);
+      const { name, arguments: args } = validation.call;
+      return name === MOVE_TOOL.name ? move(request.agentIndex, args.room as string) : look(request.agentIndex);
     },
     finalPrompt: (agentIndex) => {
       roster.checkAgent(agentIndex);

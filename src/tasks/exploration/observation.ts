@@ -2,7 +2,7 @@
 // whether it is the exit and the room the agent arrived from (null in the start room before any
 // move), plus a notice at dead ends and at the exit. The notice wording is ours.
 
-import { formatJson } from '../json-text.js';
+import { jsonDumps } from '../../common/json-dumps.js';
 import type { ExplorationTree } from './tree.js';
 
 /** Options of observeRoom. */
@@ -21,9 +21,9 @@ export function observeRoom(options: ObserveRoomOptions): string {
   const doors = tree.doors.get(room) ?? [];
   const isExit = room === tree.exit;
   const base = { room, doors, exit: isExit, arrived_from: arrivedFrom };
-  if (isExit) return formatJson({ ...base, notice: 'This is the exit. The task is solved for the whole team.' });
+  if (isExit) return jsonDumps({ ...base, notice: 'This is the exit. The task is solved for the whole team.' });
   if (doors.length === 1 && room !== tree.start) {
-    return formatJson({ ...base, notice: `Dead end: the only door leads back to ${doors[0]}.` });
+    return jsonDumps({ ...base, notice: `Dead end: the only door leads back to ${doors[0]}.` });
   }
-  return formatJson(base);
+  return jsonDumps(base);
 }

@@ -1,6 +1,6 @@
 // The exploration tools as the model sees them, with the descriptions of the paper's Table 2 verbatim.
 
-import type { ToolSpec } from '../task.js';
+import type { ToolSpec } from '../../common/tool-spec.js';
 
 /** move(room): Table 2. */
 export const MOVE_TOOL: ToolSpec = {

@@ -10,7 +10,7 @@
 // in creation order, each shuffling [way back, onward doors in creation order].
 
 import { ConfigError } from '../../errors.js';
-import type { Rng } from '../random.js';
+import type { Rng } from '../../common/random.js';
 
 /** Doors from each junction into the next level (Table 3: b = 3). */
 export const TREE_BRANCHING = 3;

@@ -2,7 +2,7 @@
 // Table 2 verbatim. The harness implements them (message board, notifications); they live here
 // because they are prompt text, identical for every task, and removed when communication is off.
 
-import type { ToolSpec } from '../task.js';
+import type { ToolSpec } from '../../common/tool-spec.js';
 
 /** The recipient word that sends a message to every teammate. */
 export const BROADCAST_RECIPIENT = 'all';

@@ -2,35 +2,29 @@
 // message the agent reads.
 
 import { describe, expect, it } from 'vitest';
-import { validateToolCall } from '../../src/model/chat/index.js';
-import type { JsonValue, ToolSpec } from '../../src/model/chat/index.js';
+import { validateToolCall } from '../../src/common/index.js';
+import type { JsonValue, ToolSpec } from '../../src/common/index.js';
 
 const tools: ToolSpec[] = [
   {
-    type: 'function',
-    function: {
-      name: 'message',
-      description: 'Send a message.',
-      parameters: { type: 'object', properties: { to: { type: 'string' }, text: { type: 'string' } }, required: ['to', 'text'], additionalProperties: false },
-    },
+    name: 'message',
+    description: 'Send a message.',
+    parameters: { type: 'object', properties: { to: { type: 'string' }, text: { type: 'string' } }, required: ['to', 'text'], additionalProperties: false },
   },
-  { type: 'function', function: { name: 'read_messages', description: 'Read.', parameters: { type: 'object', properties: {} } } },
+  { name: 'read_messages', description: 'Read.', parameters: { type: 'object', properties: {} } },
   {
-    type: 'function',
-    function: {
-      name: 'record',
-      description: 'Typed arguments.',
-      parameters: {
-        type: 'object',
-        properties: {
-          count: { type: 'integer' },
-          weight: { type: 'number' },
-          final: { type: 'boolean' },
-          numbers: { type: 'array', items: { type: 'integer' } },
-          anything: { type: 'array' },
-        },
-        required: ['count'],
+    name: 'record',
+    description: 'Typed arguments.',
+    parameters: {
+      type: 'object',
+      properties: {
+        count: { type: 'integer' },
+        weight: { type: 'number' },
+        final: { type: 'boolean' },
+        numbers: { type: 'array', items: { type: 'integer' } },
+        anything: { type: 'array' },
       },
+      required: ['count'],
     },
   },
 ];
@@ -64,6 +58,20 @@ describe('validateToolCall', () => {
     expect(errorMessage('message', { to: 'all', text: 'x', cc: 'agent_2' })).toBe('unexpected_argument: tool "message" has no argument "cc"; its arguments are: to, text');
     expect(errorMessage('read_messages', { limit: 3 })).toBe('unexpected_argument: tool "read_messages" has no argument "limit"; it takes no arguments');
     expect(errorMessage('read_messages', JSON.parse('{"__proto__": 1}') as Record<string, JsonValue>)).toMatch(/^unexpected_argument: .*"__proto__"/);
+  });
+
+  it('rejects a name that is not a string and arguments that are not an object', () => {
+    const tool = (name: unknown, args: unknown) => validateToolCall({ call: { name, arguments: args }, tools });
+    const error = (result: ReturnType<typeof tool>) => (result.ok ? 'ok' : `${result.error.kind}: ${result.error.message}`);
+    expect(error(tool(7, {}))).toBe('unknown_tool: unknown tool (the integer 7, not a name); available tools: message, read_messages, record');
+    expect(error(tool('read_messages', 'now'))).toBe('invalid_arguments: tool call "arguments" must be a JSON object, got a string');
+    expect(error(tool('read_messages', [1]))).toBe('invalid_arguments: tool call "arguments" must be a JSON object, got an array');
+    expect(error(tool('read_messages', undefined))).toBe('ok');
+  });
+
+  it('says so when no tools are available', () => {
+    const result = validateToolCall({ call: { name: 'move', arguments: {} }, tools: [] });
+    expect(result.ok ? 'ok' : result.error.message).toBe('unknown tool "move"; available tools: (none)');
   });
 
   it('reports a value of the wrong type', () => {

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { createRng } from '../../src/tasks/random.js';
+import { createRng } from '../../src/common/random.js';
 
 /** sfc32 as PractRand writes it, in BigInt arithmetic modulo 2^32, seeded like Rng. */
 function referenceOutputs(seedPath: string[], count: number): number[] {

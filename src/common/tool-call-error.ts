@@ -1,6 +1,8 @@
-// The problems a tool call can have, as plain values (never thrown): what the parser finds in
+// The problems a tool call can have, as plain values (never thrown): what the chat parser finds in
 // the sampled text and what validation finds against the tool specs. Each carries the message
-// the agent reads as its tool output, so a malformed call is answered instead of crashing.
+// the agent reads as its tool output, so a malformed call is answered instead of crashing; tasks
+// and the harness answer calls they reject for their own reasons (not a door, unknown teammate)
+// with the same {"error": ...} output.
 
 import { jsonDumps } from './json-dumps.js';
 
@@ -28,7 +30,7 @@ export interface ToolCallError {
   message: string;
 }
 
-/** The tool output that answers a failed call: `{"error": "<message>"}` in Python-style JSON. */
-export function toolErrorOutput(error: ToolCallError): string {
+/** The tool output that answers a rejected call: `{"error": "<message>"}` in Python-style JSON. */
+export function toolErrorOutput(error: Pick<ToolCallError, 'message'>): string {
   return jsonDumps({ error: error.message });
 }

@@ -1,5 +1,5 @@
-// The seeded random streams of s³: every random choice in tasks (and in the layers that reuse this
-// module: agent names, teammate orders) comes from an Rng built here, never from Math.random.
+// The seeded random streams of s³: every random choice in tasks, the harness (agent names, teammate
+// orders, sampling seeds) and scripted policies comes from an Rng built here, never from Math.random.
 //
 // Algorithm. Each stream is identified by a seed path: the seed given to createRng followed by the
 // labels of every fork() on the way to it. The path is encoded as JSON and hashed with SHA-256; the

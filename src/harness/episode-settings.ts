@@ -1,0 +1,70 @@
+// The settings of an episode and their paper defaults per task (SPEC §1 and §7, Table 4), resolved
+// and validated once before any agent runs, so a bad value fails with a message naming the field.
+
+import { ConfigError } from '../errors.js';
+import { MAX_PIECE_TOKENS } from '../policy/policy.js';
+import type { EpisodeSettings } from './trace-events.js';
+
+/** The per-task defaults: allowances and context. */
+export interface TaskBudget {
+  /** Work-phase tokens per agent (L). */
+  readonly workAllowance: number;
+  /** Tokens reserved for the final answer. */
+  readonly finalAllowance: number;
+  /** Context window per agent. */
+  readonly contextLimit: number;
+}
+
+/** Paper budgets by task name (SPEC §1, Table 4). */
+export const TASK_BUDGETS: Readonly<Record<string, TaskBudget>> = {
+  // Aggregation: L = 8,192 work + 1,024 final tokens; Qwen3-0.6B context 40,960 (Table 4).
+  aggregation: { workAllowance: 8192, finalAllowance: 1024, contextLimit: 40_960 },
+  // Exploration: L = 8,192 (+1 final token, unused: the task takes no final answer); context 32,768 (Table 4).
+  exploration: { workAllowance: 8192, finalAllowance: 1, contextLimit: 32_768 },
+  'exploration-d2': { workAllowance: 8192, finalAllowance: 1, contextLimit: 32_768 },
+};
+
+/** Sampling temperature of training (Table 4: 1.0, no top-p/top-k). */
+export const TRAINING_TEMPERATURE = 1.0;
+/** Token-cost weight λ (SPEC §6). */
+export const TOKEN_COST_WEIGHT = 0.25;
+
+/** Settings a caller may override; the rest come from the task's budget and the paper. */
+export type EpisodeSettingsOverrides = Partial<EpisodeSettings>;
+
+function positiveInteger(field: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new ConfigError(`runEpisode: ${field} must be an integer in 1..${max}, got ${String(value)}.`);
+  }
+  return value;
+}
+
+/** Fills in defaults for `taskName` and validates every field. */
+export function resolveEpisodeSettings(taskName: string, overrides: EpisodeSettingsOverrides): EpisodeSettings {
+  const budget = TASK_BUDGETS[taskName] as TaskBudget | undefined;
+  const pick = (field: keyof TaskBudget): number => {
+    const value = overrides[field] ?? budget?.[field];
+    if (value === undefined) {
+      throw new ConfigError(`runEpisode: task "${taskName}" has no default ${field}; pass ${field} explicitly.`);
+    }
+    return value;
+  };
+  const temperature = overrides.temperature ?? TRAINING_TEMPERATURE;
+  if (!Number.isFinite(temperature) || temperature < 0) {
+    throw new ConfigError(`runEpisode: temperature must be a finite number >= 0, got ${String(temperature)}.`);
+  }
+  const draws = overrides.draws ?? 0;
+  if (!Number.isSafeInteger(draws) || draws < 0) {
+    throw new ConfigError(`runEpisode: draws must be an integer >= 0 (K extra draws per position), got ${String(draws)}.`);
+  }
+  const tokenCostWeight = overrides.tokenCostWeight ?? TOKEN_COST_WEIGHT;
+  return {
+    workAllowance: positiveInteger('workAllowance', pick('workAllowance')),
+    finalAllowance: positiveInteger('finalAllowance', pick('finalAllowance')),
+    contextLimit: positiveInteger('contextLimit', pick('contextLimit')),
+    generationPieceTokens: positiveInteger('generationPieceTokens', overrides.generationPieceTokens ?? MAX_PIECE_TOKENS, MAX_PIECE_TOKENS),
+    temperature,
+    draws,
+    tokenCostWeight,
+  };
+}

@@ -1,0 +1,130 @@
+// The shared state of one team attempt while it runs: the task episode, the message board, the
+// policy and its stop tokens, the trace, and the rules that involve more than one agent — delivering
+// messages (waking idle recipients at once), noticing that every agent is idle or finished (which
+// ends the work phase: agents are asked for final answers, or released when the task takes none),
+// and ending the whole episode (the exit reached, an abort, or a policy failure), which aborts every
+// pending generation through one AbortController.
+
+import type { Policy } from '../policy/policy.js';
+import type { TaskEpisode } from '../tasks/task.js';
+import type { AgentLoop } from './agent-loop.js';
+import type { ContextRenderer } from './context-renderer.js';
+import type { MessageBoard, PostedMessage } from './message-board.js';
+import type { StopTokens } from './stop-tokens.js';
+import type { ToolExecutor } from './tool-executor.js';
+import type { EpisodeEndReason, EpisodeSettings, TraceEvent } from './trace-events.js';
+
+/** Everything a team needs. */
+export interface TeamOptions {
+  /** The task's side of the attempt (prompts, tools, grading). */
+  readonly episode: TaskEpisode;
+  /** Allowances, context, piece size, sampling. */
+  readonly settings: EpisodeSettings;
+  /** The policy all agents generate with. */
+  readonly policy: Policy;
+  /** Renders and tokenizes context appends. */
+  readonly renderer: ContextRenderer;
+  /** Runs the agents' tool calls. */
+  readonly executor: ToolExecutor;
+  /** The attempt's message board. */
+  readonly board: MessageBoard;
+  /** The stop markers' ids. */
+  readonly stopTokens: StopTokens;
+  /** Receives every trace event as it happens. */
+  readonly emit: (event: TraceEvent) => void;
+}
+
+/** One running team attempt. */
+export class Team {
+  /** The task's side of the attempt. */
+  readonly episode: TaskEpisode;
+  /** The episode settings. */
+  readonly settings: EpisodeSettings;
+  /** The shared policy. */
+  readonly policy: Policy;
+  /** Context rendering. */
+  readonly renderer: ContextRenderer;
+  /** Tool execution. */
+  readonly executor: ToolExecutor;
+  /** The message board. */
+  readonly board: MessageBoard;
+  /** The stop markers' ids. */
+  readonly stopTokens: StopTokens;
+  /** Whether the task takes a final answer (aggregation), so idle agents are asked for one. */
+  readonly takesAnswer: boolean;
+  /** Aborted when the episode ends; every generation request carries its signal. */
+  readonly controller = new AbortController();
+  /** The agents, by index (filled by runEpisode). */
+  readonly agents: AgentLoop[] = [];
+  /** Set once the episode has ended early (exit, abort, failure). */
+  endReason: EpisodeEndReason | null = null;
+  /** The first infrastructure failure (a policy error), rethrown by runEpisode. */
+  failure: { readonly error: unknown } | null = null;
+  private readonly byName = new Map<string, AgentLoop>();
+  private readonly emitEvent: (event: TraceEvent) => void;
+  private calls = 0;
+
+  /** A team over one task episode. */
+  constructor(options: TeamOptions) {
+    this.episode = options.episode;
+    this.settings = options.settings;
+    this.policy = options.policy;
+    this.renderer = options.renderer;
+    this.executor = options.executor;
+    this.board = options.board;
+    this.stopTokens = options.stopTokens;
+    this.emitEvent = options.emit;
+    this.takesAnswer = options.episode.agentNames.every((_, index) => options.episode.finalPrompt(index) !== null);
+  }
+
+  /** Whether the episode has ended early; agents stop at their next step. */
+  get ended(): boolean {
+    return this.endReason !== null;
+  }
+
+  /** Adds an agent (in index order). */
+  addAgent(agent: AgentLoop): void {
+    this.agents.push(agent);
+    this.byName.set(agent.name, agent);
+  }
+
+  /** Records a trace event. */
+  emit(event: TraceEvent): void {
+    this.emitEvent(event);
+  }
+
+  /** The next episode-wide tool call id. */
+  nextCallId(): number {
+    const id = this.calls;
+    this.calls += 1;
+    return id;
+  }
+
+  /** Records the arrival at every recipient at once: a pending notification, or a wake for an idle one. */
+  deliver(message: PostedMessage): void {
+    for (const recipient of message.recipients) this.byName.get(recipient)?.receiveMessage();
+  }
+
+  /** When every agent is idle or out of its work phase, ends the work phase of the idle ones. */
+  checkAllIdle(): void {
+    if (this.ended) return;
+    if (this.agents.some((agent) => agent.phase === 'work' && !agent.idle)) return;
+    for (const agent of this.agents) {
+      if (agent.phase === 'work' && agent.idle) agent.release(this.takesAnswer ? 'final' : 'done');
+    }
+  }
+
+  /** Ends the episode for everyone: aborts pending generations and releases idle agents. */
+  end(reason: EpisodeEndReason): void {
+    if (this.ended) return;
+    this.endReason = reason;
+    this.controller.abort();
+    for (const agent of this.agents) agent.release('end');
+  }
+
+  /** Records an infrastructure failure and ends the episode; runEpisode rethrows it. */
+  fail(error: unknown): void {
+    if (this.failure === null) this.failure = { error };
+    this.end('aborted');
+  }
+}
