@@ -20,7 +20,7 @@
       "target_name": "s3_simd_avx512",
       "type": "static_library",
       "sources": ["<!@(node -p \"require('./native/sources.json').cpu_avx512.join(' ')\")"],
-      "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512bf16", "-Wno-maybe-uninitialized"]
+      "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512bf16", "-Wno-maybe-uninitialized", "-Wno-uninitialized"]
     },
     {
       "target_name": "s3_native",
@@ -28,6 +28,7 @@
       "defines": ["S3_BUILD_SYSTEM=\"node-gyp\""],
       "sources": [
         "<!@(node -p \"require('./native/sources.json').core.join(' ')\")",
+        "<!@(node -p \"require('./native/sources.json').model.join(' ')\")",
         "<!@(node -p \"require('./native/sources.json').cpu.join(' ')\")",
         "<!@(node -p \"require('./native/sources.json').napi.join(' ')\")"
       ],

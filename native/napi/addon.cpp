@@ -1,12 +1,14 @@
 // The entry point of s3_native.node: registers every exported function and class.
 #include <napi.h>
 
+#include "napi/model.h"
 #include "napi/system_info.h"
 
 namespace {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   s3::napi::register_system_info(env, exports);
+  s3::napi::register_model(env, exports);
   return exports;
 }
 

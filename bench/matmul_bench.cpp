@@ -1,0 +1,124 @@
+// matmul_bench.cpp: validates and times the CPU matmul (native/cpu/matmul.h) at every SIMD level
+// this machine runs, on Qwen3-0.6B's linear-layer shapes, in the regimes that matter: decode
+// (M = 1..64 rows, bound by streaming the weights from DRAM) and prefill (M in the hundreds,
+// bound by FMA throughput). Weights cycle through copies totalling > 256 MB so each call reads
+// them from DRAM, as a real forward pass does.
+//
+// Build (from the repository root, after building native/core and native/cpu objects):
+//   g++ -std=c++17 -O3 -Inative bench/matmul_bench.cpp <core and cpu objects> -lpthread -o matmul_bench
+// Run: ./matmul_bench [threads [dtype]]   (default: all cores, every dtype)
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "core/dtype.h"
+#include "core/thread_pool.h"
+#include "cpu/matmul.h"
+
+namespace {
+
+using s3::DType;
+using s3::cpu::MatrixView;
+
+struct Weights {
+  std::vector<uint8_t> bytes;
+  std::vector<float> scales;
+  MatrixView view;
+};
+
+Weights make_weights(DType dtype, int64_t N, int64_t K, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  Weights w;
+  w.bytes.resize(size_t(N * K) * s3::dtype_size(dtype));
+  for (int64_t i = 0; i < N * K; i++) {
+    const float value = normal(rng);
+    if (dtype == DType::F32) reinterpret_cast<float*>(w.bytes.data())[i] = value;
+    if (dtype == DType::BF16) reinterpret_cast<uint16_t*>(w.bytes.data())[i] = s3::f32_to_bf16(value);
+    if (dtype == DType::F8_E4M3) w.bytes[size_t(i)] = s3::f32_to_fp8e4m3(value * 4000.0f);
+  }
+  w.view = {w.bytes.data(), dtype, N, K, nullptr};
+  if (dtype == DType::F8_E4M3) {
+    w.scales.assign(size_t(w.view.scale_cols() * ((N + 127) / 128)), 1.0f / 4000.0f);
+    w.view.block_scales = w.scales.data();
+  }
+  return w;
+}
+
+double max_relative_error(const std::vector<float>& out, const float* inp, const MatrixView& w, int64_t M) {
+  double worst = 0.0;
+  for (int64_t m = 0; m < M; m += std::max<int64_t>(1, M / 4)) {
+    for (int64_t n = 0; n < w.rows; n += 37) {
+      double exact = 0.0, magnitude = 0.0;
+      for (int64_t k = 0; k < w.cols; k++) {
+        const double term = double(inp[m * w.cols + k]) * s3::cpu::matrix_element(w, n, k);
+        exact += term;
+        magnitude += std::fabs(term);
+      }
+      worst = std::max(worst, std::fabs(out[size_t(m * w.rows + n)] - exact) / (magnitude + 1e-30));
+    }
+  }
+  return worst;
+}
+
+void bench(const s3::cpu::MatmulKernels& kernels, s3::ThreadPool& pool, DType dtype, int64_t N, int64_t K, int64_t M) {
+  std::mt19937 rng(1);
+  const size_t weight_bytes = size_t(N * K) * s3::dtype_size(dtype);
+  const size_t copies = std::max<size_t>(1, (size_t(256) << 20) / weight_bytes);
+  std::vector<Weights> stack;
+  stack.push_back(make_weights(dtype, N, K, rng));
+  for (size_t i = 1; i < copies; i++) stack.push_back(stack[0]);
+  for (size_t i = 1; i < copies; i++) {
+    stack[i].view.data = stack[i].bytes.data();
+    stack[i].view.block_scales = stack[i].scales.data();
+  }
+  std::vector<float> inp(size_t(M * K)), out(size_t(M * N));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& x : inp) x = normal(rng);
+
+  s3::cpu::matmul_forward(out.data(), inp.data(), stack[0].view, M, pool, kernels);
+  const double error = max_relative_error(out, inp.data(), stack[0].view, M);
+
+  // Best of several timed batches: the machine is shared, and the minimum is the kernel's own speed.
+  size_t calls = 0;
+  double per_call = 1e30;
+  for (int batch = 0; batch < 15; batch++) {
+    const auto start = std::chrono::steady_clock::now();
+    size_t batch_calls = 0;
+    double seconds = 0.0;
+    while (seconds < 0.04) {
+      s3::cpu::matmul_forward(out.data(), inp.data(), stack[calls % copies].view, M, pool, kernels);
+      calls++, batch_calls++;
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    per_call = std::min(per_call, seconds / double(batch_calls));
+  }
+  std::printf("%-7s %-8s N=%5lld K=%5lld M=%4lld  %8.1f us  %7.1f GFLOP/s  %6.1f GB/s(weights)  rel.err %.1e\n",
+              kernels.name, s3::dtype_name(dtype), (long long)N, (long long)K, (long long)M, per_call * 1e6,
+              2.0 * double(M * N * K) / per_call / 1e9, double(weight_bytes) / per_call / 1e9, error);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const size_t threads = argc > 1 ? size_t(std::atoi(argv[1])) : s3::default_thread_count();
+  const std::string only_dtype = argc > 2 ? argv[2] : "";
+  s3::ThreadPool pool(threads);
+  std::printf("threads %zu, cpu level %s\n", threads, s3::simd_level_name(s3::cpu_info().supported_level));
+  const int64_t shapes[][2] = {{3072, 1024}, {1024, 3072}};
+  const int64_t rows[] = {1, 4, 16, 64, 256, 512};
+  for (s3::SimdLevel level : {s3::SimdLevel::Avx512, s3::SimdLevel::Avx2}) {
+    if (s3::cpu_info().supported_level < level) continue;
+    const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(level);
+    for (DType dtype : {DType::BF16, DType::F8_E4M3, DType::F32}) {
+      if (!only_dtype.empty() && only_dtype != s3::dtype_name(dtype)) continue;
+      for (const auto& shape : shapes) {
+        for (int64_t M : rows) bench(kernels, pool, dtype, shape[0], shape[1], M);
+      }
+    }
+  }
+}

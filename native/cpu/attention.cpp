@@ -1,0 +1,149 @@
+// The attention driver (tiling, page walking, threads), the scalar chunk kernel and the per-level
+// dispatch; see attention.h.
+#include "cpu/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace s3::cpu {
+namespace {
+
+void attend_chunk_scalar(const float* q, int64_t R, const float* k, const float* v, int64_t J, int64_t HD,
+                         const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
+  float score[kAttentionKeyChunk];
+  for (int64_t r = 0; r < R; r++) {
+    const int64_t seen = visible[r];
+    if (seen == 0) continue;
+    const float* qr = q + r * HD;
+    float chunk_max = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < seen; j++) {
+      float dot = 0.0f;
+      for (int64_t d = 0; d < HD; d++) dot += qr[d] * k[j * HD + d];
+      score[j] = dot * scale;
+      chunk_max = std::max(chunk_max, score[j]);
+    }
+    const float new_max = std::max(row_max[r], chunk_max);
+    const float correction = std::exp(row_max[r] - new_max);
+    float* o = out + r * HD;
+    for (int64_t d = 0; d < HD; d++) o[d] *= correction;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < seen; j++) {
+      const float p = std::exp(score[j] - new_max);
+      sum += p;
+      for (int64_t d = 0; d < HD; d++) o[d] += p * v[j * HD + d];
+    }
+    row_sum[r] = row_sum[r] * correction + sum;
+    row_max[r] = new_max;
+  }
+}
+
+const AttentionKernels kAttentionScalar = {"scalar", attend_chunk_scalar};
+
+// Query rows per tile: the G heads sharing a KV head times as many tokens as fit, so each
+// loaded key chunk serves many rows.
+constexpr int64_t kTileRows = 32;
+
+struct TileScratch {
+  std::vector<float> q, out, row_max, row_sum;
+  std::vector<int32_t> visible;
+};
+
+// Tokens [first, first + count) of `seq` (indices within the sequence) against KV head g.
+void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionSequence& seq, int64_t token_offset,
+                 int64_t first, int64_t count, int64_t g, int64_t NH, int64_t NKV, int64_t HD,
+                 const AttentionKernels& kernels, TileScratch& scratch) {
+  const int64_t G = NH / NKV;
+  const int64_t R = count * G;
+  scratch.q.resize(size_t(R * HD));
+  scratch.out.assign(size_t(R * HD), 0.0f);
+  scratch.row_max.assign(size_t(R), -std::numeric_limits<float>::infinity());
+  scratch.row_sum.assign(size_t(R), 0.0f);
+  scratch.visible.resize(size_t(R));
+  // Row r = (token i, head g·G + j) with r = i·G + j; a token's G heads are adjacent in q.
+  for (int64_t i = 0; i < count; i++) {
+    const float* src = q + ((token_offset + first + i) * NH + g * G) * HD;
+    std::copy(src, src + G * HD, scratch.q.begin() + i * G * HD);
+  }
+  const float scale = 1.0f / std::sqrt(float(HD));
+  const int64_t last_position = seq.start + first + count - 1;
+  for (int64_t chunk = 0; chunk <= last_position; chunk += kAttentionKeyChunk) {
+    const int64_t J = std::min(kAttentionKeyChunk, last_position + 1 - chunk);
+    for (int64_t r = 0; r < R; r++) {
+      const int64_t position = seq.start + first + r / G;
+      scratch.visible[size_t(r)] = int32_t(std::clamp<int64_t>(position + 1 - chunk, 0, J));
+    }
+    const int64_t block = seq.block_table[chunk / kv.block_size];
+    const int64_t row = ((block * NKV + g) * kv.block_size + chunk % kv.block_size) * HD;
+    kernels.attend_chunk(scratch.q.data(), R, kv.keys + row, kv.values + row, J, HD, scratch.visible.data(), scale,
+                         scratch.row_max.data(), scratch.row_sum.data(), scratch.out.data());
+  }
+  for (int64_t r = 0; r < R; r++) {
+    float* dst = out + ((token_offset + first + r / G) * NH + g * G + r % G) * HD;
+    for (int64_t d = 0; d < HD; d++) dst[d] = scratch.out[size_t(r * HD + d)] / scratch.row_sum[size_t(r)];
+  }
+}
+
+}  // namespace
+
+void attention_forward(float* out, const float* q, const KvPages& kv, const AttentionSequence* sequences, int64_t B,
+                       int64_t NH, int64_t NKV, int64_t HD, ThreadPool& pool, const AttentionKernels& kernels) {
+  const int64_t G = NH / NKV;
+  const int64_t tile_tokens = std::max<int64_t>(1, kTileRows / G);
+  // Work items (sequence, KV head, tile) in that order; first_item[b] is sequence b's first.
+  // Reused across calls; named through references because the workers must read the calling
+  // thread's copies, not their own thread_local ones.
+  thread_local std::vector<int64_t> first_item_storage, token_offset_storage;
+  std::vector<int64_t>& first_item = first_item_storage;
+  std::vector<int64_t>& token_offset = token_offset_storage;
+  first_item.assign(size_t(B + 1), 0);
+  token_offset.assign(size_t(B + 1), 0);
+  for (int64_t b = 0; b < B; b++) {
+    const int64_t tiles = (sequences[b].length + tile_tokens - 1) / tile_tokens;
+    first_item[size_t(b + 1)] = first_item[size_t(b)] + tiles * NKV;
+    token_offset[size_t(b + 1)] = token_offset[size_t(b)] + sequences[b].length;
+  }
+  const int64_t items = first_item[size_t(B)];
+  const int64_t threads = int64_t(pool.num_threads());
+  // Items differ in cost (later tiles see more keys), so threads take them round-robin rather
+  // than in contiguous runs; each item's result does not depend on who computes it.
+  pool.parallel_for(size_t(threads), [&](size_t begin, size_t end, size_t) {
+    thread_local TileScratch scratch;
+    for (int64_t lane = int64_t(begin); lane < int64_t(end); lane++) {
+      for (int64_t item = lane; item < items; item += threads) {
+        const int64_t b = std::upper_bound(first_item.begin(), first_item.end(), item) - first_item.begin() - 1;
+        const int64_t local = item - first_item[size_t(b)];
+        const int64_t tiles = (first_item[size_t(b + 1)] - first_item[size_t(b)]) / NKV;
+        const int64_t g = local / tiles, first = (local % tiles) * tile_tokens;
+        const int64_t count = std::min(tile_tokens, sequences[b].length - first);
+        attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD, kernels, scratch);
+      }
+    }
+  });
+}
+
+void attention_forward(float* out, const float* q, const KvPages& kv, const AttentionSequence* sequences, int64_t B,
+                       int64_t NH, int64_t NKV, int64_t HD, ThreadPool& pool) {
+  attention_forward(out, q, kv, sequences, B, NH, NKV, HD, pool, attention_kernels());
+}
+
+const AttentionKernels* attention_kernels_for(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Scalar:
+      return &kAttentionScalar;
+    case SimdLevel::Avx2:
+      return &kAttentionAvx2;
+    case SimdLevel::Avx512:
+    case SimdLevel::Avx512Bf16:
+      return &kAttentionAvx512;
+  }
+  return nullptr;
+}
+
+const AttentionKernels& attention_kernels() {
+  static const AttentionKernels& chosen = *attention_kernels_for(cpu_info().level);
+  return chosen;
+}
+
+}  // namespace s3::cpu

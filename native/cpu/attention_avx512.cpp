@@ -1,0 +1,121 @@
+// AVX-512 attention chunk kernel (compiled with -mavx512f/bw/vl/dq; called only after run-time
+// detection). For each query row: 16 dot products accumulated along HD in 16 vectors, reduced
+// together into one vector of 16 scores by a fixed transpose-add tree, then the online-softmax
+// update with a vectorized exp and the weighted sum of value rows.
+#include <immintrin.h>
+
+#include <math.h>
+
+#include "cpu/attention.h"
+
+namespace s3::cpu {
+namespace {
+
+// This file uses no standard-library templates or inline library functions: an out-of-line copy
+// compiled here with wider instructions could be the one the linker keeps for baseline code too.
+inline int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
+inline float larger(float a, float b) { return a > b ? a : b; }
+
+constexpr int kLanes = 16;
+static_assert(kAttentionKeyChunk == kLanes, "one score per lane");
+
+inline __mmask16 lane_mask(int64_t count) {
+  return count >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
+}
+
+// e^x for x ≤ 0 (Cephes expf: x = n·ln2 + r, a degree-6 polynomial in r, then ·2^n), about 1 ulp.
+inline __m512 exp_nonpositive(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-87.33654f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  x = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  x = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), x);
+  __m512 y = _mm512_set1_ps(1.9875691500e-4f);
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507e-3f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073e-3f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894e-2f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459e-1f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201e-1f));
+  y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(y, n);
+}
+
+inline float sum_lanes(__m512 v) {
+  const __m256 half = _mm256_add_ps(_mm512_extractf32x8_ps(v, 0), _mm512_extractf32x8_ps(v, 1));
+  const __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
+  const __m128 pair = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
+  return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
+}
+
+// Lane j of the result is the sum of the lanes of v[j]: four rounds of pairwise shuffle-and-add
+// (256-bit halves, 128-bit quarters, pairs, singles), then one permute into key order.
+inline __m512 sum_lanes_16(const __m512 (&v)[kLanes]) {
+  __m512 halves[8], quarters[4], pairs[2];
+  for (int i = 0; i < 8; i++) {
+    halves[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                              _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  for (int i = 0; i < 4; i++) {
+    quarters[i] = _mm512_add_ps(_mm512_shuffle_f32x4(halves[2 * i], halves[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                _mm512_shuffle_f32x4(halves[2 * i], halves[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  }
+  for (int i = 0; i < 2; i++) {
+    pairs[i] = _mm512_add_ps(_mm512_shuffle_ps(quarters[2 * i], quarters[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(quarters[2 * i], quarters[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  const __m512 singles = _mm512_add_ps(_mm512_shuffle_ps(pairs[0], pairs[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                       _mm512_shuffle_ps(pairs[0], pairs[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  // singles lane 4q + i holds key 4i + q.
+  const __m512i key_order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_ps(key_order, singles);
+}
+
+// The 16 scaled scores of one query row against the chunk's keys (rows past J repeat row J − 1).
+inline __m512 chunk_scores(const float* q, const float* const (&key)[kLanes], int64_t HD, float scale) {
+  __m512 acc[kLanes];
+#pragma GCC unroll 16
+  for (int j = 0; j < kLanes; j++) acc[j] = _mm512_setzero_ps();
+  for (int64_t d = 0; d < HD; d += kLanes) {
+    const __mmask16 mask = lane_mask(HD - d);
+    const __m512 qd = _mm512_maskz_loadu_ps(mask, q + d);
+#pragma GCC unroll 16
+    for (int j = 0; j < kLanes; j++) acc[j] = _mm512_fmadd_ps(qd, _mm512_maskz_loadu_ps(mask, key[j] + d), acc[j]);
+  }
+  return _mm512_mul_ps(sum_lanes_16(acc), _mm512_set1_ps(scale));
+}
+
+void attend_chunk_avx512(const float* q, int64_t R, const float* k, const float* v, int64_t J, int64_t HD,
+                         const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
+  const float* key[kLanes];
+  for (int j = 0; j < kLanes; j++) key[j] = k + smaller(j, J - 1) * HD;
+  alignas(64) float p[kLanes];
+  for (int64_t r = 0; r < R; r++) {
+    const int64_t seen = visible[r];
+    if (seen == 0) continue;
+    const __mmask16 seen_mask = lane_mask(seen);
+    const __m512 all_scores = chunk_scores(q + r * HD, key, HD, scale);
+    const __m512 scores = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), seen_mask, all_scores);
+    const float new_max = larger(row_max[r], _mm512_reduce_max_ps(scores));
+    const float correction = expf(row_max[r] - new_max);
+    const __m512 shifted = _mm512_sub_ps(scores, _mm512_set1_ps(new_max));
+    const __m512 weights = _mm512_maskz_mov_ps(seen_mask, exp_nonpositive(shifted));
+    _mm512_store_ps(p, weights);
+    row_sum[r] = row_sum[r] * correction + sum_lanes(weights);
+    row_max[r] = new_max;
+    float* o = out + r * HD;
+    for (int64_t d = 0; d < HD; d += kLanes) {
+      const __mmask16 mask = lane_mask(HD - d);
+      __m512 acc = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, o + d), _mm512_set1_ps(correction));
+      for (int64_t j = 0; j < seen; j++) {
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_maskz_loadu_ps(mask, v + j * HD + d), acc);
+      }
+      _mm512_mask_storeu_ps(o + d, mask, acc);
+    }
+  }
+}
+
+}  // namespace
+
+const AttentionKernels kAttentionAvx512 = {"avx512", attend_chunk_avx512};
+
+}  // namespace s3::cpu

@@ -1,0 +1,37 @@
+// machine_limits.h: this machine's own ceilings, measured in the same run as a benchmark so its
+// figures can be reported as a fraction of what the hardware can do: peak f32 FMA throughput
+// (a register-only kernel, no memory traffic) and sustained read bandwidth (a STREAM-like sum
+// over a buffer far larger than the caches). Both use every thread of the pool.
+#pragma once
+#include <cstddef>
+
+#include "core/cpu_features.h"
+#include "core/thread_pool.h"
+
+namespace s3::cpu {
+
+struct MachineLimits {
+  double fma_gflops = 0;         // best of the repetitions, f32, all threads
+  double read_gbytes_per_s = 0;  // best of the repetitions, all threads
+  const char* simd = "";         // the kernel family that measured them
+};
+
+// One implementation per SIMD level: `iterations` rounds of independent FMA chains (returns a
+// value derived from the accumulators so the work cannot be optimized away), and a sum over
+// `count` floats.
+struct MachineLimitKernels {
+  const char* name;
+  int flops_per_iteration;
+  float (*fma_loop)(long iterations);
+  float (*read_sum)(const float* data, size_t count);
+};
+
+extern const MachineLimitKernels kMachineLimitsScalar;
+extern const MachineLimitKernels kMachineLimitsAvx2;
+extern const MachineLimitKernels kMachineLimitsAvx512;
+
+// Measures both limits with the kernels of the run-time SIMD level; read_bytes is the size of the
+// buffer streamed (default 512 MiB), repetitions the number of timed runs kept at their best.
+MachineLimits measure_machine_limits(ThreadPool& pool, size_t read_bytes = size_t(512) << 20, int repetitions = 5);
+
+}  // namespace s3::cpu

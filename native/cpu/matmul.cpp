@@ -1,0 +1,74 @@
+// The scalar matmul (the fallback for CPUs without AVX2), the per-level dispatch, and the split
+// of output columns between threads; see matmul.h.
+#include "cpu/matmul.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace s3::cpu {
+namespace {
+
+// Four lanes in the same k-interleaved order the SIMD kernels use, so even this fallback keeps
+// one fixed summation order per element.
+constexpr int kScalarLanes = 4;
+
+void matmul_columns_scalar(float* out, const float* inp, const MatrixView& w, int64_t M, int64_t n_begin,
+                           int64_t n_end, float* row) {
+  const int64_t K = w.cols, N = w.rows;
+  for (int64_t n = n_begin; n < n_end; n++) {
+    matrix_row_to_f32(w, n, row);
+    for (int64_t m = 0; m < M; m++) {
+      const float* x = inp + m * K;
+      float lane[kScalarLanes] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (int64_t k = 0; k < K; k++) lane[k % kScalarLanes] += x[k] * row[k];
+      out[m * N + n] = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+    }
+  }
+}
+
+const MatmulKernels kMatmulScalar = {"scalar", matmul_columns_scalar};
+
+// Threads take contiguous runs of this many output columns, so each streams its own slice of W.
+constexpr int64_t kColumnsPerUnit = 16;
+
+}  // namespace
+
+void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M, ThreadPool& pool,
+                    const MatmulKernels& kernels) {
+  if (M <= 0 || w.rows <= 0) return;
+  const int64_t N = w.rows;
+  const int64_t units = (N + kColumnsPerUnit - 1) / kColumnsPerUnit;
+  pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
+    // Allocated here, in baseline code: a std::vector instantiated in an AVX-512 file could be the
+    // copy the linker keeps for everyone, and fault on CPUs without AVX-512.
+    thread_local std::vector<float> scratch;
+    scratch.resize(size_t(kMatmulScratchRows * w.cols));
+    const int64_t n_begin = int64_t(begin) * kColumnsPerUnit;
+    const int64_t n_end = std::min(N, int64_t(end) * kColumnsPerUnit);
+    kernels.columns(out, inp, w, M, n_begin, n_end, scratch.data());
+  });
+}
+
+void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M, ThreadPool& pool) {
+  matmul_forward(out, inp, w, M, pool, matmul_kernels());
+}
+
+const MatmulKernels* matmul_kernels_for(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Scalar:
+      return &kMatmulScalar;
+    case SimdLevel::Avx2:
+      return &kMatmulAvx2;
+    case SimdLevel::Avx512:
+    case SimdLevel::Avx512Bf16:
+      return &kMatmulAvx512;
+  }
+  return nullptr;
+}
+
+const MatmulKernels& matmul_kernels() {
+  static const MatmulKernels& chosen = *matmul_kernels_for(cpu_info().level);
+  return chosen;
+}
+
+}  // namespace s3::cpu

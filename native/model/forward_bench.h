@@ -1,0 +1,32 @@
+// forward_bench.h: timed runs of the Qwen3 forward pass for `swarm bench forward|decode`. Each
+// figure is the best and the median of several repetitions; FLOP counts are the matmul and
+// attention work the pass does (2 per multiply-add), so they compare with the FMA peak.
+#pragma once
+#include <cstdint>
+
+#include "core/thread_pool.h"
+#include "model/qwen3_weights.h"
+
+namespace s3::model {
+
+struct BenchFigures {
+  int64_t sequences = 0;
+  int64_t tokens_per_step = 0;   // tokens computed per timed step (all sequences)
+  double best_seconds = 0;       // per step
+  double median_seconds = 0;     // per step
+  double tokens_per_second = 0;  // from the median
+  double gflops = 0;             // from the median
+  double weight_gbytes_per_second = 0;  // weight bytes read per step / median time
+  double kv_gbytes = 0;          // size of the KV cache the steps read
+};
+
+// Prefill of `sequences` × `tokens` new tokens in one batch from an empty cache; logits of each
+// sequence's last token.
+BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64_t tokens, int repetitions, ThreadPool& pool);
+
+// One decode step (one new token per sequence) for `sequences` sequences whose caches already
+// hold `context` positions. The cache is filled with random keys and values directly (prefilling
+// it would dominate the run and the step's cost does not depend on the values).
+BenchFigures bench_decode(const Qwen3Weights& weights, int64_t sequences, int64_t context, int repetitions, ThreadPool& pool);
+
+}  // namespace s3::model

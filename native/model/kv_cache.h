@@ -1,0 +1,43 @@
+// kv_cache.h: the keys and values of every layer, in fixed-size blocks of positions that a
+// sequence addresses through its block table (vLLM's paged layout). The engine's block manager
+// hands out block ids; a contiguous per-sequence cache is the special case of one block per
+// sequence with block_size = its capacity (block table {slot}). Storage is f32 for now; the
+// layout (blocks × KV heads × positions × head_dim) is what a bf16 or fp8 cache would keep.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cpu/attention.h"
+#include "model/qwen3_config.h"
+
+namespace s3::model {
+
+class KvCache {
+ public:
+  // num_blocks blocks of block_size positions for every layer; block_size must be a positive
+  // multiple of cpu::kAttentionKeyChunk (std::invalid_argument otherwise). Zero-filled.
+  KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_blocks);
+
+  int64_t block_size() const { return block_size_; }
+  int64_t num_blocks() const { return num_blocks_; }
+  int64_t layers() const { return layers_; }
+  int64_t kv_heads() const { return kv_heads_; }
+  int64_t head_dim() const { return head_dim_; }
+
+  // Layer `layer`'s pages, as attention reads them.
+  cpu::KvPages pages(int64_t layer) const;
+
+  // Writes the new tokens' keys and values of layer `layer`: k, v: [T × NKV × HD] for the
+  // T = Σ length new tokens of `sequences`, packed in order; token i of sequence b goes to
+  // position start + i through b's block table. The caller has validated the block tables.
+  void store(int64_t layer, const cpu::AttentionSequence* sequences, int64_t B, const float* k, const float* v);
+
+ private:
+  size_t block_offset(int64_t layer, int64_t block) const;
+
+  int64_t layers_, kv_heads_, head_dim_, block_size_, num_blocks_;
+  std::vector<float> keys_, values_;  // [L × num_blocks × NKV × block_size × HD]
+};
+
+}  // namespace s3::model

@@ -1,0 +1,87 @@
+// qwen3_weights.h: the parameters of a Qwen3 model as typed views (cpu/matrix_view.h) over
+// memory the weights object keeps alive: a memory-mapped checkpoint (no copy) or buffers handed
+// over in memory (the trainer's new weights, test models). Every tensor's shape is derived from
+// the config and checked on load; a mismatch names the tensor, its shape and the expected one.
+// Small vectors (norm weights) are converted to f32 copies; the matrices never are.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/safetensors.h"
+#include "cpu/matrix_view.h"
+#include "model/qwen3_config.h"
+
+namespace s3::model {
+
+// The message names the checkpoint, the tensor, what was found and what was expected.
+class Qwen3WeightsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A named tensor in memory, laid out as in a safetensors file (row-major).
+struct NamedTensor {
+  std::string name;  // checkpoint name, e.g. "model.layers.0.self_attn.q_proj.weight"
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  const void* data = nullptr;
+};
+
+struct Qwen3LayerWeights {
+  const float* input_layernorm = nullptr;           // [C]
+  cpu::MatrixView q_proj, k_proj, v_proj;           // [NH·HD × C], [NKV·HD × C], [NKV·HD × C]
+  const float* q_norm = nullptr;                    // [HD], shared by all query heads
+  const float* k_norm = nullptr;                    // [HD], shared by all key heads
+  cpu::MatrixView o_proj;                           // [C × NH·HD]
+  const float* post_attention_layernorm = nullptr;  // [C]
+  cpu::MatrixView gate_proj, up_proj;               // [I × C]
+  cpu::MatrixView down_proj;                        // [C × I]
+};
+
+class Qwen3Weights {
+ public:
+  // Whether from_tensors copies the tensors' bytes or only points at them (the caller then keeps
+  // them alive and unchanged for the lifetime of the weights).
+  enum class Storage { Copy, Borrow };
+
+  // Reads directory/config.json and the checkpoint (model.safetensors, or the shards listed by
+  // model.safetensors.index.json), memory-mapped.
+  static Qwen3Weights load(const std::string& directory);
+  // Weights from tensors in memory, named and shaped as in a checkpoint. `source` names them in
+  // error messages.
+  static Qwen3Weights from_tensors(const Qwen3Config& config, const std::vector<NamedTensor>& tensors, Storage storage,
+                                   const std::string& source = "in-memory weights");
+
+  Qwen3Weights(Qwen3Weights&&) = default;
+  Qwen3Weights& operator=(Qwen3Weights&&) = default;
+  Qwen3Weights(const Qwen3Weights&) = delete;
+  Qwen3Weights& operator=(const Qwen3Weights&) = delete;
+
+  const Qwen3Config& config() const { return config_; }
+  const cpu::MatrixView& embed_tokens() const { return embed_tokens_; }  // [V × C]
+  const std::vector<Qwen3LayerWeights>& layers() const { return layers_; }
+  const float* norm() const { return norm_; }                        // [C], the final model.norm
+  const cpu::MatrixView& lm_head() const { return lm_head_; }        // [V × C]; embed_tokens when tied
+
+ private:
+  Qwen3Weights() = default;
+  void bind(const std::vector<NamedTensor>& tensors, const std::string& source);
+  const void* keep(const NamedTensor& tensor);
+  const float* keep_as_f32(const NamedTensor& tensor);
+
+  Qwen3Config config_;
+  Storage storage_ = Storage::Borrow;
+  std::unique_ptr<SafetensorsIndex> checkpoint_;         // the mapping borrowed views point into
+  std::vector<std::unique_ptr<uint8_t[]>> owned_;        // copies: norms as f32, Storage::Copy tensors
+  cpu::MatrixView embed_tokens_;
+  std::vector<Qwen3LayerWeights> layers_;
+  const float* norm_ = nullptr;
+  cpu::MatrixView lm_head_;
+};
+
+}  // namespace s3::model

@@ -1,0 +1,113 @@
+// The row-wise CPU kernels (rmsnorm, rope, swiglu, residual, embedding) against their formulas
+// evaluated in double.
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "cpu/embedding.h"
+#include "cpu/rmsnorm.h"
+#include "cpu/rope.h"
+#include "cpu/swiglu.h"
+#include "tests/naive_qwen3.h"
+#include "tests/test_framework.h"
+
+namespace {
+
+std::vector<float> random_vector(size_t count, float mean, float stddev, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(mean, stddev);
+  std::vector<float> v(count);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+}  // namespace
+
+TEST(rmsnorm_normalizes_each_row_then_applies_the_weight) {
+  const int64_t N = 5, C = 37;
+  const std::vector<float> x = random_vector(size_t(N * C), 0.3f, 4.0f, 1);
+  const std::vector<float> weight = random_vector(size_t(C), 1.0f, 0.2f, 2);
+  std::vector<float> out(x.size()), in_place = x;
+  s3::cpu::rmsnorm_forward(out.data(), x.data(), weight.data(), N, C, 1e-6f);
+  s3::cpu::rmsnorm_forward(in_place.data(), in_place.data(), weight.data(), N, C, 1e-6f);
+  CHECK(out == in_place);
+  for (int64_t n = 0; n < N; n++) {
+    double mean_square = 0.0;
+    for (int64_t c = 0; c < C; c++) mean_square += double(x[size_t(n * C + c)]) * x[size_t(n * C + c)] / double(C);
+    for (int64_t c = 0; c < C; c++) {
+      const double expected = weight[size_t(c)] * x[size_t(n * C + c)] / std::sqrt(mean_square + 1e-6);
+      CHECK_NEAR(out[size_t(n * C + c)], expected, 1e-6 * std::fabs(expected) + 1e-7);
+    }
+  }
+}
+
+TEST(rmsnorm_eps_matters_only_for_tiny_rows) {
+  const float zeros[4] = {0, 0, 0, 0}, weight[4] = {1, 1, 1, 1};
+  float out[4];
+  s3::cpu::rmsnorm_forward(out, zeros, weight, 1, 4, 1e-6f);
+  for (float v : out) CHECK_EQ(v, 0.0f);
+}
+
+TEST(rope_is_rotate_half_with_qwen3_frequencies) {
+  const int64_t T = 3, NH = 2, HD = 16;
+  const int64_t positions[] = {0, 1, 40000};
+  std::vector<float> cos(size_t(T * HD / 2)), sin(cos.size());
+  s3::cpu::rope_tables(cos.data(), sin.data(), positions, T, HD, 1e6f);
+  const std::vector<float> x = random_vector(size_t(T * NH * HD), 0.0f, 1.0f, 3);
+  std::vector<float> rotated = x;
+  s3::cpu::rope_forward(rotated.data(), cos.data(), sin.data(), T, NH, HD);
+  // Position 0 is the identity.
+  CHECK(std::equal(rotated.begin(), rotated.begin() + NH * HD, x.begin()));
+  for (int64_t t = 1; t < T; t++) {
+    std::vector<double> expected(x.begin() + t * NH * HD, x.begin() + (t + 1) * NH * HD);
+    s3test::naive::rope(expected, size_t(HD), positions[t], 1e6);
+    // Position 40000 amplifies the f32 angle's rounding (HF computes it in f32 too).
+    const double tolerance = positions[t] > 1000 ? 5e-3 : 1e-6;
+    for (int64_t i = 0; i < NH * HD; i++) CHECK_NEAR(rotated[size_t(t * NH * HD + i)], expected[size_t(i)], tolerance);
+  }
+  // Frequencies: inv_freq[j] = 1e6^(-2j/16) in f32, so j = 0 turns by exactly the position.
+  CHECK_NEAR(cos[size_t(HD / 2)], std::cos(1.0), 1e-7);
+  CHECK_NEAR(sin[size_t(HD / 2 + 1)], std::sin(std::pow(1e6, -2.0 / 16.0)), 1e-7);
+}
+
+TEST(swiglu_and_residual) {
+  const std::vector<float> gate = random_vector(100, 0.0f, 3.0f, 4), up = random_vector(100, 0.0f, 1.0f, 5);
+  std::vector<float> out(100);
+  s3::cpu::swiglu_forward(out.data(), gate.data(), up.data(), 100);
+  for (size_t i = 0; i < 100; i++) {
+    const double expected = double(gate[i]) / (1.0 + std::exp(-double(gate[i]))) * up[i];
+    CHECK_NEAR(out[i], expected, 1e-6 * std::fabs(expected) + 1e-7);
+  }
+  const float extreme_gate[3] = {-200.0f, 200.0f, 0.0f}, ones[3] = {1, 1, 1};
+  float extreme[3];
+  s3::cpu::swiglu_forward(extreme, extreme_gate, ones, 3);
+  CHECK_EQ(extreme[0], 0.0f);
+  CHECK_EQ(extreme[1], 200.0f);
+  CHECK_EQ(extreme[2], 0.0f);
+  std::vector<float> x = gate;
+  s3::cpu::residual_forward(x.data(), up.data(), 100);
+  for (size_t i = 0; i < 100; i++) CHECK_EQ(x[i], gate[i] + up[i]);
+}
+
+TEST(embedding_reads_rows_of_every_dtype_and_refuses_unknown_tokens) {
+  const int64_t V = 300, C = 20;
+  const std::vector<float> table = random_vector(size_t(V * C), 0.0f, 1.0f, 6);
+  const int32_t tokens[] = {0, 299, 128, 5};
+  for (s3::DType dtype : {s3::DType::F32, s3::DType::BF16, s3::DType::F16, s3::DType::F8_E4M3}) {
+    s3test::TestModel storage;
+    s3test::add_test_tensor(storage, "e", {V, C}, table, dtype);
+    const s3::cpu::MatrixView view{storage.tensor("e").bytes.data(), dtype, V, C,
+                                   dtype == s3::DType::F8_E4M3
+                                       ? reinterpret_cast<const float*>(storage.tensor("e_scale_inv").bytes.data())
+                                       : nullptr};
+    const std::vector<double> exact = storage.values("e");
+    std::vector<float> out(4 * C);
+    s3::cpu::embedding_forward(out.data(), tokens, 4, view);
+    for (int64_t t = 0; t < 4; t++) {
+      for (int64_t c = 0; c < C; c++) CHECK_EQ(out[size_t(t * C + c)], float(exact[size_t(tokens[t] * C + c)]));
+    }
+    const int32_t bad[] = {3, 300};
+    CHECK_THROWS(std::out_of_range, s3::cpu::embedding_forward(out.data(), bad, 2, view));
+  }
+}
