@@ -46,7 +46,55 @@ export interface NativeSystemInfo {
   libraries: { cublasLt: NativeLibraryProbe; nccl: NativeLibraryProbe };
 }
 
+/** A Qwen3 config.json as the native loader read it. */
+export interface NativeModelConfig {
+  hiddenSize: number;
+  numHiddenLayers: number;
+  numAttentionHeads: number;
+  numKeyValueHeads: number;
+  headDim: number;
+  intermediateSize: number;
+  vocabSize: number;
+  maxPositionEmbeddings: number;
+  ropeTheta: number;
+  rmsNormEps: number;
+  tieWordEmbeddings: boolean;
+  torchDtype: string;
+  fp8Blockwise: boolean;
+}
+
+/** native Model: a loaded checkpoint. */
+export interface NativeModel {
+  config(): NativeModelConfig;
+  logits(ids: Int32Array, startPos: number): Float32Array;
+}
+
+/** Timing of one benchmarked forward step (median over repetitions). */
+export interface NativeBenchFigures {
+  sequences: number;
+  tokensPerStep: number;
+  bestSeconds: number;
+  medianSeconds: number;
+  tokensPerSecond: number;
+  gflops: number;
+  weightGBytesPerSecond: number;
+  kvGBytes: number;
+}
+
+/** The machine's own limits, measured in the same run as a benchmark. */
+export interface NativeMachineLimits {
+  fmaGflops: number;
+  readGBytesPerSecond: number;
+  simd: string;
+  threads: number;
+}
+
 /** The functions and classes exported by s3_native.node. */
 export interface NativeBinding {
   systemInfo(): NativeSystemInfo;
+  Model: new (directory: string) => NativeModel;
+  initCheckpoint(options: { directory: string; seed: bigint; dtype: string }): number;
+  benchForward(model: NativeModel, options: { sequences: number; tokens: number; repetitions: number }): NativeBenchFigures;
+  benchDecode(model: NativeModel, options: { sequences: number; context: number; repetitions: number }): NativeBenchFigures;
+  machineLimits(): NativeMachineLimits;
 }

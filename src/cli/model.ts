@@ -1,0 +1,69 @@
+// `swarm model init|logits`: random Qwen3 checkpoints in Hugging Face format, and the logits of a
+// token sequence for checking numerics (JSON shapes documented in docs/cli.md).
+import type { Command } from 'commander';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../errors.js';
+import { initCheckpointWeights, Qwen3Model } from '../native/model.js';
+import { modelShape, qwen3ConfigJson } from '../model/shapes.js';
+import { installBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
+import { parseIntegerFlag, parseIntegerListFlag } from './options.js';
+
+const TORCH_DTYPES = { f32: 'float32', bf16: 'bfloat16', f16: 'float16' } as const;
+
+/** Registers `swarm model init` and `swarm model logits`. */
+export function registerModel(program: Command): void {
+  const model = program.command('model').description('make and inspect Qwen3 checkpoints');
+
+  model
+    .command('init')
+    .description('write a randomly initialised Qwen3 checkpoint (config.json + model.safetensors) in Hugging Face format')
+    .requiredOption('--shape <name>', 'tiny | small | qwen3-0.6b | qwen3-1.7b')
+    .option('--seed <s>', 'random seed (a non-negative integer)', '0')
+    .option('--dtype <dtype>', 'weight dtype: bf16 | f32 | f16', 'bf16')
+    .requiredOption('--out <dir>', 'the folder to write')
+    .action((options: { shape: string; seed: string; dtype: string; out: string }) => {
+      const shape = modelShape(options.shape);
+      if (!(options.dtype in TORCH_DTYPES)) throw new ConfigError(`--dtype must be bf16, f32 or f16; got "${options.dtype}"`);
+      const dtype = options.dtype as keyof typeof TORCH_DTYPES;
+      const seed = BigInt(parseIntegerFlag('--seed', options.seed));
+      fs.mkdirSync(options.out, { recursive: true });
+      const tokenizer = installBuiltinTokenizer({ directory: options.out, vocabSize: shape.vocab_size });
+      const config = qwen3ConfigJson({ shape, torchDtype: TORCH_DTYPES[dtype], eosTokenId: tokenizer?.eosTokenId, bosTokenId: tokenizer?.bosTokenId });
+      fs.writeFileSync(path.join(options.out, 'config.json'), JSON.stringify(config, null, 2) + '\n');
+      const parameters = initCheckpointWeights({ directory: options.out, seed, dtype });
+      process.stdout.write(
+        `wrote ${options.out}: ${options.shape}, ${(parameters / 1e6).toFixed(2)}M parameters, ${dtype}` +
+          (tokenizer ? `, s3-mini tokenizer (${tokenizer.vocabSize} tokens)` : ', no tokenizer (vocabulary too small for s3-mini)') +
+          '\n',
+      );
+    });
+
+  model
+    .command('logits')
+    .description('print the logits of every position of a token sequence')
+    .requiredOption('--model <dir>', 'a Hugging Face Qwen3 folder')
+    .requiredOption('--ids <list>', 'comma-separated token ids, e.g. 1,2,3')
+    .option('--start-pos <p>', 'rotary position of the first id (Hugging Face position_ids = p, p+1, ...)', '0')
+    .option('--json', 'print {"logits": [[...], ...]}, one float32 row per position')
+    .action((options: { model: string; ids: string; startPos: string; json?: boolean }) => {
+      const ids = parseIntegerListFlag('--ids', options.ids);
+      const startPos = parseIntegerFlag('--start-pos', options.startPos);
+      const loaded = Qwen3Model.load(options.model);
+      const vocab = loaded.config().vocabSize;
+      for (const id of ids) {
+        if (id >= vocab) throw new ConfigError(`--ids: token id ${id} is outside the model's vocabulary [0, ${vocab})`);
+      }
+      const flat = loaded.logits(ids, startPos);
+      const rows = ids.map((_, t) => Array.from(flat.subarray(t * vocab, (t + 1) * vocab)));
+      if (options.json) {
+        process.stdout.write(JSON.stringify({ logits: rows }) + '\n');
+        return;
+      }
+      for (const [t, row] of rows.entries()) {
+        let best = 0;
+        for (let i = 1; i < row.length; i += 1) if (row[i] > row[best]) best = i;
+        process.stdout.write(`position ${startPos + t}: id ${ids[t]} → argmax ${best} (logit ${row[best].toFixed(4)})\n`);
+      }
+    });
+}

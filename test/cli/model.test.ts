@@ -1,0 +1,99 @@
+// `swarm model init` and `swarm model logits` end to end: random checkpoints written in Hugging Face
+// format, loaded back by the native core, and logits that match an independent double-precision
+// reference reading the same files (test/native/naive-qwen3.ts).
+import { describe, expect, it, beforeAll } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { packageRoot } from '../../src/native/addon.js';
+import { naiveQwen3Logits } from '../native/naive-qwen3.js';
+
+const swarm = path.join(packageRoot, 'bin', 'swarm.js');
+const run = (args: string[]) => execFileSync(process.execPath, [swarm, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 's3-model-cli-'));
+
+function logitsJson(dir: string, ids: number[], startPos = 0): number[][] {
+  return JSON.parse(run(['model', 'logits', '--model', dir, '--ids', ids.join(','), '--start-pos', String(startPos), '--json'])).logits;
+}
+
+/** Largest |got − want| over all logits, relative to the largest |want| of its row. */
+function worstRelativeError(got: number[][], want: Float64Array[]): number {
+  let worst = 0;
+  want.forEach((row, t) => {
+    const scale = Math.max(...Array.from(row, Math.abs));
+    row.forEach((value, i) => (worst = Math.max(worst, Math.abs(got[t][i] - value) / scale)));
+  });
+  return worst;
+}
+
+describe('swarm model init + logits', () => {
+  beforeAll(() => {
+    run(['model', 'init', '--shape', 'tiny', '--seed', '3', '--dtype', 'f32', '--out', path.join(work, 'tiny')]);
+    run(['model', 'init', '--shape', 'small', '--seed', '4', '--dtype', 'bf16', '--out', path.join(work, 'small')]);
+  });
+
+  const ids = [5, 17, 300, 2, 99, 511, 0, 42, 17, 17];
+
+  it('matches the independent f64 reference within 1e-4 on f32 weights', () => {
+    const got = logitsJson(path.join(work, 'tiny'), ids);
+    expect(got).toHaveLength(ids.length);
+    expect(got[0]).toHaveLength(512);
+    expect(worstRelativeError(got, naiveQwen3Logits({ directory: path.join(work, 'tiny'), ids }))).toBeLessThan(1e-4);
+  });
+
+  it('matches the reference on the small shape with bf16 weights (computed in f32)', () => {
+    const smallIds = [1, 4000, 77, 1500, 3, 3];
+    const got = logitsJson(path.join(work, 'small'), smallIds);
+    expect(worstRelativeError(got, naiveQwen3Logits({ directory: path.join(work, 'small'), ids: smallIds }))).toBeLessThan(1e-4);
+  });
+
+  it('shifts rotary positions with --start-pos exactly like Hugging Face position_ids', () => {
+    const got = logitsJson(path.join(work, 'tiny'), ids, 1234);
+    expect(worstRelativeError(got, naiveQwen3Logits({ directory: path.join(work, 'tiny'), ids, startPos: 1234 }))).toBeLessThan(1e-4);
+  });
+
+  it('writes the same checkpoint for the same seed and another for another seed', () => {
+    run(['model', 'init', '--shape', 'tiny', '--seed', '3', '--dtype', 'f32', '--out', path.join(work, 'again')]);
+    run(['model', 'init', '--shape', 'tiny', '--seed', '5', '--dtype', 'f32', '--out', path.join(work, 'other')]);
+    const bytes = (dir: string) => fs.readFileSync(path.join(work, dir, 'model.safetensors'));
+    expect(bytes('again').equals(bytes('tiny'))).toBe(true);
+    expect(bytes('other').equals(bytes('tiny'))).toBe(false);
+  });
+
+  it('ships the s3-mini tokenizer beside shapes whose vocabulary can hold it', () => {
+    expect(fs.existsSync(path.join(work, 'small', 'tokenizer.json'))).toBe(true);
+    expect(fs.existsSync(path.join(work, 'tiny', 'tokenizer.json'))).toBe(false);
+    const config = JSON.parse(fs.readFileSync(path.join(work, 'small', 'config.json'), 'utf8'));
+    expect(config.model_type).toBe('qwen3');
+    expect(typeof config.eos_token_id).toBe('number');
+  });
+
+  it('refuses a truncated checkpoint naming the file', () => {
+    const dir = path.join(work, 'truncated');
+    fs.cpSync(path.join(work, 'tiny'), dir, { recursive: true });
+    const file = path.join(dir, 'model.safetensors');
+    fs.truncateSync(file, fs.statSync(file).size - 1000);
+    const result = spawnSync(process.execPath, [swarm, 'model', 'logits', '--model', dir, '--ids', '1,2'], { encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('model.safetensors');
+  });
+
+  it('refuses a config that disagrees with the tensors, naming the tensor and both shapes', () => {
+    const dir = path.join(work, 'mismatch');
+    fs.cpSync(path.join(work, 'tiny'), dir, { recursive: true });
+    const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...config, intermediate_size: 96 }));
+    const result = spawnSync(process.execPath, [swarm, 'model', 'logits', '--model', dir, '--ids', '1,2'], { encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/mlp\.(gate|up|down)_proj\.weight/);
+    expect(result.stderr).toMatch(/128/);
+    expect(result.stderr).toMatch(/96/);
+  });
+
+  it('refuses token ids outside the vocabulary', () => {
+    const result = spawnSync(process.execPath, [swarm, 'model', 'logits', '--model', path.join(work, 'tiny'), '--ids', '1,512'], { encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/512 is outside the model's vocabulary/);
+  });
+});
