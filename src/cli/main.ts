@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { SwarmError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { registerDoctor } from './doctor.js';
+import { registerModel } from './model.js';
 import { registerTask } from './task.js';
 import { registerTrain } from './train.js';
 
@@ -13,6 +14,7 @@ program
   .description('s³: train swarms of language models to cooperate with multi-agent RL')
   .version(packageVersion);
 registerDoctor(program);
+registerModel(program);
 registerTask(program);
 registerTrain(program);
 
