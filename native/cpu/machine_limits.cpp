@@ -9,7 +9,7 @@ namespace s3::cpu {
 namespace {
 
 float fma_loop_scalar(long iterations) {
-  float a[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  float a[8] = {1.00f, 1.01f, 1.02f, 1.03f, 1.04f, 1.05f, 1.06f, 1.07f};  // distinct, so chains are not merged
   const float m = 0.999999f, c = 1e-7f;
   for (long i = 0; i < iterations; ++i) {
     for (float& x : a) x = x * m + c;

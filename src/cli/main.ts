@@ -3,18 +3,28 @@
 import { Command } from 'commander';
 import { SwarmError } from '../errors.js';
 import { packageVersion } from '../version.js';
+import { registerBench } from './bench.js';
 import { registerDoctor } from './doctor.js';
 import { registerModel } from './model.js';
+import { registerRun } from './run.js';
 import { registerTask } from './task.js';
 import { registerTrain } from './train.js';
+
+// A closed pipe (e.g. `swarm run ... | head`) ends the command quietly instead of crashing it.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 
 const program = new Command();
 program
   .name('swarm')
   .description('s³: train swarms of language models to cooperate with multi-agent RL')
   .version(packageVersion);
+registerBench(program);
 registerDoctor(program);
 registerModel(program);
+registerRun(program);
 registerTask(program);
 registerTrain(program);
 

@@ -1,0 +1,97 @@
+// The forward-pass benchmarks behind `swarm bench forward|decode`: a model (a checkpoint folder, or
+// a random one of a named shape made once and cached), the machine's own limits measured in the
+// same run, and each figure as a fraction of those limits (JSON shape in docs/cli.md).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { modelShape, qwen3ConfigJson } from '../model/shapes.js';
+import { initCheckpointWeights, measureMachineLimits, Qwen3Model } from './model.js';
+import type { NativeBenchFigures, NativeMachineLimits } from './binding.js';
+
+/** Which model to benchmark: a folder, or a shape to initialise randomly (bf16, seed 0). */
+export interface BenchModelOptions {
+  readonly model?: string;
+  readonly shape?: string;
+}
+
+/** Loads the folder, or makes (once, cached under the OS temp folder) a random bf16 checkpoint of the shape. */
+export function benchModel(options: BenchModelOptions): { model: Qwen3Model; label: string } {
+  if (options.model) return { model: Qwen3Model.load(options.model), label: options.model };
+  const name = options.shape ?? 'qwen3-0.6b';
+  const shape = modelShape(name);
+  const directory = path.join(os.tmpdir(), `s3-bench-${name}-bf16-seed0`);
+  if (!fs.existsSync(path.join(directory, 'model.safetensors'))) {
+    fs.mkdirSync(directory, { recursive: true });
+    fs.writeFileSync(path.join(directory, 'config.json'), JSON.stringify(qwen3ConfigJson({ shape, torchDtype: 'bfloat16' }), null, 2));
+    initCheckpointWeights({ directory, seed: 0n, dtype: 'bf16' });
+  }
+  return { model: Qwen3Model.load(directory), label: `${name} (random bf16 weights)` };
+}
+
+/** One prefill measurement with its share of the FMA peak. */
+export interface PrefillFigure extends NativeBenchFigures {
+  readonly tokens: number;
+  readonly fractionOfFmaPeak: number;
+}
+
+/** One decode measurement with its share of the read bandwidth and its speed-up over one sequence. */
+export interface DecodeFigure extends NativeBenchFigures {
+  readonly context: number;
+  readonly fractionOfReadBandwidth: number;
+  readonly speedupOverOneSequence: number | null;
+  readonly skipped?: string;
+}
+
+/** `swarm bench forward --json`. */
+export interface ForwardBenchReport {
+  readonly model: string;
+  readonly limits: NativeMachineLimits;
+  readonly prefill: PrefillFigure[];
+}
+
+/** `swarm bench decode --json`. */
+export interface DecodeBenchReport {
+  readonly model: string;
+  readonly limits: NativeMachineLimits;
+  readonly decode: DecodeFigure[];
+}
+
+/** Prefill of each (sequences × tokens) shape, e.g. 1×512 and 4×512. */
+export function benchForward(options: BenchModelOptions & { shapes: readonly [number, number][]; repetitions: number }): ForwardBenchReport {
+  const { model, label } = benchModel(options);
+  const limits = measureMachineLimits();
+  const prefill = options.shapes.map(([sequences, tokens]) => {
+    const figures = model.benchForward({ sequences, tokens, repetitions: options.repetitions });
+    return { ...figures, tokens, fractionOfFmaPeak: figures.gflops / limits.fmaGflops };
+  });
+  return { model: label, limits, prefill };
+}
+
+/** One decode step at each concurrency with `context` cached positions per sequence. */
+export function benchDecode(options: BenchModelOptions & { sequences: readonly number[]; context: number; repetitions: number }): DecodeBenchReport {
+  const { model, label } = benchModel(options);
+  const limits = measureMachineLimits();
+  const config = model.config();
+  const kvBytesPerSequence = 2 * options.context * config.numKeyValueHeads * config.headDim * config.numHiddenLayers * 4;
+  const decode: DecodeFigure[] = [];
+  let single: number | null = null;
+  for (const sequences of options.sequences) {
+    const kvBytes = kvBytesPerSequence * sequences;
+    if (kvBytes > 0.6 * os.freemem()) {
+      const skipped = `the f32 KV cache would take ${(kvBytes / 2 ** 30).toFixed(1)} GiB, over 60% of free memory`;
+      decode.push({ sequences, context: options.context, skipped, tokensPerStep: 0, bestSeconds: 0, medianSeconds: 0, tokensPerSecond: 0, gflops: 0, weightGBytesPerSecond: 0, kvGBytes: kvBytes / 1e9, fractionOfReadBandwidth: 0, speedupOverOneSequence: null });
+      continue;
+    }
+    const figures = model.benchDecode({ sequences, context: options.context, repetitions: options.repetitions });
+    if (sequences === 1) single = figures.tokensPerSecond;
+    // Bytes a step must read: the weights once plus every sequence's cached keys and values.
+    const bytesPerStep = figures.weightGBytesPerSecond * figures.medianSeconds * 1e9 + figures.kvGBytes * 1e9;
+    decode.push({
+      ...figures,
+      context: options.context,
+      fractionOfReadBandwidth: bytesPerStep / figures.medianSeconds / 1e9 / limits.readGBytesPerSecond,
+      speedupOverOneSequence: single === null ? null : figures.tokensPerSecond / single,
+    });
+  }
+  return { model: label, limits, decode };
+}

@@ -1,0 +1,38 @@
+// `swarm bench forward|decode|harness --json`: the figures and their shape (the speed itself is
+// measured and recorded in docs/benchmarks.md, never asserted in a test).
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { packageRoot } from '../../src/native/addon.js';
+
+const swarm = path.join(packageRoot, 'bin', 'swarm.js');
+const bench = (args: string[]) => JSON.parse(execFileSync(process.execPath, [swarm, 'bench', ...args, '--json']).toString());
+
+describe('swarm bench', () => {
+  it('forward: prefill figures with the FMA peak measured in the same run', () => {
+    const report = bench(['forward', '--shape', 'tiny', '--batches', '1x32,2x16', '--repetitions', '1']);
+    expect(report.limits.fmaGflops).toBeGreaterThan(0);
+    expect(report.limits.readGBytesPerSecond).toBeGreaterThan(0);
+    expect(report.prefill.map((f: { sequences: number; tokens: number }) => [f.sequences, f.tokens])).toEqual([[1, 32], [2, 16]]);
+    for (const f of report.prefill) {
+      expect(f.tokensPerStep).toBe(32);
+      expect(f.tokensPerSecond).toBeCloseTo(32 / f.medianSeconds, 6);
+      expect(f.fractionOfFmaPeak).toBeCloseTo(f.gflops / report.limits.fmaGflops, 9);
+    }
+  });
+
+  it('decode: one step per concurrency, speed-up relative to one sequence', () => {
+    const report = bench(['decode', '--shape', 'tiny', '--sequences', '1,4', '--context', '48', '--repetitions', '2']);
+    expect(report.decode).toHaveLength(2);
+    expect(report.decode[0].speedupOverOneSequence).toBeCloseTo(1, 9);
+    expect(report.decode[1].tokensPerStep).toBe(4);
+    expect(report.decode[1].speedupOverOneSequence).toBeCloseTo(report.decode[1].tokensPerSecond / report.decode[0].tokensPerSecond, 9);
+  });
+
+  it('harness: events per second of concurrent scripted teams', () => {
+    const report = bench(['harness', '--teams', '3', '--n', '2', '--depth', '2']);
+    expect(report.teams).toBe(3);
+    expect(report.events).toBeGreaterThan(0);
+    expect(report.eventsPerSecond).toBeCloseTo(report.events / (report.wallMs / 1000), 6);
+  });
+});
