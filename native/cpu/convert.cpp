@@ -10,6 +10,17 @@ const ConvertKernels kConvertScalar = {"scalar", convert_bf16_to_f32, convert_f3
 
 }  // namespace
 
+const float* fp8e4m3_table() {
+  struct Table {
+    alignas(64) float value[256];
+    Table() {
+      for (int code = 0; code < 256; ++code) value[code] = fp8e4m3_to_f32(uint8_t(code));
+    }
+  };
+  static const Table table;
+  return table.value;
+}
+
 const ConvertKernels* convert_kernels_for(SimdLevel level) {
   switch (level) {
     case SimdLevel::Scalar:

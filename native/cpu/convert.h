@@ -23,7 +23,13 @@ const ConvertKernels* convert_kernels_for(SimdLevel level);
 // The kernels for the level chosen at run time (cpu_info().simd_level).
 const ConvertKernels& convert_kernels();
 
+// The 256 values of FP8 E4M3 as f32, indexed by code; built in baseline code (convert.cpp) so the
+// SIMD files call no inline header function (an out-of-line copy compiled with AVX-512 flags could
+// be the one the linker keeps for every caller).
+const float* fp8e4m3_table();
+
 // Kernels compiled in the instruction-set-specific files (convert_avx2.cpp, convert_avx512.cpp).
+// Their scalar tails call the baseline bulk converters of core/dtype.h for the same reason.
 extern const ConvertKernels kConvertAvx2;
 extern const ConvertKernels kConvertAvx512;
 

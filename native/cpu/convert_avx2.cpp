@@ -14,7 +14,7 @@ void bf16_to_f32_avx2(const uint16_t* src, float* dst, size_t n) {
     const __m256i wide = _mm256_slli_epi32(_mm256_cvtepu16_epi32(half), 16);
     _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(wide));
   }
-  for (; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
+  convert_bf16_to_f32(src + i, dst + i, n - i);
 }
 
 // Round-to-nearest-even on the integer bits: add 0x7FFF + lsb, keep the high half; NaNs are
@@ -40,25 +40,18 @@ void f32_to_bf16_avx2(const float* src, uint16_t* dst, size_t n) {
     const __m128i hi = _mm256_extracti128_si256(rounded, 1);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_packus_epi32(lo, hi));
   }
-  for (; i < n; ++i) dst[i] = f32_to_bf16(src[i]);
+  convert_f32_to_bf16(src + i, dst + i, n - i);
 }
 
-struct Fp8Table {
-  float value[256];
-  Fp8Table() {
-    for (int code = 0; code < 256; ++code) value[code] = fp8e4m3_to_f32(uint8_t(code));
-  }
-};
-
 void fp8e4m3_to_f32_avx2(const uint8_t* src, float* dst, size_t n) {
-  static const Fp8Table table;
+  const float* table = fp8e4m3_table();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i));
     const __m256i index = _mm256_cvtepu8_epi32(bytes);
-    _mm256_storeu_ps(dst + i, _mm256_i32gather_ps(table.value, index, 4));
+    _mm256_storeu_ps(dst + i, _mm256_i32gather_ps(table, index, 4));
   }
-  for (; i < n; ++i) dst[i] = table.value[src[i]];
+  for (; i < n; ++i) dst[i] = table[src[i]];
 }
 
 }  // namespace

@@ -47,21 +47,14 @@ void f32_to_bf16_avx512(const float* src, uint16_t* dst, size_t n) {
   }
 }
 
-struct Fp8Table {
-  alignas(64) float value[256];
-  Fp8Table() {
-    for (int code = 0; code < 256; ++code) value[code] = fp8e4m3_to_f32(uint8_t(code));
-  }
-};
-
 void fp8e4m3_to_f32_avx512(const uint8_t* src, float* dst, size_t n) {
-  static const Fp8Table table;
+  const float* table = fp8e4m3_table();
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-    _mm512_storeu_ps(dst + i, _mm512_i32gather_ps(_mm512_cvtepu8_epi32(bytes), table.value, 4));
+    _mm512_storeu_ps(dst + i, _mm512_i32gather_ps(_mm512_cvtepu8_epi32(bytes), table, 4));
   }
-  for (; i < n; ++i) dst[i] = table.value[src[i]];
+  for (; i < n; ++i) dst[i] = table[src[i]];
 }
 
 }  // namespace
