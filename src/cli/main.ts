@@ -4,8 +4,11 @@ import { Command } from 'commander';
 import { SwarmError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { registerBench } from './bench.js';
+import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
+import { registerEval } from './eval.js';
 import { registerModel } from './model.js';
+import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 import { registerTask } from './task.js';
 import { registerTrain } from './train.js';
@@ -22,8 +25,11 @@ program
   .description('s³: train swarms of language models to cooperate with multi-agent RL')
   .version(packageVersion);
 registerBench(program);
+registerCompare(program);
 registerDoctor(program);
+registerEval(program);
 registerModel(program);
+registerReport(program);
 registerRun(program);
 registerTask(program);
 registerTrain(program);

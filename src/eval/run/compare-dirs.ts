@@ -1,0 +1,29 @@
+// `swarm compare` without a terminal: loads the evaluation directories given (and those a comparison
+// config names, as paths relative to the working directory) and runs the paired comparisons.
+
+import { ConfigError } from '../../errors.js';
+import { readCompareConfig, referencedEvaluations } from '../compare-config.js';
+import { compareEvaluations, type Comparison } from '../compare.js';
+import { loadEvaluationDirs } from './evaluation-dirs.js';
+
+/** Options of compareDirs. */
+export interface CompareDirsOptions {
+  /** Evaluation directories (or folders of them). */
+  readonly paths: readonly string[];
+  /** A comparison config file (families of contrasts); default: every pair on the main metrics. */
+  readonly configPath?: string;
+}
+
+/** Loads the evaluations and compares them; labels are the directories. */
+export async function compareDirs(options: CompareDirsOptions): Promise<Comparison[]> {
+  if (options.configPath === undefined) {
+    const evaluations = await loadEvaluationDirs(options.paths);
+    if (evaluations.length < 2) throw new ConfigError(`swarm compare needs at least two evaluation directories; got ${evaluations.length}.`);
+    return compareEvaluations({ evaluations });
+  }
+  const config = await readCompareConfig(options.configPath);
+  const given = options.paths.length === 0 ? [] : await loadEvaluationDirs(options.paths);
+  const known = new Set(given.map((evaluation) => evaluation.label));
+  const referenced = await loadEvaluationDirs(referencedEvaluations(config).filter((label) => !known.has(label)));
+  return compareEvaluations({ evaluations: [...given, ...referenced], config });
+}

@@ -1,0 +1,84 @@
+// `swarm eval` through the compiled CLI (bin/swarm.js runs dist/; `npm test` builds it first, so run
+// `npm run build` before running this file alone): the contract's summary.json shape, the eval
+// directory, the printed table, resuming, --no-comm, and the refusals (--model, bad flags).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/native/addon.js';
+
+const swarm = path.join(packageRoot, 'bin', 'swarm.js');
+const dataDir = mkdtempSync(path.join(tmpdir(), 's3-splits-'));
+const run = (args: string[]) => spawnSync(process.execPath, [swarm, ...args], { encoding: 'utf8', env: { ...process.env, S3_DATA_DIR: dataDir } });
+
+describe('swarm eval --policy scripted', () => {
+  const out = mkdtempSync(path.join(tmpdir(), 's3-eval-cli-'));
+  const args = ['eval', '--policy', 'scripted', '--task', 'aggregation', '--sizes', '2', '--seeds', '2', '--problems', '2', '--out', out];
+
+  it('writes summary.json with every required metric as {mean, perSeed}, episodes.jsonl and traces', () => {
+    const result = run(args);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const summary = JSON.parse(readFileSync(path.join(out, 'summary.json'), 'utf8'));
+    expect(summary).toMatchObject({ schemaVersion: 1, task: 'aggregation', comm: true, seeds: [1, 2], temperature: 1 });
+    for (const metric of ['success', 'tokens', 'tokenEfficiency', 'messageCalls', 'centralization', 'reciprocity']) {
+      expect(typeof summary.sizes['2'][metric].mean, metric).toBe('number');
+      expect(summary.sizes['2'][metric].perSeed, metric).toHaveLength(2);
+    }
+    const records = readFileSync(path.join(out, 'episodes.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(records).toHaveLength(4);
+    for (const record of records) expect(existsSync(path.join(out, record.trace))).toBe(true);
+    expect(result.stdout).toMatch(/^\s*N\s+success %\s+tokens\/team\s+efficiency\s+messages\/team\n\s*2\s+100\.00 ± 0\.00 /);
+    expect(result.stdout).toMatch(/wrote .*summary\.json: 4 episodes run, 0 already done/);
+  });
+
+  it('resumes in the same directory without redoing finished episodes', () => {
+    const log = path.join(out, 'episodes.jsonl');
+    const lines = readFileSync(log, 'utf8').trimEnd().split('\n');
+    writeFileSync(log, `${lines.slice(0, 3).join('\n')}\n${lines[3].slice(0, 25)}`);
+    const result = run(args);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/1 episodes run, 3 already done/);
+  });
+
+  it('refuses to continue a directory with other settings', () => {
+    const result = run([...args, '--no-comm']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^swarm: .* holds an evaluation with comm true, but this run asks for false/);
+  });
+
+  it('runs exploration without messaging and prints room overlap', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 's3-eval-cli-'));
+    const result = run(['eval', '--policy', 'scripted', '--task', 'exploration', '--sizes', '1,2', '--seeds', '2', '--problems', '2', '--no-comm', '--allowance', '2000', '--out', dir]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/room overlap/);
+    const summary = JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8'));
+    expect(summary).toMatchObject({ comm: false, temperature: 0.7, allowance: { tokensPerAgent: 2000, finalAnswerTokens: 1 } });
+    expect(summary.sizes['2'].messageCalls.mean).toBe(0);
+    expect(summary.sizes['2'].roomOverlap.count).toBe(2);
+  });
+});
+
+describe('swarm eval refusals', () => {
+  const out = () => mkdtempSync(path.join(tmpdir(), 's3-eval-cli-'));
+
+  it('says --model is not available until the inference engine lands', () => {
+    const result = run(['eval', '--model', '/models/qwen3', '--task', 'aggregation', '--out', out()]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^swarm: swarm eval --model is not available yet: the inference engine/);
+  });
+
+  it('needs --policy scripted', () => {
+    expect(run(['eval', '--task', 'aggregation', '--out', out()]).stderr).toMatch(/needs --policy scripted/);
+    expect(run(['eval', '--policy', 'random', '--task', 'aggregation', '--out', out()]).stderr).toMatch(/--policy must be "scripted", got "random"/);
+  });
+
+  it('names the flag of a malformed value', () => {
+    const base = ['eval', '--policy', 'scripted', '--task', 'aggregation', '--out', out()];
+    expect(run([...base, '--sizes', '2,x']).stderr).toMatch(/--sizes must be an integer, got "x"/);
+    expect(run([...base, '--temperature', 'hot']).stderr).toMatch(/--temperature must be a number ≥ 0, got "hot"/);
+    expect(run([...base, '--seeds', '0']).stderr).toMatch(/--seeds must be at least 1, got 0/);
+    expect(run(['eval', '--policy', 'scripted', '--task', 'chess', '--out', out()]).stderr).toMatch(/Unknown task "chess"/);
+  });
+});
