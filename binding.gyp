@@ -29,6 +29,8 @@
       "sources": [
         "<!@(node -p \"require('./native/sources.json').core.join(' ')\")",
         "<!@(node -p \"require('./native/sources.json').model.join(' ')\")",
+        "<!@(node -p \"require('./native/sources.json').engine.join(' ')\")",
+        "<!@(node -p \"require('./native/sources.json').train.join(' ')\")",
         "<!@(node -p \"require('./native/sources.json').cpu.join(' ')\")",
         "<!@(node -p \"require('./native/sources.json').napi.join(' ')\")"
       ],

@@ -1,14 +1,18 @@
 // The entry point of s3_native.node: registers every exported function and class.
 #include <napi.h>
 
+#include "napi/engine.h"
 #include "napi/model.h"
 #include "napi/system_info.h"
+#include "napi/trainer.h"
 
 namespace {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   s3::napi::register_system_info(env, exports);
   s3::napi::register_model(env, exports);
+  s3::napi::register_engine(env, exports);
+  s3::napi::register_trainer(env, exports);
   return exports;
 }
 

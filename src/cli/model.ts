@@ -1,17 +1,28 @@
-// `swarm model init|logits`: random Qwen3 checkpoints in Hugging Face format, and the logits of a
-// token sequence for checking numerics (JSON shapes documented in docs/cli.md).
+// `swarm model init|logits|grad`: random Qwen3 checkpoints in Hugging Face format, the logits of a
+// token sequence for checking numerics, and the gradient of a weighted next-token loss (JSON
+// shapes documented in docs/cli.md).
 import type { Command } from 'commander';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { initCheckpointWeights, Qwen3Model } from '../native/model.js';
+import { Trainer } from '../native/trainer.js';
 import { modelShape, qwen3ConfigJson } from '../model/shapes.js';
 import { installBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { parseIntegerFlag, parseIntegerListFlag } from './options.js';
 
 const TORCH_DTYPES = { f32: 'float32', bf16: 'bfloat16', f16: 'float16' } as const;
 
-/** Registers `swarm model init` and `swarm model logits`. */
+/** Parses a comma-separated list of finite numbers, e.g. "1,0.5,0". */
+function parseNumberListFlag(flag: string, value: string): number[] {
+  const parts = value.split(',').map((p) => p.trim());
+  if (parts.length === 0 || parts.some((p) => p.length === 0 || !Number.isFinite(Number(p)))) {
+    throw new ConfigError(`${flag} must be a comma-separated list of numbers, got "${value}"`);
+  }
+  return parts.map(Number);
+}
+
+/** Registers `swarm model init`, `swarm model logits` and `swarm model grad`. */
 export function registerModel(program: Command): void {
   const model = program.command('model').description('make and inspect Qwen3 checkpoints');
 
@@ -65,5 +76,33 @@ export function registerModel(program: Command): void {
         for (let i = 1; i < row.length; i += 1) if (row[i] > row[best]) best = i;
         process.stdout.write(`position ${startPos + t}: id ${ids[t]} → argmax ${best} (logit ${row[best].toFixed(4)})\n`);
       }
+    });
+
+  model
+    .command('grad')
+    .description('write the gradient of −Σ mask·weight·log p(next token) for every parameter and print {"loss": ...}')
+    .requiredOption('--model <dir>', 'a Hugging Face Qwen3 folder')
+    .requiredOption('--ids <list>', 'comma-separated token ids (T of them)')
+    .requiredOption('--mask <list>', 'T−1 numbers: entry t masks log p(ids[t+1] | ids[0..t])')
+    .requiredOption('--weights <list>', 'T−1 numbers: entry t weights log p(ids[t+1] | ids[0..t])')
+    .requiredOption('--out <file>', 'the F32 safetensors file to write (same tensor names as the checkpoint)')
+    .option('--threads <n>', 'worker threads (default: all cores)')
+    .action(async (options: { model: string; ids: string; mask: string; weights: string; out: string; threads?: string }) => {
+      const ids = parseIntegerListFlag('--ids', options.ids);
+      const mask = parseNumberListFlag('--mask', options.mask);
+      const weights = parseNumberListFlag('--weights', options.weights);
+      if (ids.length < 2) throw new ConfigError(`--ids needs at least 2 tokens, got ${ids.length}`);
+      if (mask.length !== ids.length - 1) {
+        throw new ConfigError(`--mask has ${mask.length} entries but --ids has ${ids.length} tokens; it needs ${ids.length - 1} (one per next-token prediction)`);
+      }
+      if (weights.length !== ids.length - 1) {
+        throw new ConfigError(`--weights has ${weights.length} entries but --ids has ${ids.length} tokens; it needs ${ids.length - 1} (one per next-token prediction)`);
+      }
+      const threads = options.threads === undefined ? 0 : parseIntegerFlag('--threads', options.threads, 1);
+      const trainer = Trainer.open(options.model, { threads });
+      const coef = mask.map((m, t) => m * weights[t]);
+      const result = await trainer.accumulate('sft', [{ tokens: ids, coef }]);
+      trainer.saveGradients(options.out);
+      process.stdout.write(JSON.stringify({ loss: result.loss, tokens: result.tokens }) + '\n');
     });
 }

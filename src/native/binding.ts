@@ -89,6 +89,131 @@ export interface NativeMachineLimits {
   threads: number;
 }
 
+/** Limits of a native Engine (all optional; see src/native/engine.ts). */
+export interface NativeEngineOptions {
+  blockSize?: number;
+  numBlocks?: number;
+  kvCacheBytes?: number;
+  maxContext?: number;
+  maxSequences?: number;
+  maxBatchTokens?: number;
+}
+
+/** One generation request as the native engine takes it. */
+export interface NativeGenerateOptions {
+  maxNew: number;
+  stopTokenIds: Int32Array;
+  temperature: number;
+  seed: bigint | number;
+  draws?: number;
+}
+
+/** A finished generation piece (or score: logprobs only). */
+export interface NativeEngineResult {
+  id: number;
+  finish: 'stop' | 'length' | 'context' | 'cancelled';
+  tokens: Int32Array;
+  logprobs: Float32Array;
+  drawTokens: Int32Array;
+  drawLogprobs: Float32Array;
+  policyVersion: number;
+}
+
+/** What the engine reports about itself. */
+export interface NativeEngineStats {
+  vocabSize: number;
+  maxSequences: number;
+  maxBatchTokens: number;
+  maxContext: number;
+  blockSize: number;
+  running: number;
+  waiting: number;
+  idle: number;
+  openSequences: number;
+  preemptions: number;
+  kvBlocksUsed: number;
+  kvBlocksTotal: number;
+  steps: number;
+  generatedTokens: number;
+  processedTokens: number;
+  busySeconds: number;
+  tokensPerSecond: number;
+  policyVersion: number;
+}
+
+/** native Engine: the shared inference server (native/engine). */
+export interface NativeEngine {
+  openSequence(): number;
+  append(sequence: number, tokens: Int32Array): void;
+  generate(sequence: number, options: NativeGenerateOptions): { id: number; promise: Promise<NativeEngineResult> };
+  cancel(requestId: number): void;
+  release(sequence: number): void;
+  score(tokens: Int32Array): Promise<NativeEngineResult>;
+  loadWeights(directory: string): number;
+  stats(): NativeEngineStats;
+  close(): void;
+}
+
+/** Options of a native Trainer (all optional; see src/native/trainer.ts). */
+export interface NativeTrainerOptions {
+  lr?: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  weightDecay?: number;
+  maxGradNorm?: number;
+  warmupSteps?: number;
+  icepopLow?: number;
+  icepopHigh?: number;
+  threads?: number;
+}
+
+/** One packed micro-batch: coef[t] (and oldLogprobs[t]) weight log p(tokens[t+1] | its sequence up to t). */
+export interface NativeTrainBatch {
+  kind: 'sft' | 'pg';
+  tokens: Int32Array;
+  seqLengths?: Int32Array;
+  coef: Float32Array;
+  oldLogprobs?: Float32Array;
+  /** Score centering (pg only): K draws per token, [T × K], token −1 for none. */
+  numDraws?: number;
+  drawTokens?: Int32Array;
+  drawLogprobs?: Float32Array;
+}
+
+/** Per-micro-batch diagnostics of the loss. */
+export interface NativeTrainDiagnostics {
+  loss: number;
+  tokens: number;
+  meanRatio: number;
+  fractionMasked: number;
+  meanEntropy: number;
+  meanLogprob: number;
+  centering: number;
+  meanDrawWeight: number;
+}
+
+/** One f32 tensor under its checkpoint name. */
+export interface NativeNamedTensor {
+  name: string;
+  shape: number[];
+  data: Float32Array;
+}
+
+/** native Trainer: f32 master weights, gradients, AdamW and checkpoints (native/train). */
+export interface NativeTrainer {
+  accumulate(batch: NativeTrainBatch): Promise<NativeTrainDiagnostics>;
+  step(): { gradNorm: number; lr: number; step: number };
+  zeroGrad(): void;
+  save(directory: string, runConfigJson?: string): void;
+  load(directory: string): void;
+  saveGradients(path: string): void;
+  stepCount(): number;
+  setLr(lr: number): void;
+  tensors(): NativeNamedTensor[];
+  gradients(): NativeNamedTensor[];
+}
+
 /** The functions and classes exported by s3_native.node. */
 export interface NativeBinding {
   systemInfo(): NativeSystemInfo;
@@ -97,4 +222,7 @@ export interface NativeBinding {
   benchForward(model: NativeModel, options: { sequences: number; tokens: number; repetitions: number }): NativeBenchFigures;
   benchDecode(model: NativeModel, options: { sequences: number; context: number; repetitions: number }): NativeBenchFigures;
   machineLimits(): NativeMachineLimits;
+  Engine: new (directory: string, options?: NativeEngineOptions) => NativeEngine;
+  Trainer: new (directory: string, options?: NativeTrainerOptions) => NativeTrainer;
+  sampleLogits(logits: Float32Array, temperature: number, seed: bigint | number, tokenIndex: number, numDraws: number): { tokens: Int32Array; logprobs: Float32Array };
 }

@@ -1,4 +1,4 @@
-// `swarm run`: one live episode with scripted or garbage agents, a summary, and an optional trace.
+// `swarm run`: one live episode with scripted, garbage or model agents, a summary, and an optional trace.
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -33,9 +33,20 @@ describe('swarm run', () => {
     expect(run(['--task', 'exploration', '--n', '3', '--seed', '9']).stdout).toBe(run(['--task', 'exploration', '--n', '3', '--seed', '9']).stdout);
   });
 
-  it('refuses --model until the inference engine exists', () => {
+  it('runs a team of a Qwen3 checkpoint through the inference engine with --model', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 's3-run-model-'));
+    const init = spawnSync(process.execPath, [swarm, 'model', 'init', '--shape', 'small', '--seed', '1', '--out', dir], { encoding: 'utf8' });
+    expect(init.status).toBe(0);
+    const result = run(['--task', 'aggregation', '--n', '2', '--model', dir, '--allowance', '64']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^outcome: (SUCCESS|failure)/m);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses --model without a tokenizer.json', () => {
     const result = run(['--task', 'aggregation', '--model', '/tmp/nowhere']);
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/inference engine/);
+    expect(result.stderr).toMatch(/no tokenizer\.json/);
   });
 });

@@ -1,0 +1,38 @@
+// attention_backward: causal grouped-query attention over packed sequences for training, f32.
+// Tokens [T] hold several sequences back to back; seq_begins[0..n_seq] (seq_begins[0] = 0,
+// seq_begins[n_seq] = T) mark them, and a token attends only to itself and earlier tokens of its
+// own sequence. Layouts: q, out [T × NH × HD]; k, v [T × NKV × HD]; lse [T × NH] (the log of each
+// softmax denominator, in units of the scaled scores). Flash-style: no T × T matrix is ever
+// stored; queries go in blocks of `block` rows (scores [block × keys so far] through the SIMD
+// matmul kernels) and the backward recomputes the probabilities from q, k and lse.
+// The *_rowwise variants are the plain one-query-at-a-time reference the tests compare against.
+#pragma once
+
+#include <cstdint>
+
+#include "core/thread_pool.h"
+
+namespace s3::cpu {
+
+struct PackedAttentionShape {
+  int64_t T = 0, NH = 0, NKV = 0, HD = 0;
+  const int64_t* seq_begins = nullptr;
+  int64_t n_seq = 0;
+  int64_t block = 64;  // query rows per block
+};
+
+void causal_attention_train_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                                    const PackedAttentionShape& shape, ThreadPool& pool);
+
+// dq [T×NH×HD], dk, dv [T×NKV×HD] overwritten.
+void causal_attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
+                               const float* q, const float* k, const float* v, const PackedAttentionShape& shape,
+                               ThreadPool& pool);
+
+void causal_attention_train_forward_rowwise(float* out, float* lse, const float* q, const float* k, const float* v,
+                                            const PackedAttentionShape& shape, ThreadPool& pool);
+void causal_attention_backward_rowwise(float* dq, float* dk, float* dv, const float* dout, const float* out,
+                                       const float* lse, const float* q, const float* k, const float* v,
+                                       const PackedAttentionShape& shape, ThreadPool& pool);
+
+}  // namespace s3::cpu

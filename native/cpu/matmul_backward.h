@@ -1,0 +1,16 @@
+// matmul_backward: the backward of a linear layer out[M×N] = inp[M×K] · Wᵀ (W [N×K], f32).
+#pragma once
+
+#include <cstdint>
+
+#include "core/thread_pool.h"
+
+namespace s3::cpu {
+
+// dinp[M×K] = dout[M×N] · W (overwritten; skipped when dinp is null);
+// dweight[N×K] += doutᵀ · inp (accumulated; skipped when dweight is null).
+// Both go through the SIMD matmul_forward on transposed copies; deterministic for a given pool.
+void matmul_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight, int64_t M,
+                     int64_t N, int64_t K, ThreadPool& pool);
+
+}  // namespace s3::cpu

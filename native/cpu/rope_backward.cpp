@@ -1,0 +1,21 @@
+#include "cpu/rope_backward.h"
+
+namespace s3::cpu {
+
+void rope_backward(float* dx, const float* cos, const float* sin, int64_t T, int64_t NH, int64_t HD) {
+  const int64_t half = HD / 2;
+  for (int64_t t = 0; t < T; t++) {
+    const float* c = cos + t * half;
+    const float* s = sin + t * half;
+    for (int64_t h = 0; h < NH; h++) {
+      float* head = dx + (t * NH + h) * HD;
+      for (int64_t j = 0; j < half; j++) {
+        const float first = head[j], second = head[j + half];
+        head[j] = first * c[j] + second * s[j];
+        head[j + half] = second * c[j] - first * s[j];
+      }
+    }
+  }
+}
+
+}  // namespace s3::cpu

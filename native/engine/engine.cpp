@@ -1,0 +1,401 @@
+// engine.cpp: the scheduler thread, request bookkeeping and sampling; see engine.h.
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+
+namespace s3::engine {
+namespace {
+
+int64_t bytes_per_block(const model::Qwen3Config& c, int64_t block_size) {
+  return c.num_hidden_layers * c.num_key_value_heads * block_size * c.head_dim * 2 * int64_t(sizeof(float));
+}
+
+int64_t resolve_num_blocks(const model::Qwen3Config& c, const EngineOptions& o) {
+  if (o.block_size <= 0 || o.block_size % 16 != 0) {
+    throw std::invalid_argument("Engine: blockSize must be a positive multiple of 16, got " + std::to_string(o.block_size));
+  }
+  if (o.num_blocks < 0) throw std::invalid_argument("Engine: numBlocks must not be negative");
+  return o.num_blocks > 0 ? o.num_blocks : std::max<int64_t>(1, o.kv_cache_bytes / bytes_per_block(c, o.block_size));
+}
+
+int64_t resolve_max_context(const model::Qwen3Config& c, const EngineOptions& o, int64_t num_blocks) {
+  const int64_t cache_positions = num_blocks * o.block_size;
+  if (o.max_context < 0) throw std::invalid_argument("Engine: maxContext must not be negative");
+  if (o.max_context > c.max_position_embeddings) {
+    throw std::invalid_argument("Engine: maxContext " + std::to_string(o.max_context) + " is past the model's " +
+                                std::to_string(c.max_position_embeddings) + " positions");
+  }
+  if (o.max_context > cache_positions) {
+    throw std::invalid_argument("Engine: maxContext " + std::to_string(o.max_context) + " does not fit the KV cache of " +
+                                std::to_string(cache_positions) + " positions; raise numBlocks");
+  }
+  return o.max_context > 0 ? o.max_context : std::min(c.max_position_embeddings, cache_positions);
+}
+
+}  // namespace
+
+Engine::Engine(std::shared_ptr<const model::Qwen3Weights> weights, EngineOptions options, ResultCallback on_result, ThreadPool& pool)
+    : config_(weights->config()),
+      options_(options),
+      on_result_(std::move(on_result)),
+      pool_(pool),
+      weights_(std::move(weights)),
+      blocks_(resolve_num_blocks(config_, options_), options_.block_size),
+      scheduler_(blocks_, options_.limits),
+      cache_(config_, options_.block_size, blocks_.num_blocks()) {
+  max_context_ = resolve_max_context(config_, options_, blocks_.num_blocks());
+  thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() { close(); }
+
+void Engine::close() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Engine::check_tokens(const int32_t* tokens, int64_t count) const {
+  for (int64_t i = 0; i < count; i++) {
+    if (tokens[i] < 0 || tokens[i] >= config_.vocab_size) {
+      throw std::out_of_range("token " + std::to_string(i) + " is " + std::to_string(tokens[i]) + ", outside the vocabulary [0, " +
+                              std::to_string(config_.vocab_size) + ")");
+    }
+  }
+}
+
+Sequence& Engine::live_sequence_locked(uint64_t id) {
+  if (closed_) throw std::logic_error("the engine is closed");
+  auto it = sequences_.find(id);
+  if (it == sequences_.end() || it->second->released) {
+    throw std::invalid_argument("sequence " + std::to_string(id) + " is unknown or released");
+  }
+  return *it->second;
+}
+
+uint64_t Engine::open_sequence() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (closed_) throw std::logic_error("the engine is closed");
+  auto sequence = std::make_unique<Sequence>();
+  sequence->id = next_id_++;
+  const uint64_t id = sequence->id;
+  sequences_.emplace(id, std::move(sequence));
+  return id;
+}
+
+void Engine::append(uint64_t id, const int32_t* tokens, int64_t count) {
+  check_tokens(tokens, count);
+  std::lock_guard<std::mutex> lock(mutex_);
+  Sequence& s = live_sequence_locked(id);
+  if (s.request != nullptr) throw std::invalid_argument("sequence " + std::to_string(id) + " has a generation in progress");
+  if (int64_t(s.tokens.size()) + count > max_context_) {
+    throw std::out_of_range("sequence " + std::to_string(id) + " would hold " + std::to_string(int64_t(s.tokens.size()) + count) +
+                            " tokens, past the context limit of " + std::to_string(max_context_));
+  }
+  s.tokens.insert(s.tokens.end(), tokens, tokens + count);
+}
+
+uint64_t Engine::generate(uint64_t id, GenerateParams params) {
+  if (params.max_new < 1 || params.max_new > kMaxPieceTokens) {
+    throw std::out_of_range("maxNew must be in [1, " + std::to_string(kMaxPieceTokens) + "], got " + std::to_string(params.max_new));
+  }
+  if (!(params.temperature >= 0.0f) || params.temperature > 1e6f) throw std::out_of_range("temperature must be a finite number ≥ 0");
+  if (params.draws < 0 || params.draws > kMaxExtraDraws) {
+    throw std::out_of_range("draws must be in [0, " + std::to_string(kMaxExtraDraws) + "], got " + std::to_string(params.draws));
+  }
+  std::vector<EngineResult> immediate;
+  uint64_t request_id;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Sequence& s = live_sequence_locked(id);
+    if (s.request != nullptr) throw std::invalid_argument("sequence " + std::to_string(id) + " already has a generation in progress");
+    if (s.tokens.empty()) throw std::invalid_argument("sequence " + std::to_string(id) + " is empty: append context before generating");
+    auto request = std::make_unique<Request>();
+    request->id = request_id = next_id_++;
+    request->sequence = &s;
+    request->params = std::move(params);
+    s.request = request.get();
+    if (int64_t(s.tokens.size()) >= max_context_) {
+      // Nothing fits: the piece ends at once, without a forward pass.
+      EngineResult r;
+      r.request_id = request_id;
+      r.finish = Finish::Context;
+      r.policy_version = version_;
+      s.request = nullptr;
+      immediate.push_back(std::move(r));
+    } else {
+      requests_.emplace(request_id, std::move(request));
+      scheduler_.enqueue(&s);
+    }
+  }
+  wake_.notify_all();
+  for (EngineResult& r : immediate) on_result_(std::move(r));
+  return request_id;
+}
+
+void Engine::cancel(uint64_t request) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = requests_.find(request);
+    if (it == requests_.end()) return;
+    it->second->cancelled = true;
+  }
+  wake_.notify_all();
+}
+
+void Engine::release(uint64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) return;  // close() freed everything already
+    Sequence& s = live_sequence_locked(id);
+    s.released = true;
+    if (s.request != nullptr) s.request->cancelled = true;
+    released_.push_back(id);
+  }
+  wake_.notify_all();
+}
+
+uint64_t Engine::score(std::vector<int32_t> tokens) {
+  check_tokens(tokens.data(), int64_t(tokens.size()));
+  if (tokens.size() < 2) throw std::invalid_argument("score needs at least 2 tokens");
+  if (int64_t(tokens.size()) > max_context_) {
+    throw std::out_of_range("score: " + std::to_string(tokens.size()) + " tokens are past the context limit of " + std::to_string(max_context_));
+  }
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) throw std::logic_error("the engine is closed");
+    id = next_id_++;
+    scores_.push_back({id, std::move(tokens)});
+  }
+  wake_.notify_all();
+  return id;
+}
+
+int64_t Engine::swap_weights(std::shared_ptr<const model::Qwen3Weights> weights) {
+  const model::Qwen3Config& c = weights->config();
+  if (c.hidden_size != config_.hidden_size || c.num_hidden_layers != config_.num_hidden_layers ||
+      c.num_attention_heads != config_.num_attention_heads || c.num_key_value_heads != config_.num_key_value_heads ||
+      c.head_dim != config_.head_dim || c.intermediate_size != config_.intermediate_size || c.vocab_size != config_.vocab_size) {
+    throw std::invalid_argument("swap_weights: the new weights have a different shape than the engine's model");
+  }
+  int64_t version;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) throw std::logic_error("the engine is closed");
+    next_weights_ = std::move(weights);
+    version = version_ + 1;
+  }
+  wake_.notify_all();
+  return version;
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return EngineStats{options_.limits.max_sequences, options_.limits.max_batch_tokens, max_context_, options_.block_size,
+                     scheduler_.num_running(), scheduler_.num_waiting(), scheduler_.num_idle(), int64_t(sequences_.size()),
+                     scheduler_.num_preemptions(), blocks_.num_used(), blocks_.num_blocks(), steps_, generated_, processed_,
+                     busy_seconds_, version_};
+}
+
+bool Engine::has_work_locked() const {
+  return !requests_.empty() || !scores_.empty() || !released_.empty() || next_weights_ != nullptr;
+}
+
+void Engine::end_request_locked(Request* request, Finish finish, std::vector<EngineResult>& out) {
+  Sequence* s = request->sequence;
+  EngineResult r;
+  r.request_id = request->id;
+  r.finish = finish;
+  r.tokens = std::move(request->tokens);
+  r.logprobs = std::move(request->logprobs);
+  r.draw_tokens = std::move(request->draw_tokens);
+  r.draw_logprobs = std::move(request->draw_logprobs);
+  r.policy_version = request->policy_version >= 0 ? request->policy_version : version_;
+  out.push_back(std::move(r));
+  s->request = nullptr;
+  scheduler_.finish(s);
+  requests_.erase(request->id);
+}
+
+void Engine::reap_locked(std::vector<EngineResult>& out) {
+  std::vector<Request*> cancelled;
+  for (auto& [id, request] : requests_) {
+    if (request->cancelled) cancelled.push_back(request.get());
+  }
+  for (Request* request : cancelled) end_request_locked(request, Finish::Cancelled, out);
+  for (uint64_t id : released_) {
+    auto it = sequences_.find(id);
+    scheduler_.drop(it->second.get());
+    sequences_.erase(it);
+  }
+  released_.clear();
+}
+
+void Engine::run_batch(const std::vector<ScheduledChunk>& batch, const model::Qwen3Weights& weights, StepOutput& output) {
+  std::vector<int32_t> tokens;
+  std::vector<cpu::AttentionSequence> sequences;
+  std::vector<int64_t> rows;
+  std::vector<const ScheduledChunk*> sampled;
+  for (const ScheduledChunk& chunk : batch) {
+    const Sequence& s = *chunk.sequence;
+    tokens.insert(tokens.end(), s.tokens.begin() + chunk.start, s.tokens.begin() + chunk.start + chunk.length);
+    sequences.push_back({chunk.start, chunk.length, s.block_table.data(), int64_t(s.block_table.size())});
+    if (chunk.sample) {
+      rows.push_back(int64_t(tokens.size()) - 1);
+      sampled.push_back(&chunk);
+    }
+  }
+  const int64_t V = config_.vocab_size;
+  int64_t width = 1;
+  for (const ScheduledChunk* chunk : sampled) width = std::max(width, 1 + chunk->sequence->request->params.draws);
+  logits_.resize(rows.size() * size_t(V));
+  output.draws.assign(sampled.size() * size_t(width), cpu::TokenDraw{0, 0.0f});
+  try {
+    const model::Qwen3Batch forward{tokens.data(), sequences.data(), int64_t(sequences.size()), rows.data(), int64_t(rows.size())};
+    model::qwen3_forward(weights, forward, cache_, workspace_, logits_.data(), pool_);
+    pool_.parallel_for(sampled.size(), [&](size_t begin, size_t end, size_t) {
+      for (size_t i = begin; i < end; i++) {
+        const Request& request = *sampled[i]->sequence->request;
+        const uint64_t token_index = uint64_t(sampled[i]->start + sampled[i]->length);
+        cpu::sample_forward(&output.draws[i * size_t(width)], 1 + request.params.draws, &logits_[i * size_t(V)], V,
+                            request.params.temperature, request.params.seed, token_index);
+      }
+    });
+  } catch (const std::exception& e) {
+    output.error = e.what();
+  }
+}
+
+EngineResult Engine::run_score(const ScoreJob& job, const model::Qwen3Weights& weights) {
+  EngineResult r;
+  r.request_id = job.id;
+  const int64_t T = int64_t(job.tokens.size()), V = config_.vocab_size;
+  try {
+    model::KvCache cache(config_, (T + 15) / 16 * 16, 1);
+    const int32_t table[] = {0};
+    const cpu::AttentionSequence seq{0, T, table, 1};
+    std::vector<int64_t> rows(size_t(T - 1));
+    for (int64_t i = 0; i < T - 1; i++) rows[size_t(i)] = i;
+    std::vector<float> logits(size_t((T - 1) * V));
+    model::Qwen3Workspace workspace;
+    model::qwen3_forward(weights, {job.tokens.data(), &seq, 1, rows.data(), T - 1}, cache, workspace, logits.data(), pool_);
+    r.logprobs.resize(size_t(T - 1));
+    for (int64_t i = 0; i < T - 1; i++) r.logprobs[size_t(i)] = cpu::token_logprob(&logits[size_t(i * V)], V, job.tokens[size_t(i + 1)]);
+  } catch (const std::exception& e) {
+    r.finish = Finish::Error;
+    r.error = e.what();
+  }
+  return r;
+}
+
+void Engine::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return closed_ || has_work_locked(); });
+    std::vector<EngineResult> done;
+    if (closed_) {
+      std::vector<Request*> pending;
+      for (auto& [id, request] : requests_) pending.push_back(request.get());
+      for (Request* request : pending) end_request_locked(request, Finish::Cancelled, done);
+      for (ScoreJob& job : scores_) {
+        EngineResult r;
+        r.request_id = job.id;
+        r.finish = Finish::Error;
+        r.error = "the engine was closed before the score ran";
+        done.push_back(std::move(r));
+      }
+      scores_.clear();
+      lock.unlock();
+      for (EngineResult& r : done) on_result_(std::move(r));
+      return;
+    }
+    reap_locked(done);
+    if (next_weights_ != nullptr) {
+      weights_ = std::move(next_weights_);
+      version_++;
+    }
+    const std::shared_ptr<const model::Qwen3Weights> weights = weights_;
+    const int64_t version = version_;
+    const std::vector<ScheduledChunk> batch = scheduler_.schedule();
+    std::vector<ScoreJob> scores;  // one per step, so scoring never stalls generation for long
+    if (!scores_.empty()) {
+      scores.push_back(std::move(scores_.front()));
+      scores_.pop_front();
+    }
+    lock.unlock();
+
+    for (EngineResult& r : done) on_result_(std::move(r));
+    done.clear();
+    const auto t0 = std::chrono::steady_clock::now();
+    StepOutput output;
+    if (!batch.empty()) run_batch(batch, *weights, output);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const ScoreJob& job : scores) {
+      EngineResult r = run_score(job, *weights);
+      r.policy_version = version;
+      done.push_back(std::move(r));
+    }
+
+    lock.lock();
+    if (!batch.empty()) {
+      steps_++;
+      busy_seconds_ += seconds;
+      int64_t width = 1;
+      for (const ScheduledChunk& chunk : batch) {
+        if (chunk.sample) width = std::max(width, 1 + chunk.sequence->request->params.draws);
+      }
+      size_t sampled = 0;
+      for (const ScheduledChunk& chunk : batch) {
+        Sequence& s = *chunk.sequence;
+        Request& request = *s.request;
+        if (!output.error.empty()) {
+          end_request_locked(&request, Finish::Error, done);
+          done.back().error = output.error;
+          continue;
+        }
+        s.num_cached += chunk.length;
+        processed_ += chunk.length;
+        if (!chunk.sample) continue;
+        const cpu::TokenDraw* draws = &output.draws[sampled++ * size_t(width)];
+        if (request.cancelled) continue;  // reaped at the next step with the tokens so far
+        if (request.policy_version < 0) request.policy_version = version;
+        s.tokens.push_back(draws[0].token);
+        request.tokens.push_back(draws[0].token);
+        request.logprobs.push_back(draws[0].logprob);
+        for (int64_t k = 1; k <= request.params.draws; k++) {
+          request.draw_tokens.push_back(draws[k].token);
+          request.draw_logprobs.push_back(draws[k].logprob);
+        }
+        generated_++;
+        const auto& stops = request.params.stop_tokens;
+        if (std::find(stops.begin(), stops.end(), draws[0].token) != stops.end()) {
+          end_request_locked(&request, Finish::Stop, done);
+        } else if (int64_t(request.tokens.size()) >= request.params.max_new) {
+          end_request_locked(&request, Finish::Length, done);
+        } else if (int64_t(s.tokens.size()) >= max_context_) {
+          end_request_locked(&request, Finish::Context, done);
+        }
+      }
+    }
+    if (!done.empty()) {
+      lock.unlock();
+      for (EngineResult& r : done) on_result_(std::move(r));
+      lock.lock();
+    } else if (batch.empty() && scores.empty() && !requests_.empty()) {
+      // The scheduler always admits the queue's front when nothing runs, so this is not expected;
+      // should it happen, sleep briefly rather than spin.
+      wake_.wait_for(lock, std::chrono::milliseconds(1));
+    }
+  }
+}
+
+}  // namespace s3::engine

@@ -1,0 +1,146 @@
+// engine.h: the in-process inference server shared by every agent (ARCHITECTURE.md). Callers
+// open sequences that live as long as their agent, append context to them and ask for generation
+// pieces; one scheduler thread gathers every pending request into continuously batched forward
+// passes (scheduler.h) over a paged KV cache that is kept between pieces, so a continuing agent
+// never re-prefills its history unless it was preempted. Every sample is keyed by (seed, token
+// index, draw index), so batching order and limits never change a token. Results are handed to
+// `on_result` on the scheduler thread. New weights are swapped in between batches without
+// dropping sequences; cached keys and values computed by older weights are kept.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "cpu/sampling.h"
+#include "engine/block_manager.h"
+#include "engine/scheduler.h"
+#include "engine/sequence.h"
+#include "model/kv_cache.h"
+#include "model/qwen3_forward.h"
+#include "model/qwen3_weights.h"
+
+namespace s3::engine {
+
+struct EngineOptions {
+  int64_t block_size = 16;          // positions per KV block, a multiple of 16
+  int64_t num_blocks = 0;           // 0: as many as kv_cache_bytes holds
+  int64_t kv_cache_bytes = int64_t(1) << 30;
+  int64_t max_context = 0;          // 0: the model's max_position_embeddings, capped by the cache
+  SchedulerLimits limits;
+};
+
+// A finished generation piece or score.
+struct EngineResult {
+  uint64_t request_id = 0;
+  Finish finish = Finish::Stop;
+  std::vector<int32_t> tokens;
+  std::vector<float> logprobs;        // of tokens; for a score, of tokens[1..] given their prefix
+  std::vector<int32_t> draw_tokens;
+  std::vector<float> draw_logprobs;
+  int64_t policy_version = 0;
+  std::string error;                  // Finish::Error only
+};
+
+struct EngineStats {
+  int64_t max_sequences, max_batch_tokens, max_context, block_size;
+  int64_t running, waiting, idle, open_sequences, preemptions;
+  int64_t kv_blocks_used, kv_blocks_total;
+  int64_t steps, generated_tokens, processed_tokens;
+  double busy_seconds;
+  int64_t policy_version;
+};
+
+class Engine {
+ public:
+  using ResultCallback = std::function<void(EngineResult&&)>;
+
+  // Starts the scheduler thread. Throws std::invalid_argument for inconsistent options (for
+  // example a cache too small for one sequence of max_context).
+  Engine(std::shared_ptr<const model::Qwen3Weights> weights, EngineOptions options, ResultCallback on_result, ThreadPool& pool);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const model::Qwen3Config& config() const { return config_; }
+  int64_t max_context() const { return max_context_; }
+
+  // Every call below throws std::logic_error once the engine is closed, std::out_of_range for a
+  // token outside the vocabulary or a history past max_context, and std::invalid_argument for an
+  // unknown or released sequence or bad parameters; nothing changes when one throws.
+  uint64_t open_sequence();
+  // Context tokens, processed lazily by the next generate. Not while a request runs on it.
+  void append(uint64_t sequence, const int32_t* tokens, int64_t count);
+  // A generation piece; its result comes through on_result with the returned request id.
+  uint64_t generate(uint64_t sequence, GenerateParams params);
+  // The request ends with Finish::Cancelled and the tokens so far. Unknown or finished ids are ignored.
+  void cancel(uint64_t request);
+  // Forgets the sequence and frees its cache; a running request on it ends Cancelled. A no-op
+  // once the engine is closed.
+  void release(uint64_t sequence);
+  // Log-probs of tokens[1..] each given its prefix, under the current weights (a scratch cache).
+  uint64_t score(std::vector<int32_t> tokens);
+  // Swaps the weights between batches; returns the new version. Same shape required.
+  int64_t swap_weights(std::shared_ptr<const model::Qwen3Weights> weights);
+  EngineStats stats() const;
+  // Ends every pending generation as Cancelled (and fails pending scores), stops the thread.
+  // Idempotent.
+  void close();
+
+ private:
+  struct ScoreJob {
+    uint64_t id;
+    std::vector<int32_t> tokens;
+  };
+  struct StepOutput {
+    std::vector<cpu::TokenDraw> draws;  // per sampled chunk, 1 + K
+    std::string error;
+  };
+
+  void loop();
+  bool has_work_locked() const;
+  Sequence& live_sequence_locked(uint64_t id);
+  void check_tokens(const int32_t* tokens, int64_t count) const;
+  void end_request_locked(Request* request, Finish finish, std::vector<EngineResult>& out);
+  void reap_locked(std::vector<EngineResult>& out);
+  void run_batch(const std::vector<ScheduledChunk>& batch, const model::Qwen3Weights& weights, StepOutput& output);
+  EngineResult run_score(const ScoreJob& job, const model::Qwen3Weights& weights);
+
+  model::Qwen3Config config_;
+  EngineOptions options_;
+  int64_t max_context_ = 0;
+  ResultCallback on_result_;
+  ThreadPool& pool_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool closed_ = false;
+  std::shared_ptr<const model::Qwen3Weights> weights_;
+  std::shared_ptr<const model::Qwen3Weights> next_weights_;
+  int64_t version_ = 0;
+  uint64_t next_id_ = 1;
+  std::unordered_map<uint64_t, std::unique_ptr<Sequence>> sequences_;
+  std::unordered_map<uint64_t, std::unique_ptr<Request>> requests_;
+  std::deque<ScoreJob> scores_;
+  std::vector<uint64_t> released_;  // released sequences the scheduler thread still has to free
+  BlockManager blocks_;
+  Scheduler scheduler_;
+  int64_t steps_ = 0, generated_ = 0, processed_ = 0;
+  double busy_seconds_ = 0;
+
+  // Owned by the scheduler thread.
+  model::KvCache cache_;
+  model::Qwen3Workspace workspace_;
+  std::vector<float> logits_;
+  std::thread thread_;
+};
+
+}  // namespace s3::engine

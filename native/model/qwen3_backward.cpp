@@ -1,0 +1,259 @@
+#include "model/qwen3_backward.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "cpu/attention_backward.h"
+#include "cpu/embedding_backward.h"
+#include "cpu/matmul.h"
+#include "cpu/matmul_backward.h"
+#include "cpu/matrix_view.h"
+#include "cpu/rmsnorm.h"
+#include "cpu/rmsnorm_backward.h"
+#include "cpu/rope.h"
+#include "cpu/rope_backward.h"
+#include "cpu/swiglu.h"
+#include "cpu/swiglu_backward.h"
+
+namespace s3::model {
+
+Qwen3ParamLayout Qwen3ParamLayout::make(const Qwen3Config& c) {
+  Qwen3ParamLayout layout;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
+    size_t count = 1;
+    for (int64_t d : shape) count *= size_t(d);
+    layout.entries.push_back({name, std::move(shape), layout.total, count});
+    layout.total += count;
+    return layout.entries.back().offset;
+  };
+  const int64_t C = c.hidden_size, I = c.intermediate_size;
+  layout.embed = add("model.embed_tokens.weight", {c.vocab_size, C});
+  for (int64_t l = 0; l < c.num_hidden_layers; l++) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    Layer L{};
+    L.input_layernorm = add(p + "input_layernorm.weight", {C});
+    L.q_proj = add(p + "self_attn.q_proj.weight", {c.q_dim(), C});
+    L.k_proj = add(p + "self_attn.k_proj.weight", {c.kv_dim(), C});
+    L.v_proj = add(p + "self_attn.v_proj.weight", {c.kv_dim(), C});
+    L.q_norm = add(p + "self_attn.q_norm.weight", {c.head_dim});
+    L.k_norm = add(p + "self_attn.k_norm.weight", {c.head_dim});
+    L.o_proj = add(p + "self_attn.o_proj.weight", {C, c.q_dim()});
+    L.post_attention_layernorm = add(p + "post_attention_layernorm.weight", {C});
+    L.gate_proj = add(p + "mlp.gate_proj.weight", {I, C});
+    L.up_proj = add(p + "mlp.up_proj.weight", {I, C});
+    L.down_proj = add(p + "mlp.down_proj.weight", {C, I});
+    layout.layers.push_back(L);
+  }
+  layout.norm = add("model.norm.weight", {C});
+  layout.lm_head = c.tie_word_embeddings ? layout.embed : add("lm_head.weight", {c.vocab_size, C});
+  return layout;
+}
+
+std::vector<float> qwen3_params_from_weights(const Qwen3Weights& weights, const Qwen3ParamLayout& layout) {
+  const Qwen3Config& c = weights.config();
+  std::vector<float> params(layout.total);
+  auto matrix = [&](const cpu::MatrixView& view, size_t offset) {
+    for (int64_t r = 0; r < view.rows; r++) cpu::matrix_row_to_f32(view, r, params.data() + offset + size_t(r * view.cols));
+  };
+  auto vector = [&](const float* src, size_t offset, int64_t n) {
+    std::memcpy(params.data() + offset, src, size_t(n) * sizeof(float));
+  };
+  matrix(weights.embed_tokens(), layout.embed);
+  for (size_t l = 0; l < layout.layers.size(); l++) {
+    const Qwen3LayerWeights& w = weights.layers()[l];
+    const Qwen3ParamLayout::Layer& L = layout.layers[l];
+    vector(w.input_layernorm, L.input_layernorm, c.hidden_size);
+    matrix(w.q_proj, L.q_proj);
+    matrix(w.k_proj, L.k_proj);
+    matrix(w.v_proj, L.v_proj);
+    vector(w.q_norm, L.q_norm, c.head_dim);
+    vector(w.k_norm, L.k_norm, c.head_dim);
+    matrix(w.o_proj, L.o_proj);
+    vector(w.post_attention_layernorm, L.post_attention_layernorm, c.hidden_size);
+    matrix(w.gate_proj, L.gate_proj);
+    matrix(w.up_proj, L.up_proj);
+    matrix(w.down_proj, L.down_proj);
+  }
+  vector(weights.norm(), layout.norm, c.hidden_size);
+  if (!c.tie_word_embeddings) matrix(weights.lm_head(), layout.lm_head);
+  return params;
+}
+
+std::vector<NamedTensor> qwen3_param_tensors(const Qwen3ParamLayout& layout, const float* params) {
+  std::vector<NamedTensor> tensors;
+  for (const auto& e : layout.entries) tensors.push_back({e.name, DType::F32, e.shape, params + e.offset});
+  return tensors;
+}
+
+namespace {
+
+cpu::MatrixView view(const float* params, size_t offset, int64_t rows, int64_t cols) {
+  return cpu::MatrixView{params + offset, DType::F32, rows, cols, nullptr};
+}
+
+struct Dims {
+  int64_t T, C, NH, NKV, HD, QD, KD, I;
+  explicit Dims(const Qwen3Config& c, int64_t T_)
+      : T(T_), C(c.hidden_size), NH(c.num_attention_heads), NKV(c.num_key_value_heads), HD(c.head_dim),
+        QD(c.q_dim()), KD(c.kv_dim()), I(c.intermediate_size) {}
+};
+
+struct LayerActivations {
+  std::vector<float> h1, q_raw, k_raw, qr, kr, v, att, lse, xmid, h2, gate, up, act;
+  void resize(const Dims& d) {
+    const size_t T = size_t(d.T);
+    h1.resize(T * size_t(d.C));
+    q_raw.resize(T * size_t(d.QD));
+    k_raw.resize(T * size_t(d.KD));
+    qr.resize(T * size_t(d.QD));
+    kr.resize(T * size_t(d.KD));
+    v.resize(T * size_t(d.KD));
+    att.resize(T * size_t(d.QD));
+    lse.resize(T * size_t(d.NH));
+    xmid.resize(T * size_t(d.C));
+    h2.resize(T * size_t(d.C));
+    gate.resize(T * size_t(d.I));
+    up.resize(T * size_t(d.I));
+    act.resize(T * size_t(d.I));
+  }
+};
+
+cpu::PackedAttentionShape attention_shape(const Dims& d, const Qwen3TrainBatch& batch) {
+  return cpu::PackedAttentionShape{d.T, d.NH, d.NKV, d.HD, batch.seq_begins, batch.n_seq};
+}
+
+// One decoder layer: xout = layer(xin), keeping everything the backward needs in a.
+void layer_forward(const Qwen3Config& c, const Dims& d, const Qwen3ParamLayout::Layer& L, const float* params,
+                   const Qwen3TrainBatch& batch, const Qwen3TrainState& state, const float* xin, float* xout,
+                   LayerActivations& a, std::vector<float>& scratch, ThreadPool& pool) {
+  const float eps = c.rms_norm_eps;
+  cpu::rmsnorm_forward(a.h1.data(), xin, params + L.input_layernorm, d.T, d.C, eps);
+  cpu::matmul_forward(a.q_raw.data(), a.h1.data(), view(params, L.q_proj, d.QD, d.C), d.T, pool);
+  cpu::matmul_forward(a.k_raw.data(), a.h1.data(), view(params, L.k_proj, d.KD, d.C), d.T, pool);
+  cpu::matmul_forward(a.v.data(), a.h1.data(), view(params, L.v_proj, d.KD, d.C), d.T, pool);
+  cpu::rmsnorm_forward(a.qr.data(), a.q_raw.data(), params + L.q_norm, d.T * d.NH, d.HD, eps);
+  cpu::rmsnorm_forward(a.kr.data(), a.k_raw.data(), params + L.k_norm, d.T * d.NKV, d.HD, eps);
+  cpu::rope_forward(a.qr.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
+  cpu::rope_forward(a.kr.data(), state.cos.data(), state.sin.data(), d.T, d.NKV, d.HD);
+  cpu::causal_attention_train_forward(a.att.data(), a.lse.data(), a.qr.data(), a.kr.data(), a.v.data(),
+                                      attention_shape(d, batch), pool);
+  scratch.resize(size_t(d.T * d.C));
+  cpu::matmul_forward(scratch.data(), a.att.data(), view(params, L.o_proj, d.C, d.QD), d.T, pool);
+  for (size_t i = 0; i < size_t(d.T * d.C); i++) a.xmid[i] = xin[i] + scratch[i];
+  cpu::rmsnorm_forward(a.h2.data(), a.xmid.data(), params + L.post_attention_layernorm, d.T, d.C, eps);
+  cpu::matmul_forward(a.gate.data(), a.h2.data(), view(params, L.gate_proj, d.I, d.C), d.T, pool);
+  cpu::matmul_forward(a.up.data(), a.h2.data(), view(params, L.up_proj, d.I, d.C), d.T, pool);
+  cpu::swiglu_forward(a.act.data(), a.gate.data(), a.up.data(), d.T * d.I);
+  cpu::matmul_forward(scratch.data(), a.act.data(), view(params, L.down_proj, d.C, d.I), d.T, pool);
+  for (size_t i = 0; i < size_t(d.T * d.C); i++) xout[i] = a.xmid[i] + scratch[i];
+}
+
+void check_batch(const Qwen3Config& c, const Qwen3TrainBatch& batch) {
+  if (batch.T <= 0 || batch.n_seq <= 0 || batch.seq_begins[0] != 0 || batch.seq_begins[batch.n_seq] != batch.T) {
+    throw std::invalid_argument("qwen3 training batch: seq_begins must run from 0 to T");
+  }
+  for (int64_t s = 0; s < batch.n_seq; s++) {
+    if (batch.seq_begins[s + 1] <= batch.seq_begins[s]) throw std::invalid_argument("qwen3 training batch: empty sequence");
+    if (batch.seq_begins[s + 1] - batch.seq_begins[s] > c.max_position_embeddings) {
+      throw std::invalid_argument("qwen3 training batch: sequence longer than max_position_embeddings");
+    }
+  }
+  for (int64_t t = 0; t < batch.T; t++) {
+    if (batch.tokens[t] < 0 || batch.tokens[t] >= c.vocab_size) {
+      throw std::invalid_argument("qwen3 training batch: token " + std::to_string(batch.tokens[t]) + " out of range");
+    }
+  }
+}
+
+}  // namespace
+
+void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, const float* params,
+                         const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool) {
+  check_batch(c, batch);
+  const Dims d(c, batch.T);
+  const size_t TC = size_t(d.T * d.C);
+  const int64_t L = c.num_hidden_layers;
+  state.layer_inputs.resize(size_t(L + 1) * TC);
+  state.final_normed.resize(TC);
+  std::vector<int64_t> positions(size_t(d.T));
+  for (int64_t s = 0; s < batch.n_seq; s++) {
+    for (int64_t t = batch.seq_begins[s]; t < batch.seq_begins[s + 1]; t++) positions[size_t(t)] = t - batch.seq_begins[s];
+  }
+  state.cos.resize(size_t(d.T * d.HD / 2));
+  state.sin.resize(size_t(d.T * d.HD / 2));
+  cpu::rope_tables(state.cos.data(), state.sin.data(), positions.data(), d.T, d.HD, c.rope_theta);
+  float* x0 = state.layer_inputs.data();
+  for (int64_t t = 0; t < d.T; t++) {
+    std::memcpy(x0 + t * d.C, params + layout.embed + size_t(batch.tokens[t]) * size_t(d.C), size_t(d.C) * sizeof(float));
+  }
+  LayerActivations a;
+  a.resize(d);
+  std::vector<float> scratch;
+  for (int64_t l = 0; l < L; l++) {
+    layer_forward(c, d, layout.layers[size_t(l)], params, batch, state, x0 + size_t(l) * TC, x0 + size_t(l + 1) * TC, a,
+                  scratch, pool);
+  }
+  cpu::rmsnorm_forward(state.final_normed.data(), x0 + size_t(L) * TC, params + layout.norm, d.T, d.C, c.rms_norm_eps);
+}
+
+void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, const float* params, float* grads,
+                          const Qwen3TrainBatch& batch, const Qwen3TrainState& state, const float* d_final_normed,
+                          ThreadPool& pool) {
+  const Dims d(c, batch.T);
+  const size_t TC = size_t(d.T * d.C);
+  const int64_t L = c.num_hidden_layers;
+  const float eps = c.rms_norm_eps;
+  const float* x0 = state.layer_inputs.data();
+  std::vector<float> dx(TC), dxmid(TC), tmpC(TC), dh(TC), scratch;
+  std::vector<float> d_act(size_t(d.T * d.I)), dgate(size_t(d.T * d.I)), dup(size_t(d.T * d.I));
+  std::vector<float> datt(size_t(d.T * d.QD)), dq(size_t(d.T * d.QD)), dq_raw(size_t(d.T * d.QD));
+  std::vector<float> dk(size_t(d.T * d.KD)), dv(size_t(d.T * d.KD)), dk_raw(size_t(d.T * d.KD));
+  cpu::rmsnorm_backward(dx.data(), grads + layout.norm, d_final_normed, x0 + size_t(L) * TC, params + layout.norm, d.T,
+                        d.C, eps);
+  LayerActivations a;
+  a.resize(d);
+  const cpu::PackedAttentionShape shape = attention_shape(d, batch);
+  for (int64_t l = L - 1; l >= 0; l--) {
+    const Qwen3ParamLayout::Layer& W = layout.layers[size_t(l)];
+    const float* xin = x0 + size_t(l) * TC;
+    layer_forward(c, d, W, params, batch, state, xin, tmpC.data(), a, scratch, pool);  // recompute
+    // MLP: xout = xmid + down(swiglu(gate(h2), up(h2))), h2 = norm(xmid).
+    dxmid = dx;
+    cpu::matmul_backward(d_act.data(), grads + W.down_proj, dx.data(), a.act.data(), params + W.down_proj, d.T, d.C,
+                         d.I, pool);
+    cpu::swiglu_backward(dgate.data(), dup.data(), d_act.data(), a.gate.data(), a.up.data(), d.T * d.I);
+    cpu::matmul_backward(dh.data(), grads + W.gate_proj, dgate.data(), a.h2.data(), params + W.gate_proj, d.T, d.I,
+                         d.C, pool);
+    cpu::matmul_backward(tmpC.data(), grads + W.up_proj, dup.data(), a.h2.data(), params + W.up_proj, d.T, d.I, d.C,
+                         pool);
+    for (size_t i = 0; i < TC; i++) dh[i] += tmpC[i];
+    cpu::rmsnorm_backward(tmpC.data(), grads + W.post_attention_layernorm, dh.data(), a.xmid.data(),
+                          params + W.post_attention_layernorm, d.T, d.C, eps);
+    for (size_t i = 0; i < TC; i++) dxmid[i] += tmpC[i];
+    // Attention: xmid = xin + o_proj(attn(rope(qnorm(q)), rope(knorm(k)), v)), from h1 = norm(xin).
+    cpu::matmul_backward(datt.data(), grads + W.o_proj, dxmid.data(), a.att.data(), params + W.o_proj, d.T, d.C, d.QD,
+                         pool);
+    cpu::causal_attention_backward(dq.data(), dk.data(), dv.data(), datt.data(), a.att.data(), a.lse.data(),
+                                   a.qr.data(), a.kr.data(), a.v.data(), shape, pool);
+    cpu::rope_backward(dq.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
+    cpu::rope_backward(dk.data(), state.cos.data(), state.sin.data(), d.T, d.NKV, d.HD);
+    cpu::rmsnorm_backward(dq_raw.data(), grads + W.q_norm, dq.data(), a.q_raw.data(), params + W.q_norm, d.T * d.NH,
+                          d.HD, eps);
+    cpu::rmsnorm_backward(dk_raw.data(), grads + W.k_norm, dk.data(), a.k_raw.data(), params + W.k_norm, d.T * d.NKV,
+                          d.HD, eps);
+    cpu::matmul_backward(dh.data(), grads + W.q_proj, dq_raw.data(), a.h1.data(), params + W.q_proj, d.T, d.QD, d.C,
+                         pool);
+    cpu::matmul_backward(tmpC.data(), grads + W.k_proj, dk_raw.data(), a.h1.data(), params + W.k_proj, d.T, d.KD, d.C,
+                         pool);
+    for (size_t i = 0; i < TC; i++) dh[i] += tmpC[i];
+    cpu::matmul_backward(tmpC.data(), grads + W.v_proj, dv.data(), a.h1.data(), params + W.v_proj, d.T, d.KD, d.C,
+                         pool);
+    for (size_t i = 0; i < TC; i++) dh[i] += tmpC[i];
+    cpu::rmsnorm_backward(tmpC.data(), grads + W.input_layernorm, dh.data(), xin, params + W.input_layernorm, d.T, d.C,
+                          eps);
+    for (size_t i = 0; i < TC; i++) dx[i] = dxmid[i] + tmpC[i];
+  }
+  cpu::embedding_backward(grads + layout.embed, dx.data(), batch.tokens, d.T, d.C);
+}
+
+}  // namespace s3::model

@@ -1,0 +1,71 @@
+// qwen3_backward: the Qwen3 training path on f32 master parameters. A flat parameter buffer laid
+// out tensor by tensor under the checkpoint's names (Qwen3ParamLayout), a training forward over
+// packed sequences that keeps only each layer's input (activation checkpointing: the backward
+// recomputes one layer at a time), and the backward from the gradient of the final normed
+// hidden states down to every parameter. The LM head and the loss are fused elsewhere
+// (native/train/losses.h) so [T × V] logits are never materialized for the whole batch.
+// Gradients accumulate (+=) into a buffer of the same layout.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/qwen3_config.h"
+#include "model/qwen3_weights.h"
+
+namespace s3::model {
+
+struct Qwen3ParamLayout {
+  struct Entry {
+    std::string name;
+    std::vector<int64_t> shape;
+    size_t offset = 0;
+    size_t count = 0;
+  };
+  struct Layer {
+    size_t input_layernorm, q_proj, k_proj, v_proj, q_norm, k_norm, o_proj, post_attention_layernorm, gate_proj,
+        up_proj, down_proj;
+  };
+  std::vector<Entry> entries;  // checkpoint order: embed, layers, norm, lm_head (untied only)
+  std::vector<Layer> layers;
+  size_t embed = 0, norm = 0, lm_head = 0;  // lm_head == embed when tied
+  size_t total = 0;
+
+  static Qwen3ParamLayout make(const Qwen3Config& config);
+};
+
+// The weights (any stored dtype) as f32 in the layout.
+std::vector<float> qwen3_params_from_weights(const Qwen3Weights& weights, const Qwen3ParamLayout& layout);
+
+// Borrowed NamedTensor views (F32) of a parameter buffer, for Qwen3Weights::from_tensors or
+// write_safetensors.
+std::vector<NamedTensor> qwen3_param_tensors(const Qwen3ParamLayout& layout, const float* params);
+
+// Packed sequences: tokens [T]; seq_begins [n_seq + 1] with seq_begins[0] = 0 and
+// seq_begins[n_seq] = T; every sequence restarts at rotary position 0.
+struct Qwen3TrainBatch {
+  const int32_t* tokens = nullptr;
+  int64_t T = 0;
+  const int64_t* seq_begins = nullptr;
+  int64_t n_seq = 0;
+};
+
+struct Qwen3TrainState {
+  std::vector<float> layer_inputs;  // [(L + 1) × T × C]: the residual stream entering each layer, then the last
+  std::vector<float> final_normed;  // [T × C]: model.norm of the last residual, the LM head's input
+  std::vector<float> cos, sin;      // rope tables [T × HD/2]
+};
+
+// Fills state (layer inputs, final_normed) for the batch.
+void qwen3_train_forward(const Qwen3Config& config, const Qwen3ParamLayout& layout, const float* params,
+                         const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool);
+
+// d_final_normed [T × C]: the loss gradient with respect to state.final_normed. Adds the
+// parameter gradients into grads (same layout as params). Recomputes each layer's activations.
+void qwen3_train_backward(const Qwen3Config& config, const Qwen3ParamLayout& layout, const float* params, float* grads,
+                          const Qwen3TrainBatch& batch, const Qwen3TrainState& state, const float* d_final_normed,
+                          ThreadPool& pool);
+
+}  // namespace s3::model

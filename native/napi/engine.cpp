@@ -1,0 +1,322 @@
+// N-API bindings of native/engine; see engine.h. Results reach JS through a thread-safe function
+// that is referenced only while requests are pending (the engine keeps no idle process alive),
+// and the JS object holds a strong reference to itself over the same span, so it cannot be
+// collected while the scheduler thread may still answer.
+#include "napi/engine.h"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "cpu/sampling.h"
+#include "engine/engine.h"
+#include "model/qwen3_weights.h"
+
+namespace s3::napi {
+namespace {
+
+// Runs `fn`, turning engine exceptions into JS errors: RangeError for values out of range,
+// Error (with the engine's message) otherwise.
+template <typename Fn>
+auto guarded(Napi::Env env, Fn fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::out_of_range& e) {
+    throw Napi::RangeError::New(env, e.what());
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+}
+
+int64_t integer_option(Napi::Object options, const char* name, int64_t fallback) {
+  const Napi::Value v = options.Get(name);
+  if (v.IsUndefined()) return fallback;
+  if (!v.IsNumber()) throw Napi::TypeError::New(options.Env(), std::string("Engine option ") + name + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (d != double(int64_t(d))) throw Napi::TypeError::New(options.Env(), std::string("Engine option ") + name + " must be an integer");
+  return int64_t(d);
+}
+
+uint64_t id_argument(const Napi::CallbackInfo& info, size_t index, const char* what) {
+  if (info.Length() <= index || !info[index].IsNumber()) throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a number");
+  return uint64_t(info[index].As<Napi::Number>().Int64Value());
+}
+
+std::vector<int32_t> token_argument(Napi::Env env, Napi::Value value, const char* what) {
+  if (value.IsTypedArray() && value.As<Napi::TypedArray>().TypedArrayType() == napi_int32_array) {
+    const Napi::Int32Array a = value.As<Napi::Int32Array>();
+    return std::vector<int32_t>(a.Data(), a.Data() + a.ElementLength());
+  }
+  throw Napi::TypeError::New(env, std::string(what) + " must be an Int32Array");
+}
+
+uint64_t seed_argument(Napi::Env env, Napi::Value value) {
+  if (value.IsBigInt()) {
+    bool lossless = true;
+    const uint64_t seed = value.As<Napi::BigInt>().Uint64Value(&lossless);
+    if (!lossless) throw Napi::RangeError::New(env, "seed must fit in 64 unsigned bits");
+    return seed;
+  }
+  if (value.IsNumber()) {
+    const double d = value.As<Napi::Number>().DoubleValue();
+    if (d < 0 || d != double(int64_t(d))) throw Napi::RangeError::New(env, "seed must be a non-negative integer");
+    return uint64_t(d);
+  }
+  throw Napi::TypeError::New(env, "seed must be a bigint or a number");
+}
+
+const char* finish_name(engine::Finish finish) {
+  switch (finish) {
+    case engine::Finish::Stop: return "stop";
+    case engine::Finish::Length: return "length";
+    case engine::Finish::Context: return "context";
+    case engine::Finish::Cancelled: return "cancelled";
+    case engine::Finish::Error: return "error";
+  }
+  return "error";
+}
+
+template <typename T, typename Array>
+Array typed_copy(Napi::Env env, const std::vector<T>& values) {
+  Array a = Array::New(env, values.size());
+  std::copy(values.begin(), values.end(), a.Data());
+  return a;
+}
+
+class Engine : public Napi::ObjectWrap<Engine> {
+ public:
+  static Napi::Function define(Napi::Env env) {
+    return DefineClass(env, "Engine",
+                       {InstanceMethod("openSequence", &Engine::open_sequence), InstanceMethod("append", &Engine::append),
+                        InstanceMethod("generate", &Engine::generate), InstanceMethod("cancel", &Engine::cancel),
+                        InstanceMethod("release", &Engine::release), InstanceMethod("score", &Engine::score),
+                        InstanceMethod("loadWeights", &Engine::load_weights), InstanceMethod("stats", &Engine::stats),
+                        InstanceMethod("close", &Engine::close)});
+  }
+
+  // new Engine(directory, {blockSize, numBlocks, kvCacheBytes, maxContext, maxSequences, maxBatchTokens}).
+  explicit Engine(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "new Engine(directory, options): directory must be a string");
+    const Napi::Object options = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
+    engine::EngineOptions o;
+    o.block_size = integer_option(options, "blockSize", o.block_size);
+    o.num_blocks = integer_option(options, "numBlocks", o.num_blocks);
+    o.kv_cache_bytes = integer_option(options, "kvCacheBytes", o.kv_cache_bytes);
+    o.max_context = integer_option(options, "maxContext", o.max_context);
+    o.limits.max_sequences = integer_option(options, "maxSequences", o.limits.max_sequences);
+    o.limits.max_batch_tokens = integer_option(options, "maxBatchTokens", o.limits.max_batch_tokens);
+    const std::string directory = info[0].As<Napi::String>();
+    auto weights = guarded(env, [&] { return std::make_shared<const model::Qwen3Weights>(model::Qwen3Weights::load(directory)); });
+    tsfn_ = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "s3-engine", 0, 1);
+    tsfn_.Unref(env);
+    Napi::ThreadSafeFunction tsfn = tsfn_;
+    auto on_result = [this, tsfn](engine::EngineResult&& result) mutable {
+      auto* data = new engine::EngineResult(std::move(result));
+      auto deliver = [this](Napi::Env env, Napi::Function, engine::EngineResult* r) { this->deliver(env, r); };
+      if (tsfn.NonBlockingCall(data, deliver) != napi_ok) delete data;
+    };
+    try {
+      engine_ = std::make_unique<engine::Engine>(std::move(weights), o, on_result, default_thread_pool());
+    } catch (const std::exception& e) {
+      tsfn_.Release();
+      throw Napi::RangeError::New(env, e.what());
+    }
+  }
+
+  ~Engine() override { shut_down(); }
+
+ private:
+  void shut_down() {
+    if (tsfn_released_) return;
+    engine_->close();  // every pending request is answered (Cancelled) before the thread exits
+    tsfn_.Release();   // queued answers still run
+    tsfn_released_ = true;
+  }
+
+  void deliver(Napi::Env env, engine::EngineResult* data) {
+    std::unique_ptr<engine::EngineResult> result(data);
+    if (env == nullptr) return;  // the environment is going away
+    Napi::HandleScope scope(env);
+    auto it = pending_.find(result->request_id);
+    if (it == pending_.end()) return;
+    Napi::Promise::Deferred deferred = it->second;
+    pending_.erase(it);
+    if (pending_.empty()) {
+      tsfn_.Unref(env);
+      Unref();
+    }
+    if (result->finish == engine::Finish::Error) {
+      deferred.Reject(Napi::Error::New(env, "engine: " + result->error).Value());
+      return;
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("id", double(result->request_id));
+    o.Set("finish", finish_name(result->finish));
+    o.Set("tokens", typed_copy<int32_t, Napi::Int32Array>(env, result->tokens));
+    o.Set("logprobs", typed_copy<float, Napi::Float32Array>(env, result->logprobs));
+    o.Set("drawTokens", typed_copy<int32_t, Napi::Int32Array>(env, result->draw_tokens));
+    o.Set("drawLogprobs", typed_copy<float, Napi::Float32Array>(env, result->draw_logprobs));
+    o.Set("policyVersion", double(result->policy_version));
+    deferred.Resolve(o);
+  }
+
+  // Registers the promise of request `id`, taking the references that keep answers deliverable.
+  Napi::Promise track(Napi::Env env, uint64_t id) {
+    if (pending_.empty()) {
+      tsfn_.Ref(env);
+      Ref();
+    }
+    auto deferred = Napi::Promise::Deferred::New(env);
+    pending_.emplace(id, deferred);
+    return deferred.Promise();
+  }
+
+  Napi::Value open_sequence(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), double(guarded(info.Env(), [&] { return engine_->open_sequence(); })));
+  }
+
+  // append(sequence, tokens: Int32Array)
+  Napi::Value append(const Napi::CallbackInfo& info) {
+    const uint64_t sequence = id_argument(info, 0, "append(sequence, tokens): sequence");
+    const std::vector<int32_t> tokens = token_argument(info.Env(), info[1], "append(sequence, tokens): tokens");
+    guarded(info.Env(), [&] {
+      engine_->append(sequence, tokens.data(), int64_t(tokens.size()));
+      return 0;
+    });
+    return info.Env().Undefined();
+  }
+
+  // generate(sequence, {maxNew, stopTokenIds: Int32Array, temperature, seed, draws}) → {id, promise}
+  Napi::Value generate(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const uint64_t sequence = id_argument(info, 0, "generate(sequence, options): sequence");
+    if (info.Length() < 2 || !info[1].IsObject()) throw Napi::TypeError::New(env, "generate(sequence, options): options must be an object");
+    const Napi::Object options = info[1].As<Napi::Object>();
+    engine::GenerateParams params;
+    if (!options.Get("maxNew").IsNumber()) throw Napi::TypeError::New(env, "generate: maxNew must be a number");
+    const double max_new = options.Get("maxNew").As<Napi::Number>().DoubleValue();
+    if (max_new != double(int64_t(max_new))) throw Napi::RangeError::New(env, "generate: maxNew must be an integer");
+    params.max_new = int64_t(max_new);
+    params.stop_tokens = token_argument(env, options.Get("stopTokenIds"), "generate: stopTokenIds");
+    if (!options.Get("temperature").IsNumber()) throw Napi::TypeError::New(env, "generate: temperature must be a number");
+    params.temperature = options.Get("temperature").As<Napi::Number>().FloatValue();
+    params.seed = seed_argument(env, options.Get("seed"));
+    params.draws = integer_option(options, "draws", 0);
+    const uint64_t id = guarded(env, [&] { return engine_->generate(sequence, std::move(params)); });
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("id", double(id));
+    out.Set("promise", track(env, id));
+    return out;
+  }
+
+  Napi::Value cancel(const Napi::CallbackInfo& info) {
+    engine_->cancel(id_argument(info, 0, "cancel(requestId): requestId"));
+    return info.Env().Undefined();
+  }
+
+  Napi::Value release(const Napi::CallbackInfo& info) {
+    const uint64_t sequence = id_argument(info, 0, "release(sequence): sequence");
+    guarded(info.Env(), [&] {
+      engine_->release(sequence);
+      return 0;
+    });
+    return info.Env().Undefined();
+  }
+
+  // score(tokens: Int32Array) → Promise<{logprobs, policyVersion, ...}>: log-probs of tokens[1..].
+  Napi::Value score(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::vector<int32_t> tokens = token_argument(env, info.Length() > 0 ? info[0] : env.Undefined(), "score(tokens): tokens");
+    const uint64_t id = guarded(env, [&] { return engine_->score(std::move(tokens)); });
+    return track(env, id);
+  }
+
+  // loadWeights(directory) → the version pieces carry once the swap has happened (between batches).
+  Napi::Value load_weights(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "loadWeights(directory): directory must be a string");
+    const std::string directory = info[0].As<Napi::String>();
+    return Napi::Number::New(env, double(guarded(env, [&] {
+      return engine_->swap_weights(std::make_shared<const model::Qwen3Weights>(model::Qwen3Weights::load(directory)));
+    })));
+  }
+
+  Napi::Value stats(const Napi::CallbackInfo& info) {
+    const engine::EngineStats s = engine_->stats();
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("vocabSize", double(engine_->config().vocab_size));
+    o.Set("maxSequences", double(s.max_sequences));
+    o.Set("maxBatchTokens", double(s.max_batch_tokens));
+    o.Set("maxContext", double(s.max_context));
+    o.Set("blockSize", double(s.block_size));
+    o.Set("running", double(s.running));
+    o.Set("waiting", double(s.waiting));
+    o.Set("idle", double(s.idle));
+    o.Set("openSequences", double(s.open_sequences));
+    o.Set("preemptions", double(s.preemptions));
+    o.Set("kvBlocksUsed", double(s.kv_blocks_used));
+    o.Set("kvBlocksTotal", double(s.kv_blocks_total));
+    o.Set("steps", double(s.steps));
+    o.Set("generatedTokens", double(s.generated_tokens));
+    o.Set("processedTokens", double(s.processed_tokens));
+    o.Set("busySeconds", s.busy_seconds);
+    o.Set("tokensPerSecond", s.busy_seconds > 0 ? double(s.generated_tokens) / s.busy_seconds : 0.0);
+    o.Set("policyVersion", double(s.policy_version));
+    return o;
+  }
+
+  Napi::Value close(const Napi::CallbackInfo& info) {
+    shut_down();
+    return info.Env().Undefined();
+  }
+
+  std::unique_ptr<engine::Engine> engine_;
+  Napi::ThreadSafeFunction tsfn_;
+  bool tsfn_released_ = false;
+  std::unordered_map<uint64_t, Napi::Promise::Deferred> pending_;
+};
+
+// sampleLogits(logits: Float32Array [V], temperature, seed, tokenIndex, numDraws) → {tokens, logprobs}:
+// exactly what the engine draws at that token index (draw 0 the sample, then the extra draws).
+Napi::Value sample_logits(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 5 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
+    throw Napi::TypeError::New(env, "sampleLogits(logits, temperature, seed, tokenIndex, numDraws): logits must be a Float32Array");
+  }
+  const Napi::Float32Array logits = info[0].As<Napi::Float32Array>();
+  const float temperature = info[1].As<Napi::Number>().FloatValue();
+  const uint64_t seed = seed_argument(env, info[2]);
+  const uint64_t token_index = uint64_t(info[3].As<Napi::Number>().Int64Value());
+  const int64_t num_draws = info[4].As<Napi::Number>().Int64Value();
+  if (num_draws < 1 || num_draws > 1 + engine::kMaxExtraDraws) throw Napi::RangeError::New(env, "sampleLogits: numDraws out of range");
+  std::vector<cpu::TokenDraw> draws(static_cast<size_t>(num_draws));
+  guarded(env, [&] {
+    cpu::sample_forward(draws.data(), num_draws, logits.Data(), int64_t(logits.ElementLength()), temperature, seed, token_index);
+    return 0;
+  });
+  Napi::Int32Array tokens = Napi::Int32Array::New(env, draws.size());
+  Napi::Float32Array logprobs = Napi::Float32Array::New(env, draws.size());
+  for (size_t i = 0; i < draws.size(); i++) {
+    tokens[i] = draws[i].token;
+    logprobs[i] = draws[i].logprob;
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("tokens", tokens);
+  o.Set("logprobs", logprobs);
+  return o;
+}
+
+}  // namespace
+
+void register_engine(Napi::Env env, Napi::Object exports) {
+  exports.Set("Engine", Engine::define(env));
+  exports.Set("sampleLogits", Napi::Function::New(env, sample_logits, "sampleLogits"));
+}
+
+}  // namespace s3::napi

@@ -1,0 +1,258 @@
+// N-API bindings of native/train/trainer.h. accumulate runs on the libuv pool (Napi::AsyncWorker)
+// and resolves a promise; while it runs every other method throws (one operation at a time).
+// Native exceptions become JS errors with the same message.
+#include "napi/trainer.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "train/trainer.h"
+
+namespace s3::napi {
+namespace {
+
+template <typename Fn>
+auto guarded(Napi::Env env, Fn fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+}
+
+double number_option(const Napi::Object& o, const char* key, double fallback) {
+  const Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return fallback;
+  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string("Trainer options: ") + key + " must be a number");
+  return v.As<Napi::Number>().DoubleValue();
+}
+
+train::TrainerOptions parse_options(Napi::Env env, const Napi::Value& value) {
+  train::TrainerOptions o;
+  if (value.IsUndefined()) return o;
+  if (!value.IsObject()) throw Napi::TypeError::New(env, "Trainer options must be an object");
+  const Napi::Object obj = value.As<Napi::Object>();
+  o.adamw.lr = number_option(obj, "lr", o.adamw.lr);
+  o.adamw.beta1 = number_option(obj, "beta1", o.adamw.beta1);
+  o.adamw.beta2 = number_option(obj, "beta2", o.adamw.beta2);
+  o.adamw.eps = number_option(obj, "eps", o.adamw.eps);
+  o.adamw.weight_decay = number_option(obj, "weightDecay", o.adamw.weight_decay);
+  o.adamw.max_grad_norm = number_option(obj, "maxGradNorm", o.adamw.max_grad_norm);
+  o.adamw.warmup_steps = int64_t(number_option(obj, "warmupSteps", double(o.adamw.warmup_steps)));
+  o.icepop_low = float(number_option(obj, "icepopLow", o.icepop_low));
+  o.icepop_high = float(number_option(obj, "icepopHigh", o.icepop_high));
+  o.threads = size_t(number_option(obj, "threads", 0.0));
+  return o;
+}
+
+template <typename Array, typename T>
+std::vector<T> typed_vector(Napi::Env env, const Napi::Object& batch, const char* key, napi_typedarray_type type,
+                            bool required) {
+  const Napi::Value v = batch.Get(key);
+  if (v.IsUndefined() && !required) return {};
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) {
+    throw Napi::TypeError::New(env, std::string("accumulate: batch.") + key + " must be a " +
+                                        (type == napi_int32_array ? "Int32Array" : "Float32Array"));
+  }
+  const Array a = v.As<Array>();
+  return std::vector<T>(a.Data(), a.Data() + a.ElementLength());
+}
+
+Napi::Object tensor_list(Napi::Env env, const train::Trainer& t, const std::vector<float>& values) {
+  Napi::Array out = Napi::Array::New(env, t.layout().entries.size());
+  uint32_t i = 0;
+  for (const auto& e : t.layout().entries) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", e.name);
+    Napi::Array shape = Napi::Array::New(env, e.shape.size());
+    for (uint32_t d = 0; d < e.shape.size(); d++) shape.Set(d, double(e.shape[d]));
+    o.Set("shape", shape);
+    Napi::Float32Array data = Napi::Float32Array::New(env, e.count);
+    std::copy(values.begin() + std::ptrdiff_t(e.offset), values.begin() + std::ptrdiff_t(e.offset + e.count), data.Data());
+    o.Set("data", data);
+    out.Set(i++, o);
+  }
+  return out;
+}
+
+class AccumulateWorker : public Napi::AsyncWorker {
+ public:
+  AccumulateWorker(Napi::Env env, std::shared_ptr<train::Trainer> trainer, std::shared_ptr<std::atomic<bool>> busy,
+                   train::TrainBatch batch)
+      : Napi::AsyncWorker(env), trainer_(std::move(trainer)), busy_(std::move(busy)), batch_(std::move(batch)),
+        deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      result_ = trainer_->accumulate(batch_);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override {
+    *busy_ = false;
+    Napi::Env env = Env();
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("loss", result_.loss);
+    o.Set("tokens", double(result_.tokens));
+    o.Set("meanRatio", result_.mean_ratio);
+    o.Set("fractionMasked", result_.fraction_masked);
+    o.Set("meanEntropy", result_.mean_entropy);
+    o.Set("meanLogprob", result_.mean_logprob);
+    o.Set("centering", result_.centering);
+    o.Set("meanDrawWeight", result_.mean_draw_weight);
+    deferred_.Resolve(o);
+  }
+  void OnError(const Napi::Error& e) override {
+    *busy_ = false;
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  std::shared_ptr<train::Trainer> trainer_;
+  std::shared_ptr<std::atomic<bool>> busy_;
+  train::TrainBatch batch_;
+  train::StepDiagnostics result_;
+  Napi::Promise::Deferred deferred_;
+};
+
+class Trainer : public Napi::ObjectWrap<Trainer> {
+ public:
+  static Napi::Function define(Napi::Env env) {
+    return DefineClass(env, "Trainer",
+                       {InstanceMethod("accumulate", &Trainer::accumulate), InstanceMethod("step", &Trainer::step),
+                        InstanceMethod("zeroGrad", &Trainer::zero_grad), InstanceMethod("save", &Trainer::save),
+                        InstanceMethod("load", &Trainer::load), InstanceMethod("saveGradients", &Trainer::save_gradients),
+                        InstanceMethod("stepCount", &Trainer::step_count), InstanceMethod("setLr", &Trainer::set_lr),
+                        InstanceMethod("tensors", &Trainer::tensors), InstanceMethod("gradients", &Trainer::gradients)});
+  }
+
+  explicit Trainer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Trainer>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "new Trainer(directory, options): directory must be a string");
+    const std::string directory = info[0].As<Napi::String>();
+    const train::TrainerOptions options = parse_options(env, info.Length() > 1 ? info[1] : env.Undefined());
+    trainer_ = guarded(env, [&] { return std::make_shared<train::Trainer>(directory, options); });
+  }
+
+ private:
+  void idle(Napi::Env env) const {
+    if (*busy_) throw Napi::Error::New(env, "Trainer: an accumulate is still running");
+  }
+
+  // accumulate({kind: 'sft' | 'pg', tokens: Int32Array, seqLengths?: Int32Array, coef: Float32Array,
+  //             oldLogprobs?: Float32Array, numDraws?: number, drawTokens?: Int32Array,
+  //             drawLogprobs?: Float32Array}) → Promise<diagnostics>
+  Napi::Value accumulate(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    idle(env);
+    if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "accumulate(batch): batch must be an object");
+    const Napi::Object b = info[0].As<Napi::Object>();
+    train::TrainBatch batch;
+    const Napi::Value kind = b.Get("kind");
+    const std::string k = kind.IsString() ? std::string(kind.As<Napi::String>()) : std::string("sft");
+    if (k == "sft") {
+      batch.kind = train::LossKind::Sft;
+    } else if (k == "pg") {
+      batch.kind = train::LossKind::PolicyGradient;
+    } else {
+      throw Napi::TypeError::New(env, "accumulate: batch.kind must be 'sft' or 'pg'");
+    }
+    batch.tokens = typed_vector<Napi::Int32Array, int32_t>(env, b, "tokens", napi_int32_array, true);
+    const std::vector<int32_t> lengths = typed_vector<Napi::Int32Array, int32_t>(env, b, "seqLengths", napi_int32_array, false);
+    batch.seq_lengths.assign(lengths.begin(), lengths.end());
+    batch.coef = typed_vector<Napi::Float32Array, float>(env, b, "coef", napi_float32_array, true);
+    batch.old_logprobs = typed_vector<Napi::Float32Array, float>(env, b, "oldLogprobs", napi_float32_array,
+                                                                 batch.kind == train::LossKind::PolicyGradient);
+    const Napi::Value draws = b.Get("numDraws");
+    if (!draws.IsUndefined()) {
+      if (!draws.IsNumber()) throw Napi::TypeError::New(env, "accumulate: batch.numDraws must be a number");
+      batch.num_draws = draws.As<Napi::Number>().Int64Value();
+      batch.draw_tokens = typed_vector<Napi::Int32Array, int32_t>(env, b, "drawTokens", napi_int32_array, batch.num_draws > 0);
+      batch.draw_logprobs = typed_vector<Napi::Float32Array, float>(env, b, "drawLogprobs", napi_float32_array, batch.num_draws > 0);
+    }
+    *busy_ = true;
+    auto* worker = new AccumulateWorker(env, trainer_, busy_, std::move(batch));
+    Napi::Promise promise = worker->promise();
+    worker->Queue();
+    return promise;
+  }
+
+  Napi::Value step(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    idle(env);
+    const train::AdamWStepResult r = guarded(env, [&] { return trainer_->step(); });
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("gradNorm", r.grad_norm);
+    o.Set("lr", r.lr);
+    o.Set("step", double(r.step));
+    return o;
+  }
+
+  Napi::Value zero_grad(const Napi::CallbackInfo& info) {
+    idle(info.Env());
+    trainer_->zero_grad();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value save(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    idle(env);
+    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "save(directory): directory must be a string");
+    const std::string dir = info[0].As<Napi::String>();
+    const std::string run_config = info.Length() > 1 && info[1].IsString() ? std::string(info[1].As<Napi::String>()) : std::string();
+    guarded(env, [&] { trainer_->save(dir, run_config); return 0; });
+    return env.Undefined();
+  }
+
+  Napi::Value load(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    idle(env);
+    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "load(directory): directory must be a string");
+    const std::string dir = info[0].As<Napi::String>();
+    guarded(env, [&] { trainer_->load(dir); return 0; });
+    return env.Undefined();
+  }
+
+  Napi::Value save_gradients(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    idle(env);
+    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "saveGradients(path): path must be a string");
+    const std::string path = info[0].As<Napi::String>();
+    guarded(env, [&] { trainer_->save_gradients(path); return 0; });
+    return env.Undefined();
+  }
+
+  Napi::Value step_count(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), double(trainer_->step_count())); }
+
+  Napi::Value set_lr(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    idle(env);
+    if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "setLr(lr): lr must be a number");
+    trainer_->set_lr(info[0].As<Napi::Number>().DoubleValue());
+    return env.Undefined();
+  }
+
+  Napi::Value tensors(const Napi::CallbackInfo& info) {
+    idle(info.Env());
+    return tensor_list(info.Env(), *trainer_, trainer_->params());
+  }
+
+  Napi::Value gradients(const Napi::CallbackInfo& info) {
+    idle(info.Env());
+    return tensor_list(info.Env(), *trainer_, trainer_->grads());
+  }
+
+  std::shared_ptr<train::Trainer> trainer_;
+  std::shared_ptr<std::atomic<bool>> busy_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+}  // namespace
+
+void register_trainer(Napi::Env env, Napi::Object exports) { exports.Set("Trainer", Trainer::define(env)); }
+
+}  // namespace s3::napi

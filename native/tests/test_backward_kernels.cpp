@@ -1,0 +1,173 @@
+// Each backward kernel of native/cpu/*_backward against central finite differences of its forward:
+// L = Σ r ⊙ forward(inputs) for a fixed random r, differentiated numerically (accumulated in
+// double) and compared with the kernel's gradients. Attention runs packed sequences with GQA.
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "cpu/attention_backward.h"
+#include "cpu/matmul.h"
+#include "cpu/matmul_backward.h"
+#include "cpu/matrix_view.h"
+#include "cpu/rmsnorm.h"
+#include "cpu/rmsnorm_backward.h"
+#include "cpu/rope.h"
+#include "cpu/rope_backward.h"
+#include "cpu/swiglu.h"
+#include "cpu/swiglu_backward.h"
+#include "tests/test_framework.h"
+
+namespace {
+
+std::vector<float> randn(size_t n, uint64_t seed, float mean = 0.0f, float stddev = 1.0f) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(mean, stddev);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+double weighted_sum(const std::vector<float>& out, const std::vector<float>& r) {
+  double s = 0.0;
+  for (size_t i = 0; i < out.size(); i++) s += double(out[i]) * double(r[i]);
+  return s;
+}
+
+// Checks grad (analytic ∂L/∂x) against central differences of loss() in x, at every index (or a
+// stride through them), perturbing x in place.
+void check_grad(const std::string& what, std::vector<float>& x, const std::vector<float>& grad,
+                const std::function<double()>& loss, float h = 1e-2f, double tol = 2e-3) {
+  double gmax = 0.0;
+  for (float g : grad) gmax = std::max(gmax, double(std::fabs(g)));
+  const size_t stride = x.size() > 200 ? x.size() / 97 : 1;
+  for (size_t i = 0; i < x.size(); i += stride) {
+    const float x0 = x[i];
+    x[i] = x0 + h;
+    const double plus = loss();
+    const float xp = x[i];
+    x[i] = x0 - h;
+    const double minus = loss();
+    const float xm = x[i];
+    x[i] = x0;
+    const double fd = (plus - minus) / (double(xp) - double(xm));
+    if (!(std::fabs(fd - double(grad[i])) <= tol * (gmax + std::fabs(fd)) + 1e-4)) {
+      s3test::fail(__FILE__, __LINE__, what + "[" + std::to_string(i) + "]: analytic " + s3test::show(grad[i]) +
+                                           " vs finite difference " + s3test::show(fd));
+    }
+  }
+}
+
+}  // namespace
+
+TEST(backward_kernel_matmul) {
+  s3::ThreadPool pool(2);
+  const int64_t M = 7, N = 19, K = 13;
+  std::vector<float> inp = randn(size_t(M * K), 1), w = randn(size_t(N * K), 2), r = randn(size_t(M * N), 3);
+  auto loss = [&] {
+    std::vector<float> out(size_t(M * N));
+    s3::cpu::matmul_forward(out.data(), inp.data(), s3::cpu::MatrixView{w.data(), s3::DType::F32, N, K, nullptr}, M, pool);
+    return weighted_sum(out, r);
+  };
+  std::vector<float> dinp(size_t(M * K)), dw(size_t(N * K), 0.5f);
+  s3::cpu::matmul_backward(dinp.data(), dw.data(), r.data(), inp.data(), w.data(), M, N, K, pool);
+  for (float& g : dw) g -= 0.5f;  // accumulated onto what was there
+  check_grad("matmul dinp", inp, dinp, loss);
+  check_grad("matmul dweight", w, dw, loss);
+}
+
+TEST(backward_kernel_rmsnorm) {
+  const int64_t N = 6, C = 16;
+  std::vector<float> x = randn(size_t(N * C), 4), w = randn(size_t(C), 5, 1.0f, 0.2f), r = randn(size_t(N * C), 6);
+  auto loss = [&] {
+    std::vector<float> out(size_t(N * C));
+    s3::cpu::rmsnorm_forward(out.data(), x.data(), w.data(), N, C, 1e-6f);
+    return weighted_sum(out, r);
+  };
+  std::vector<float> dx(size_t(N * C)), dw(size_t(C), 0.0f);
+  s3::cpu::rmsnorm_backward(dx.data(), dw.data(), r.data(), x.data(), w.data(), N, C, 1e-6f);
+  check_grad("rmsnorm dx", x, dx, loss, 1e-2f);
+  check_grad("rmsnorm dweight", w, dw, loss, 1e-2f);
+}
+
+TEST(backward_kernel_rope) {
+  const int64_t T = 5, NH = 3, HD = 8;
+  std::vector<int64_t> positions = {0, 1, 2, 7, 100};
+  std::vector<float> cos(size_t(T * HD / 2)), sin(size_t(T * HD / 2));
+  s3::cpu::rope_tables(cos.data(), sin.data(), positions.data(), T, HD, 10000.0f);
+  std::vector<float> x = randn(size_t(T * NH * HD), 7), r = randn(size_t(T * NH * HD), 8);
+  auto loss = [&] {
+    std::vector<float> out = x;
+    s3::cpu::rope_forward(out.data(), cos.data(), sin.data(), T, NH, HD);
+    return weighted_sum(out, r);
+  };
+  std::vector<float> dx = r;
+  s3::cpu::rope_backward(dx.data(), cos.data(), sin.data(), T, NH, HD);
+  check_grad("rope dx", x, dx, loss);
+}
+
+TEST(backward_kernel_swiglu) {
+  const int64_t N = 40;
+  std::vector<float> g = randn(size_t(N), 9, 0.0f, 2.0f), u = randn(size_t(N), 10), r = randn(size_t(N), 11);
+  auto loss = [&] {
+    std::vector<float> out(static_cast<size_t>(N));
+    s3::cpu::swiglu_forward(out.data(), g.data(), u.data(), N);
+    return weighted_sum(out, r);
+  };
+  std::vector<float> dg(static_cast<size_t>(N)), du(static_cast<size_t>(N));
+  s3::cpu::swiglu_backward(dg.data(), du.data(), r.data(), g.data(), u.data(), N);
+  check_grad("swiglu dgate", g, dg, loss);
+  check_grad("swiglu dup", u, du, loss);
+}
+
+TEST(backward_kernel_packed_gqa_attention) {
+  s3::ThreadPool pool(2);
+  const int64_t T = 9, NH = 4, NKV = 2, HD = 8;
+  const std::vector<int64_t> begins = {0, 4, 5, 9};  // three sequences: 4, 1 and 4 tokens
+  const s3::cpu::PackedAttentionShape shape{T, NH, NKV, HD, begins.data(), 3, /*block=*/3};  // blocks cross sequences' rows
+  std::vector<float> q = randn(size_t(T * NH * HD), 12), k = randn(size_t(T * NKV * HD), 13);
+  std::vector<float> v = randn(size_t(T * NKV * HD), 14), r = randn(size_t(T * NH * HD), 15);
+  std::vector<float> out(size_t(T * NH * HD)), lse(size_t(T * NH));
+  auto loss = [&] {
+    s3::cpu::causal_attention_train_forward(out.data(), lse.data(), q.data(), k.data(), v.data(), shape, pool);
+    return weighted_sum(out, r);
+  };
+  loss();
+  // Token 4 is a sequence of its own: its output is its own value row.
+  for (int64_t h = 0; h < NH; h++) {
+    for (int64_t d = 0; d < HD; d++) CHECK_NEAR(out[size_t((4 * NH + h) * HD + d)], v[size_t((4 * NKV + h / 2) * HD + d)], 1e-6);
+  }
+  std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
+  s3::cpu::causal_attention_backward(dq.data(), dk.data(), dv.data(), r.data(), out.data(), lse.data(), q.data(),
+                                     k.data(), v.data(), shape, pool);
+  check_grad("attention dq", q, dq, loss);
+  check_grad("attention dk", k, dk, loss);
+  check_grad("attention dv", v, dv, loss);
+}
+
+TEST(backward_kernel_blocked_attention_matches_rowwise_reference) {
+  s3::ThreadPool pool(2);
+  const int64_t NH = 4, NKV = 2, HD = 16;
+  const std::vector<int64_t> begins = {0, 150, 151, 215, 300};  // lengths 150, 1, 64, 85
+  const int64_t T = begins.back();
+  std::vector<float> q = randn(size_t(T * NH * HD), 21), k = randn(size_t(T * NKV * HD), 22);
+  std::vector<float> v = randn(size_t(T * NKV * HD), 23), dout = randn(size_t(T * NH * HD), 24);
+  for (int64_t block : {64, 7, 1000}) {
+    const s3::cpu::PackedAttentionShape shape{T, NH, NKV, HD, begins.data(), 4, block};
+    std::vector<float> out(q.size()), lse(size_t(T * NH)), out_r(q.size()), lse_r(size_t(T * NH));
+    s3::cpu::causal_attention_train_forward(out.data(), lse.data(), q.data(), k.data(), v.data(), shape, pool);
+    s3::cpu::causal_attention_train_forward_rowwise(out_r.data(), lse_r.data(), q.data(), k.data(), v.data(), shape, pool);
+    for (size_t i = 0; i < out.size(); i++) CHECK_NEAR(out[i], out_r[i], 1e-5);
+    for (size_t i = 0; i < lse.size(); i++) CHECK_NEAR(lse[i], lse_r[i], 1e-5);
+    std::vector<float> dq(q.size()), dk(k.size()), dv(v.size()), dq_r(q.size()), dk_r(k.size()), dv_r(v.size());
+    s3::cpu::causal_attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), out.data(), lse.data(), q.data(),
+                                       k.data(), v.data(), shape, pool);
+    s3::cpu::causal_attention_backward_rowwise(dq_r.data(), dk_r.data(), dv_r.data(), dout.data(), out.data(),
+                                               lse.data(), q.data(), k.data(), v.data(), shape, pool);
+    for (size_t i = 0; i < dq.size(); i++) CHECK_NEAR(dq[i], dq_r[i], 1e-4);
+    for (size_t i = 0; i < dk.size(); i++) CHECK_NEAR(dk[i], dk_r[i], 1e-4);
+    for (size_t i = 0; i < dv.size(); i++) CHECK_NEAR(dv[i], dv_r[i], 1e-4);
+  }
+}

@@ -1,0 +1,138 @@
+// test_engine_threads.cpp: the engine's scheduler thread with callers on several threads: pieces
+// equal to each sequence generated alone, whatever the batch limits and a cache small enough to
+// force preemption; cancellation, release and close answer every request exactly once.
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "engine/engine.h"
+#include "tests/naive_qwen3.h"
+#include "tests/test_framework.h"
+
+using namespace s3::engine;
+
+namespace {
+
+// Collects results from the scheduler thread.
+struct Inbox {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::map<uint64_t, EngineResult> results;
+  int64_t deliveries = 0;
+
+  Engine::ResultCallback callback() {
+    return [this](EngineResult&& r) {
+      std::lock_guard<std::mutex> lock(mutex);
+      deliveries++;
+      results[r.request_id] = std::move(r);
+      arrived.notify_all();
+    };
+  }
+  EngineResult wait(uint64_t id) {
+    std::unique_lock<std::mutex> lock(mutex);
+    arrived.wait(lock, [&] { return results.count(id) > 0; });
+    return results[id];
+  }
+};
+
+std::shared_ptr<const s3::model::Qwen3Weights> tiny_weights(const s3test::TestModel& model) {
+  return std::make_shared<const s3::model::Qwen3Weights>(
+      s3::model::Qwen3Weights::from_tensors(model.config, model.named(), s3::model::Qwen3Weights::Storage::Borrow, "test model"));
+}
+
+std::vector<int32_t> prompt_of(int agent) {
+  std::mt19937 rng(static_cast<uint32_t>(agent));
+  std::vector<int32_t> tokens(size_t(3 + agent * 5));
+  for (int32_t& t : tokens) t = int32_t(rng() % 512);
+  return tokens;
+}
+
+// Each of `agents` sequences: prompt, piece of 20, 2 context tokens, piece of 20; callers on 3 threads.
+std::vector<std::vector<int32_t>> run_agents(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, EngineOptions options,
+                                             int agents, s3::ThreadPool& pool, int64_t* preemptions = nullptr) {
+  Inbox inbox;
+  Engine engine(weights, options, inbox.callback(), pool);
+  std::vector<std::vector<int32_t>> out(static_cast<size_t>(agents));
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 3; c++) {
+    callers.emplace_back([&, c] {
+      for (int a = c; a < agents; a += 3) {
+        const uint64_t s = engine.open_sequence();
+        const std::vector<int32_t> prompt = prompt_of(a);
+        engine.append(s, prompt.data(), int64_t(prompt.size()));
+        for (int piece = 0; piece < 2; piece++) {
+          const EngineResult r = inbox.wait(engine.generate(s, {20, {}, 1.0f, uint64_t(a), 1}));
+          out[size_t(a)].insert(out[size_t(a)].end(), r.tokens.begin(), r.tokens.end());
+          out[size_t(a)].insert(out[size_t(a)].end(), r.draw_tokens.begin(), r.draw_tokens.end());
+          const int32_t context[] = {1, 2};
+          engine.append(s, context, 2);
+        }
+        engine.release(s);
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  if (preemptions != nullptr) *preemptions = engine.stats().preemptions;
+  return out;
+}
+
+}  // namespace
+
+TEST(engine_threads_batching_and_preemption_change_no_token) {
+  const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 3);
+  const auto weights = tiny_weights(model);
+  s3::ThreadPool pool(2);
+  EngineOptions roomy;
+  roomy.num_blocks = 256;
+  roomy.max_context = 256;
+  EngineOptions one_at_a_time = roomy;
+  one_at_a_time.limits = {1, 8};
+  EngineOptions tight = roomy;
+  tight.num_blocks = 8;  // 128 positions for 12 agents of up to 100: preemption
+  tight.max_context = 128;
+  tight.limits = {5, 24};
+  const auto expected = run_agents(weights, roomy, 12, pool);
+  CHECK(run_agents(weights, one_at_a_time, 12, pool) == expected);
+  int64_t preemptions = 0;
+  CHECK(run_agents(weights, tight, 12, pool, &preemptions) == expected);
+  CHECK(preemptions > 0);
+  CHECK_EQ(expected[0].size(), size_t(2 * 20 * 2));
+}
+
+TEST(engine_threads_cancel_release_and_close_answer_every_request_once) {
+  const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 4);
+  const auto weights = tiny_weights(model);
+  s3::ThreadPool pool(2);
+  Inbox inbox;
+  EngineOptions options;
+  options.num_blocks = 64;
+  options.max_context = 1024;
+  auto engine = std::make_unique<Engine>(weights, options, inbox.callback(), pool);
+  std::vector<uint64_t> requests;
+  std::vector<uint64_t> sequences;
+  for (int a = 0; a < 10; a++) {
+    const uint64_t s = engine->open_sequence();
+    const std::vector<int32_t> prompt = prompt_of(a);
+    engine->append(s, prompt.data(), int64_t(prompt.size()));
+    requests.push_back(engine->generate(s, {1024, {}, 1.0f, 1, 0}));
+    sequences.push_back(s);
+  }
+  engine->cancel(requests[0]);
+  engine->release(sequences[1]);
+  CHECK_EQ(inbox.wait(requests[0]).finish, Finish::Cancelled);
+  CHECK_EQ(inbox.wait(requests[1]).finish, Finish::Cancelled);
+  CHECK_THROWS(std::invalid_argument, engine->generate(sequences[1], {1, {}, 1.0f, 1, 0}));
+  const int32_t bad[] = {512};
+  CHECK_THROWS(std::out_of_range, engine->append(sequences[0], bad, 1));
+  engine->close();
+  for (uint64_t id : requests) CHECK_EQ(inbox.wait(id).finish, Finish::Cancelled);
+  CHECK_EQ(inbox.deliveries, int64_t(requests.size()));
+  CHECK_THROWS(std::logic_error, engine->open_sequence());
+  engine.reset();
+  CHECK_EQ(inbox.deliveries, int64_t(requests.size()));
+}

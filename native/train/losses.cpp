@@ -1,0 +1,107 @@
+#include "train/losses.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "cpu/matmul.h"
+#include "cpu/matmul_backward.h"
+#include "cpu/matrix_view.h"
+
+namespace s3::train {
+
+LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* head, int64_t T, int64_t C, int64_t V,
+                          const LossInputs& in, const LossOptions& options, ThreadPool& pool) {
+  if (options.kind == LossKind::PolicyGradient && in.old_logprobs == nullptr) {
+    throw std::invalid_argument("policy-gradient loss needs the sampler's old log-probs");
+  }
+  const bool centering = options.kind == LossKind::PolicyGradient && in.num_draws > 0;
+  if (centering && (in.draw_tokens == nullptr || in.draw_logprobs == nullptr)) {
+    throw std::invalid_argument("score centering needs the draws' tokens and sampler log-probs");
+  }
+  std::memset(dh, 0, size_t(T * C) * sizeof(float));
+  std::vector<int64_t> rows;
+  for (int64_t t = 0; t < T; t++) {
+    if (in.targets[t] >= V) throw std::invalid_argument("loss target out of vocabulary");
+    for (int64_t k = 0; centering && k < in.num_draws; k++) {
+      if (in.draw_tokens[t * in.num_draws + k] >= V) throw std::invalid_argument("draw token out of vocabulary");
+    }
+    if (in.targets[t] >= 0 && in.coef[t] != 0.0f) rows.push_back(t);
+  }
+  LossStats stats;
+  const int64_t R = options.chunk_rows > 0 ? options.chunk_rows : 64;
+  const cpu::MatrixView head_view{head, DType::F32, V, C, nullptr};
+  std::vector<float> hc(size_t(R * C)), logits(size_t(R * V)), dhc(size_t(R * C));
+  std::vector<LossStats> row_stats(static_cast<size_t>(R));
+  for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(R)) {
+    const int64_t n = int64_t(std::min(rows.size() - r0, size_t(R)));
+    for (int64_t i = 0; i < n; i++) std::memcpy(&hc[size_t(i * C)], h + rows[r0 + size_t(i)] * C, size_t(C) * sizeof(float));
+    cpu::matmul_forward(logits.data(), hc.data(), head_view, n, pool);
+    // logits → dlogits in place, row by row.
+    pool.parallel_for(size_t(n), [&](size_t begin, size_t end, size_t) {
+      for (size_t i = begin; i < end; i++) {
+        const int64_t t = rows[r0 + i];
+        float* z = &logits[i * size_t(V)];
+        float max = -INFINITY;
+        for (int64_t v = 0; v < V; v++) max = z[v] > max ? z[v] : max;
+        double total = 0.0, weighted = 0.0;
+        for (int64_t v = 0; v < V; v++) {
+          const double e = std::exp(double(z[v] - max));
+          total += e;
+          weighted += e * double(z[v] - max);
+        }
+        const double log_total = std::log(total);
+        const double lp = double(z[in.targets[t]] - max) - log_total;
+        LossStats s;
+        s.tokens = 1;
+        s.entropy_sum = log_total - weighted / total;
+        s.logprob_sum = lp;
+        double g;  // ∂L/∂lp
+        const double coef = in.coef[t];
+        if (options.kind == LossKind::Sft) {
+          s.loss = -coef * lp;
+          g = -coef;
+        } else {
+          const double ratio = std::exp(lp - double(in.old_logprobs[t]));
+          s.ratio_sum = ratio;
+          const bool keep = ratio >= double(options.icepop_low) && ratio <= double(options.icepop_high);
+          s.masked = keep ? 0 : 1;
+          s.loss = keep ? -ratio * coef : 0.0;
+          g = keep ? -ratio * coef : 0.0;
+        }
+        // Score centering: draw k contributes c_k = coef·w_k/K times (1[v = u_k] − p_v) to ∂L/∂z_v.
+        // The log-probs of the draws are read before z is overwritten with the gradient.
+        double draw_total = 0.0;  // Σ_k c_k
+        const double inv = 1.0 / total;
+        const int64_t K = centering ? in.num_draws : 0;
+        std::vector<double> draw_coef(static_cast<size_t>(K), 0.0);
+        for (int64_t k = 0; k < K; k++) {
+          const int32_t u = in.draw_tokens[t * K + k];
+          if (u < 0) continue;
+          const double lpu = double(z[u] - max) - log_total;
+          const double ratio = std::exp(lpu - double(in.draw_logprobs[t * K + k]));
+          const double w = (ratio >= double(options.icepop_low) && ratio <= double(options.icepop_high)) ? ratio : 0.0;
+          s.draw_weight_sum += w;
+          s.centering += coef * w * lpu / double(K);
+          draw_coef[size_t(k)] = coef * w / double(K);
+          draw_total += draw_coef[size_t(k)];
+        }
+        row_stats[i] = s;
+        // ∂L/∂z_v = g · (1[v = target] − p_v) + Σ_k c_k · (1[v = u_k] − p_v)
+        for (int64_t v = 0; v < V; v++) z[v] = float(-(g + draw_total) * std::exp(double(z[v] - max)) * inv);
+        z[in.targets[t]] += float(g);
+        for (int64_t k = 0; k < K; k++) {
+          const int32_t u = in.draw_tokens[t * K + k];
+          if (u >= 0) z[u] += float(draw_coef[size_t(k)]);
+        }
+      }
+    });
+    for (int64_t i = 0; i < n; i++) stats.add(row_stats[size_t(i)]);
+    cpu::matmul_backward(dhc.data(), dhead, logits.data(), hc.data(), head, n, V, C, pool);
+    for (int64_t i = 0; i < n; i++) std::memcpy(dh + rows[r0 + size_t(i)] * C, &dhc[size_t(i * C)], size_t(C) * sizeof(float));
+  }
+  return stats;
+}
+
+}  // namespace s3::train

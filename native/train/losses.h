@@ -1,0 +1,63 @@
+// losses: the s³ token losses fused with the LM head (SPEC §6), chunked over tokens so the
+// [T × V] logits of a whole batch never exist at once. Row t of the LM head input h [T × C]
+// predicts targets[t] (−1: no target, row ignored); lp_t = log p(targets[t] | h_t).
+//   SFT (weighted cross-entropy):  L = −Σ_t coef_t · lp_t            (coef = mask · weight)
+//   Policy gradient (Eq. 3):       ρ_t = exp(lp_t − old_t), m_t = 1[low ≤ ρ_t ≤ high] (held fixed),
+//                                  L = −Σ_t m_t · ρ_t · coef_t       (coef = team advantage · 1/|T_g| · w)
+//   Score centering (Appendix A.1, policy gradient only, when draws are given): with K recorded
+//   draws u_{t,k} ~ μ(·|c_t) and their sampler log-probs, w_k = 1[low ≤ π(u_k)/μ(u_k) ≤ high] ·
+//   π(u_k)/μ(u_k) (detached), the surrogate adds  +Σ_t coef_t · (1/K) Σ_k w_k · log π(u_k), so
+//   the gradient per token becomes −coef_t (m_t ρ_t s(a_t) − (1/K) Σ_k w_k s(u_k)).
+// Rows with coef 0 cost nothing.
+#pragma once
+
+#include <cstdint>
+
+#include "core/thread_pool.h"
+
+namespace s3::train {
+
+enum class LossKind { Sft, PolicyGradient };
+
+struct LossOptions {
+  LossKind kind = LossKind::Sft;
+  float icepop_low = 0.2f;
+  float icepop_high = 5.0f;
+  int64_t chunk_rows = 64;
+};
+
+struct LossInputs {
+  const int32_t* targets = nullptr;       // [T], −1 where there is none
+  const float* coef = nullptr;            // [T]
+  const float* old_logprobs = nullptr;    // [T], policy gradient only
+  int64_t num_draws = 0;                  // K; 0: no score centering
+  const int32_t* draw_tokens = nullptr;   // [T × K], −1 for a missing draw
+  const float* draw_logprobs = nullptr;   // [T × K], the sampler's log μ(u_k | c_t)
+};
+
+struct LossStats {
+  double loss = 0.0;
+  int64_t tokens = 0;         // rows with a target and coef ≠ 0
+  double ratio_sum = 0.0;     // Σ ρ over those rows (policy gradient)
+  int64_t masked = 0;         // rows the IcePop mask zeroed
+  double entropy_sum = 0.0;   // Σ entropy of p(· | h_t) over those rows
+  double logprob_sum = 0.0;   // Σ lp_t over those rows
+  double centering = 0.0;     // the score-centering surrogate Σ_t coef_t (1/K) Σ_k w_k log π(u_k) (not in loss)
+  double draw_weight_sum = 0.0;  // Σ w_k over all draws
+  void add(const LossStats& o) {
+    centering += o.centering;
+    draw_weight_sum += o.draw_weight_sum;
+    loss += o.loss;
+    tokens += o.tokens;
+    ratio_sum += o.ratio_sum;
+    masked += o.masked;
+    entropy_sum += o.entropy_sum;
+    logprob_sum += o.logprob_sum;
+  }
+};
+
+// dh [T × C] overwritten with ∂L/∂h; dhead [V × C] += ∂L/∂head. head is f32 [V × C].
+LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* head, int64_t T, int64_t C, int64_t V,
+                          const LossInputs& inputs, const LossOptions& options, ThreadPool& pool);
+
+}  // namespace s3::train

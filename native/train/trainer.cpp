@@ -1,0 +1,226 @@
+#include "train/trainer.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "core/json.h"
+#include "core/safetensors.h"
+
+namespace s3::train {
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TrainerError("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+void make_dirs(const std::string& dir) {
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    partial = dir.substr(0, pos);
+    if (partial.empty()) continue;
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      throw TrainerError("cannot create directory " + partial + ": " + std::strerror(errno));
+    }
+  }
+}
+
+std::string number(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+}  // namespace
+
+Trainer::Trainer(const std::string& dir, const TrainerOptions& options) : options_(options) {
+  const model::Qwen3Weights weights = model::Qwen3Weights::load(dir);
+  config_json_ = read_text(dir + "/config.json");
+  init(weights);
+  if (exists(dir + "/optimizer.safetensors") && exists(dir + "/trainer_state.json")) load(dir);
+}
+
+Trainer::Trainer(const model::Qwen3Weights& weights, std::string config_json, const TrainerOptions& options)
+    : config_json_(std::move(config_json)), options_(options) {
+  init(weights);
+}
+
+void Trainer::init(const model::Qwen3Weights& weights) {
+  config_ = weights.config();
+  layout_ = model::Qwen3ParamLayout::make(config_);
+  params_ = model::qwen3_params_from_weights(weights, layout_);
+  grads_.assign(layout_.total, 0.0f);
+  adam_.m.assign(layout_.total, 0.0f);
+  adam_.v.assign(layout_.total, 0.0f);
+  adam_.step = 0;
+  pool_ = std::make_unique<ThreadPool>(options_.threads > 0 ? options_.threads : default_thread_count());
+}
+
+StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
+  const int64_t T = int64_t(b.tokens.size());
+  if (T == 0) throw TrainerError("accumulate: empty batch");
+  if (int64_t(b.coef.size()) != T) {
+    throw TrainerError("accumulate: coef has " + std::to_string(b.coef.size()) + " entries for " + std::to_string(T) +
+                       " tokens");
+  }
+  if (b.kind == LossKind::PolicyGradient && int64_t(b.old_logprobs.size()) != T) {
+    throw TrainerError("accumulate: old_logprobs has " + std::to_string(b.old_logprobs.size()) + " entries for " +
+                       std::to_string(T) + " tokens");
+  }
+  if (b.num_draws < 0) throw TrainerError("accumulate: num_draws must be non-negative");
+  if (b.num_draws > 0) {
+    if (b.kind != LossKind::PolicyGradient) throw TrainerError("accumulate: score-centering draws need the policy-gradient loss");
+    const size_t want = size_t(T) * size_t(b.num_draws);
+    if (b.draw_tokens.size() != want || b.draw_logprobs.size() != want) {
+      throw TrainerError("accumulate: draw_tokens and draw_logprobs need tokens × num_draws = " + std::to_string(want) +
+                         " entries");
+    }
+    for (int32_t u : b.draw_tokens) {
+      if (u < -1 || u >= config_.vocab_size) throw TrainerError("accumulate: draw token " + std::to_string(u) + " out of range");
+    }
+  }
+  std::vector<int64_t> begins{0};
+  if (b.seq_lengths.empty()) {
+    begins.push_back(T);
+  } else {
+    for (int64_t len : b.seq_lengths) {
+      if (len <= 0) throw TrainerError("accumulate: sequence lengths must be positive");
+      begins.push_back(begins.back() + len);
+    }
+    if (begins.back() != T) throw TrainerError("accumulate: sequence lengths do not sum to the token count");
+  }
+  std::vector<int32_t> targets(size_t(T), -1);
+  for (size_t s = 0; s + 1 < begins.size(); s++) {
+    for (int64_t t = begins[s]; t < begins[s + 1]; t++) {
+      if (t + 1 < begins[s + 1]) {
+        targets[size_t(t)] = b.tokens[size_t(t + 1)];
+      } else if (b.coef[size_t(t)] != 0.0f) {
+        throw TrainerError("accumulate: coef must be 0 at the last token of each sequence (it has no next token)");
+      }
+    }
+  }
+  for (float c : b.coef) {
+    if (!std::isfinite(c)) throw TrainerError("accumulate: coef must be finite");
+  }
+  const model::Qwen3TrainBatch batch{b.tokens.data(), T, begins.data(), int64_t(begins.size() - 1)};
+  model::Qwen3TrainState state;
+  try {
+    model::qwen3_train_forward(config_, layout_, params_.data(), batch, state, *pool_);
+  } catch (const std::invalid_argument& e) {
+    throw TrainerError(std::string("accumulate: ") + e.what());
+  }
+  LossOptions lo;
+  lo.kind = b.kind;
+  lo.icepop_low = options_.icepop_low;
+  lo.icepop_high = options_.icepop_high;
+  lo.chunk_rows = options_.loss_chunk_rows;
+  std::vector<float> dh(state.final_normed.size());
+  const LossStats s = fused_head_loss(dh.data(), grads_.data() + layout_.lm_head, state.final_normed.data(),
+                                      params_.data() + layout_.lm_head, T, config_.hidden_size, config_.vocab_size,
+                                      LossInputs{targets.data(), b.coef.data(),
+                                                 b.kind == LossKind::PolicyGradient ? b.old_logprobs.data() : nullptr,
+                                                 b.num_draws, b.num_draws > 0 ? b.draw_tokens.data() : nullptr,
+                                                 b.num_draws > 0 ? b.draw_logprobs.data() : nullptr},
+                                      lo, *pool_);
+  model::qwen3_train_backward(config_, layout_, params_.data(), grads_.data(), batch, state, dh.data(), *pool_);
+  StepDiagnostics d;
+  d.loss = s.loss;
+  d.tokens = s.tokens;
+  if (s.tokens > 0) {
+    d.mean_ratio = b.kind == LossKind::PolicyGradient ? s.ratio_sum / double(s.tokens) : 1.0;
+    d.fraction_masked = double(s.masked) / double(s.tokens);
+    d.mean_entropy = s.entropy_sum / double(s.tokens);
+    d.mean_logprob = s.logprob_sum / double(s.tokens);
+    if (b.num_draws > 0) d.mean_draw_weight = s.draw_weight_sum / double(s.tokens * b.num_draws);
+  }
+  d.centering = s.centering;
+  return d;
+}
+
+AdamWStepResult Trainer::step() {
+  const AdamWStepResult r = adamw_step(params_.data(), grads_.data(), params_.size(), adam_, options_.adamw, *pool_);
+  zero_grad();
+  return r;
+}
+
+void Trainer::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }
+
+model::Qwen3Weights Trainer::weights() const {
+  return model::Qwen3Weights::from_tensors(config_, model::qwen3_param_tensors(layout_, params_.data()),
+                                           model::Qwen3Weights::Storage::Copy, "trainer weights");
+}
+
+void Trainer::save(const std::string& dir, const std::string& run_config_json) const {
+  make_dirs(dir);
+  if (!run_config_json.empty()) {
+    parse_json(run_config_json);  // refuse what is not JSON before writing anything
+    write_file_atomic(dir + "/run_config.json", run_config_json.data(), run_config_json.size());
+  }
+  write_file_atomic(dir + "/config.json", config_json_.data(), config_json_.size());
+  std::vector<TensorToWrite> model_tensors, optimizer_tensors;
+  for (const auto& e : layout_.entries) {
+    model_tensors.push_back({e.name, DType::F32, e.shape, params_.data() + e.offset});
+    optimizer_tensors.push_back({"exp_avg." + e.name, DType::F32, e.shape, adam_.m.data() + e.offset});
+    optimizer_tensors.push_back({"exp_avg_sq." + e.name, DType::F32, e.shape, adam_.v.data() + e.offset});
+  }
+  write_safetensors(dir + "/model.safetensors", model_tensors, {{"format", "pt"}});
+  write_safetensors(dir + "/optimizer.safetensors", optimizer_tensors);
+  const AdamWOptions& a = options_.adamw;
+  std::string state = "{\"step\": " + std::to_string(adam_.step) + ", \"adamw\": {\"lr\": " + number(a.lr) +
+                      ", \"beta1\": " + number(a.beta1) + ", \"beta2\": " + number(a.beta2) +
+                      ", \"eps\": " + number(a.eps) + ", \"weight_decay\": " + number(a.weight_decay) +
+                      ", \"max_grad_norm\": " + number(a.max_grad_norm) +
+                      ", \"warmup_steps\": " + std::to_string(a.warmup_steps) + "}, \"loss\": {\"icepop_low\": " +
+                      number(options_.icepop_low) + ", \"icepop_high\": " + number(options_.icepop_high) + "}}\n";
+  write_file_atomic(dir + "/trainer_state.json", state.data(), state.size());
+}
+
+void Trainer::save_gradients(const std::string& path) const {
+  std::vector<TensorToWrite> tensors;
+  for (const auto& e : layout_.entries) tensors.push_back({e.name, DType::F32, e.shape, grads_.data() + e.offset});
+  write_safetensors(path, tensors, {{"format", "pt"}});
+}
+
+void Trainer::load(const std::string& dir) {
+  const model::Qwen3Weights weights = model::Qwen3Weights::load(dir);
+  const model::Qwen3ParamLayout layout = model::Qwen3ParamLayout::make(weights.config());
+  if (layout.total != layout_.total || layout.entries.size() != layout_.entries.size()) {
+    throw TrainerError("load: " + dir + " holds a model of another shape");
+  }
+  params_ = model::qwen3_params_from_weights(weights, layout_);
+  zero_grad();
+  const JsonValue state = parse_json(read_text(dir + "/trainer_state.json"));
+  const JsonValue* step = state.find("step");
+  if (step == nullptr || !step->as_uint64()) throw TrainerError("load: " + dir + "/trainer_state.json has no step");
+  const SafetensorsFile opt = SafetensorsFile::open(dir + "/optimizer.safetensors");
+  for (const auto& e : layout_.entries) {
+    for (int which = 0; which < 2; which++) {
+      const TensorInfo& info = opt.info((which == 0 ? "exp_avg." : "exp_avg_sq.") + e.name);
+      if (info.dtype != DType::F32 || info.nbytes != e.count * sizeof(float)) {
+        throw TrainerError("load: optimizer state for " + e.name + " has the wrong dtype or shape");
+      }
+      std::memcpy((which == 0 ? adam_.m.data() : adam_.v.data()) + e.offset, info.data, info.nbytes);
+    }
+  }
+  adam_.step = int64_t(*step->as_uint64());
+}
+
+}  // namespace s3::train

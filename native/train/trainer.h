@@ -1,0 +1,106 @@
+// trainer: the s³ CPU trainer. f32 master weights of a Qwen3 checkpoint, gradients accumulated
+// over micro-batches (accumulate), AdamW updates (step), and checkpoints (save / load) that
+// resume bit-identically:
+//   DIR/config.json             the model's Hugging Face config (copied from the source checkpoint)
+//   DIR/model.safetensors       the weights, F32, under the checkpoint's tensor names (loadable
+//                               by Qwen3Weights::load and transformers)
+//   DIR/optimizer.safetensors   exp_avg.NAME and exp_avg_sq.NAME per parameter (F32)
+//   DIR/run_config.json         the caller's run configuration (JSON text), when one is given
+//   DIR/trainer_state.json      {"step", "adamw": {...}, "loss": {...}}, written last
+// Every file is written atomically (temp + fsync + rename).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/qwen3_backward.h"
+#include "model/qwen3_config.h"
+#include "model/qwen3_weights.h"
+#include "train/adamw.h"
+#include "train/losses.h"
+
+namespace s3::train {
+
+class TrainerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TrainerOptions {
+  AdamWOptions adamw;
+  float icepop_low = 0.2f;
+  float icepop_high = 5.0f;
+  int64_t loss_chunk_rows = 64;
+  size_t threads = 0;  // 0: default_thread_count()
+};
+
+// One micro-batch of packed sequences. coef[t] (and old_logprobs[t] for the policy gradient)
+// weight log p(tokens[t + 1] | the sequence up to t); it must be 0 at the last token of each
+// sequence. SFT: coef = mask · weight. Policy gradient: coef = team advantage · 1/|T_g| · w.
+struct TrainBatch {
+  LossKind kind = LossKind::Sft;
+  std::vector<int32_t> tokens;
+  std::vector<int64_t> seq_lengths;  // sum = tokens.size(); empty: one sequence
+  std::vector<float> coef;
+  std::vector<float> old_logprobs;   // policy gradient only
+  // Score centering (policy gradient, optional): K draws per token, [T × K] each, recorded at
+  // inference for the same positions as coef (token −1: no draw).
+  int64_t num_draws = 0;
+  std::vector<int32_t> draw_tokens;
+  std::vector<float> draw_logprobs;
+};
+
+struct StepDiagnostics {
+  double loss = 0.0;
+  int64_t tokens = 0;
+  double mean_ratio = 0.0;        // policy gradient: mean ρ over weighted tokens
+  double fraction_masked = 0.0;   // policy gradient: IcePop-masked share of weighted tokens
+  double mean_entropy = 0.0;
+  double mean_logprob = 0.0;
+  double centering = 0.0;         // the score-centering surrogate (not in loss)
+  double mean_draw_weight = 0.0;  // mean detached w_k per weighted token and draw
+};
+
+class Trainer {
+ public:
+  // Weights (any dtype) and config from a checkpoint directory; when it also holds
+  // optimizer.safetensors and trainer_state.json (a Trainer::save), the optimizer state and step
+  // are restored too.
+  Trainer(const std::string& checkpoint_dir, const TrainerOptions& options);
+  // From in-memory weights (tests); config_json is what save writes as config.json.
+  Trainer(const model::Qwen3Weights& weights, std::string config_json, const TrainerOptions& options);
+
+  StepDiagnostics accumulate(const TrainBatch& batch);  // adds into the gradients
+  AdamWStepResult step();                               // update from the accumulated gradients, then zero them
+  void zero_grad();
+  void save(const std::string& dir, const std::string& run_config_json = "") const;
+  void load(const std::string& dir);  // weights, optimizer state, step
+  // The accumulated gradients as F32 safetensors under the parameters' names (atomic).
+  void save_gradients(const std::string& path) const;
+
+  const model::Qwen3Config& config() const { return config_; }
+  const model::Qwen3ParamLayout& layout() const { return layout_; }
+  const std::vector<float>& params() const { return params_; }
+  std::vector<float>& mutable_params() { return params_; }
+  const std::vector<float>& grads() const { return grads_; }
+  int64_t step_count() const { return adam_.step; }
+  const TrainerOptions& options() const { return options_; }
+  void set_lr(double lr) { options_.adamw.lr = lr; }
+  // Copies of the current weights, F32, for the inference engine.
+  model::Qwen3Weights weights() const;
+
+ private:
+  void init(const model::Qwen3Weights& weights);
+  model::Qwen3Config config_;
+  std::string config_json_;
+  TrainerOptions options_;
+  model::Qwen3ParamLayout layout_;
+  std::vector<float> params_, grads_;
+  AdamWState adam_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace s3::train

@@ -1,0 +1,151 @@
+// Typed access to the native inference engine (native/engine): one shared server per model that
+// every agent's sequence lives in. Sequences are opened, fed context with append() and asked for
+// pieces with generate(); a scheduler thread batches all pending requests continuously and
+// answers through promises, so JS never blocks on a forward pass. An AbortSignal cancels a piece
+// (it resolves 'cancelled' with the tokens so far).
+import { loadAddon } from './addon.js';
+import { NativeError } from '../errors.js';
+import type { NativeEngine, NativeEngineOptions, NativeEngineResult, NativeEngineStats } from './binding.js';
+
+/** Cache and batching limits; every field is optional. */
+export interface EngineOptions {
+  /** Positions per KV block (a multiple of 16; default 16). */
+  readonly blockSize?: number;
+  /** KV blocks in the cache (default: as many as kvCacheBytes holds). */
+  readonly numBlocks?: number;
+  /** Size of the KV cache when numBlocks is not given (default 1 GiB). */
+  readonly kvCacheBytes?: number;
+  /** Longest sequence (default: the model's positions, capped by the cache). */
+  readonly maxContext?: number;
+  /** Sequences in one batch (default 64). */
+  readonly maxSequences?: number;
+  /** New tokens in one batch (default 512). */
+  readonly maxBatchTokens?: number;
+}
+
+/** One generation request. */
+export interface EngineGenerateOptions {
+  /** 1..1,024 new tokens at most. */
+  readonly maxNew: number;
+  /** Generation stops right after sampling one of these (the stop token is returned). */
+  readonly stopTokenIds: readonly number[];
+  /** Sampling temperature; 0 is greedy. */
+  readonly temperature: number;
+  /** Keys every draw together with the token's index in the sequence and the draw index. */
+  readonly seed: bigint | number;
+  /** K extra independent draws per position (0..64). */
+  readonly draws?: number;
+  /** Cancels the request. */
+  readonly signal?: AbortSignal;
+}
+
+/** A generated piece. */
+export interface EnginePiece {
+  readonly tokens: number[];
+  readonly logprobs: number[];
+  /** K draws per generated token, position-major, when draws > 0. */
+  readonly draws?: { readonly tokens: Int32Array; readonly logprobs: Float32Array };
+  readonly finish: 'stop' | 'length' | 'context' | 'cancelled';
+  /** The weights version that sampled the piece's first token (0 for the weights loaded first). */
+  readonly policyVersion: number;
+}
+
+/** An open sequence's handle. */
+export type EngineSequence = number;
+
+/** The shared inference server of one model. */
+export class InferenceEngine {
+  private constructor(
+    /** The checkpoint folder the engine started with. */
+    readonly directory: string,
+    private readonly native: NativeEngine,
+  ) {}
+
+  /** Loads the checkpoint in `directory` and starts the scheduler thread. */
+  static load(directory: string, options: EngineOptions = {}): InferenceEngine {
+    const { binding } = loadAddon();
+    try {
+      return new InferenceEngine(directory, new binding.Engine(directory, { ...options } as NativeEngineOptions));
+    } catch (error) {
+      throw new NativeError(`cannot start the inference engine on ${directory}: ${(error as Error).message}`);
+    }
+  }
+
+  /** A new, empty sequence. */
+  openSequence(): EngineSequence {
+    return this.native.openSequence();
+  }
+
+  /** Appends context tokens (processed by the next generate). RangeError past the context or outside the vocabulary. */
+  append(sequence: EngineSequence, tokens: Int32Array | readonly number[]): void {
+    this.native.append(sequence, tokens instanceof Int32Array ? tokens : Int32Array.from(tokens));
+  }
+
+  /** Generates one piece after everything appended so far. */
+  async generate(sequence: EngineSequence, options: EngineGenerateOptions): Promise<EnginePiece> {
+    const { id, promise } = this.native.generate(sequence, {
+      maxNew: options.maxNew,
+      stopTokenIds: Int32Array.from(options.stopTokenIds),
+      temperature: options.temperature,
+      seed: options.seed,
+      draws: options.draws ?? 0,
+    });
+    const signal = options.signal;
+    const onAbort = (): void => this.native.cancel(id);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return toPiece(await promise, options.draws ?? 0);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Forgets a sequence and frees its cache (a running piece on it resolves 'cancelled'). */
+  release(sequence: EngineSequence): void {
+    this.native.release(sequence);
+  }
+
+  /** Log-probs of tokens[1..], each given the tokens before it, under the current weights. */
+  async score(tokens: Int32Array | readonly number[]): Promise<Float32Array> {
+    const result = await this.native.score(tokens instanceof Int32Array ? tokens : Int32Array.from(tokens));
+    return result.logprobs;
+  }
+
+  /** Swaps in the checkpoint in `directory` between batches; returns the version later pieces report. */
+  loadWeights(directory: string): number {
+    try {
+      return this.native.loadWeights(directory);
+    } catch (error) {
+      throw new NativeError(`cannot load new weights from ${directory}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Slots, KV blocks, queue lengths and throughput. */
+  stats(): NativeEngineStats {
+    return this.native.stats();
+  }
+
+  /** Resolves every pending piece 'cancelled', rejects pending scores and stops the engine; later calls throw. */
+  close(): void {
+    this.native.close();
+  }
+}
+
+function toPiece(result: NativeEngineResult, draws: number): EnginePiece {
+  return {
+    tokens: Array.from(result.tokens),
+    logprobs: Array.from(result.logprobs),
+    ...(draws > 0 ? { draws: { tokens: result.drawTokens, logprobs: result.drawLogprobs } } : {}),
+    finish: result.finish,
+    policyVersion: result.policyVersion,
+  };
+}
+
+/** What the engine samples from one row of logits at `tokenIndex`: draw 0, then numDraws − 1 extra draws. */
+export function sampleLogits(logits: Float32Array, options: { temperature: number; seed: bigint | number; tokenIndex: number; numDraws?: number }): {
+  tokens: Int32Array;
+  logprobs: Float32Array;
+} {
+  return loadAddon().binding.sampleLogits(logits, options.temperature, options.seed, options.tokenIndex, options.numDraws ?? 1);
+}

@@ -1,0 +1,139 @@
+// Typed access to the native CPU trainer (native/train): f32 master weights of a Qwen3 checkpoint,
+// gradients of the s³ losses (SFT / weighted cross-entropy and the IcePop policy gradient of
+// SPEC §6) accumulated over packed micro-batches, AdamW steps, and checkpoints that resume
+// bit-identically.
+import { loadAddon } from './addon.js';
+import { NativeError } from '../errors.js';
+import type { NativeNamedTensor, NativeTrainDiagnostics, NativeTrainer, NativeTrainerOptions } from './binding.js';
+
+export type { NativeNamedTensor, NativeTrainDiagnostics, NativeTrainerOptions } from './binding.js';
+
+/** One sequence of a micro-batch: coef[t] weights log p(tokens[t+1] | tokens[0..t]), so coef has tokens.length − 1 entries. */
+export interface TrainSequence {
+  tokens: readonly number[];
+  coef: readonly number[];
+  /** Policy gradient only: the sampler's log-probs, aligned with coef. */
+  oldLogprobs?: readonly number[];
+  /** Score centering (policy gradient only): K draws per prediction, flattened [coef.length × K], with their sampler log-probs. */
+  draws?: { tokens: readonly number[]; logprobs: readonly number[] };
+}
+
+/** Options of one accumulate call. */
+export interface AccumulateOptions {
+  /** Draws per prediction for score centering (Appendix A.1); every sequence must then carry draws. */
+  numDraws?: number;
+}
+
+export class Trainer {
+  private constructor(
+    readonly directory: string,
+    private readonly native: NativeTrainer,
+  ) {}
+
+  /** Loads a Hugging Face Qwen3 folder (any dtype); a folder written by save() also restores the optimizer and step. */
+  static open(directory: string, options: NativeTrainerOptions = {}): Trainer {
+    const { binding } = loadAddon();
+    try {
+      return new Trainer(directory, new binding.Trainer(directory, options));
+    } catch (error) {
+      throw new NativeError(`cannot open a trainer on ${directory}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Adds the gradient of the loss over these sequences (packed into one micro-batch) to the accumulated gradients. */
+  async accumulate(kind: 'sft' | 'pg', sequences: readonly TrainSequence[], options: AccumulateOptions = {}): Promise<NativeTrainDiagnostics> {
+    const total = sequences.reduce((n, s) => n + s.tokens.length, 0);
+    const K = options.numDraws ?? 0;
+    const drawTokens = K > 0 ? new Int32Array(total * K).fill(-1) : undefined;
+    const drawLogprobs = K > 0 ? new Float32Array(total * K) : undefined;
+    const tokens = new Int32Array(total);
+    const coef = new Float32Array(total);
+    const old = kind === 'pg' ? new Float32Array(total) : undefined;
+    const seqLengths = new Int32Array(sequences.length);
+    let at = 0;
+    sequences.forEach((s, i) => {
+      if (s.tokens.length < 1) throw new NativeError('accumulate: every sequence needs at least one token');
+      if (s.coef.length !== s.tokens.length - 1) {
+        throw new NativeError(`accumulate: sequence ${i} has ${s.tokens.length} tokens but ${s.coef.length} coefficients (want ${s.tokens.length - 1})`);
+      }
+      if (old && s.oldLogprobs?.length !== s.coef.length) {
+        throw new NativeError(`accumulate: sequence ${i} needs ${s.coef.length} oldLogprobs for the policy gradient`);
+      }
+      tokens.set(s.tokens, at);
+      coef.set(s.coef, at);
+      if (old && s.oldLogprobs) old.set(s.oldLogprobs, at);
+      if (drawTokens && drawLogprobs) {
+        if (s.draws?.tokens.length !== s.coef.length * K || s.draws.logprobs.length !== s.coef.length * K) {
+          throw new NativeError(`accumulate: sequence ${i} needs ${s.coef.length * K} draws (coef.length × numDraws) with their log-probs`);
+        }
+        drawTokens.set(s.draws.tokens, at * K);
+        drawLogprobs.set(s.draws.logprobs, at * K);
+      }
+      seqLengths[i] = s.tokens.length;
+      at += s.tokens.length;
+    });
+    try {
+      return await this.native.accumulate({
+        kind,
+        tokens,
+        seqLengths,
+        coef,
+        ...(old ? { oldLogprobs: old } : {}),
+        ...(drawTokens && drawLogprobs ? { numDraws: K, drawTokens, drawLogprobs } : {}),
+      });
+    } catch (error) {
+      throw new NativeError(`accumulate failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** One AdamW update from the accumulated gradients (clipped to the global norm), which are then zeroed. */
+  step(): { gradNorm: number; lr: number; step: number } {
+    return this.native.step();
+  }
+
+  zeroGrad(): void {
+    this.native.zeroGrad();
+  }
+
+  /** Writes config.json, model.safetensors (F32), optimizer.safetensors, run_config.json (when given) and trainer_state.json, each atomically. */
+  save(directory: string, runConfig?: unknown): void {
+    const json = runConfig === undefined ? undefined : JSON.stringify(runConfig, null, 2) + '\n';
+    this.wrap(`save to ${directory}`, () => this.native.save(directory, json));
+  }
+
+  /** Restores weights, optimizer moments and step from a folder written by save(). */
+  load(directory: string): void {
+    this.wrap(`load from ${directory}`, () => this.native.load(directory));
+  }
+
+  /** The accumulated gradients as F32 safetensors under the checkpoint's tensor names. */
+  saveGradients(file: string): void {
+    this.wrap(`saveGradients to ${file}`, () => this.native.saveGradients(file));
+  }
+
+  stepCount(): number {
+    return this.native.stepCount();
+  }
+
+  setLr(lr: number): void {
+    this.native.setLr(lr);
+  }
+
+  /** Copies of the current weights (F32) under the checkpoint's names, for the inference engine. */
+  tensors(): NativeNamedTensor[] {
+    return this.native.tensors();
+  }
+
+  /** Copies of the accumulated gradients. */
+  gradients(): NativeNamedTensor[] {
+    return this.native.gradients();
+  }
+
+  private wrap(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (error) {
+      throw new NativeError(`${what} failed: ${(error as Error).message}`);
+    }
+  }
+}
