@@ -1,14 +1,15 @@
-// `swarm eval`: the evaluation protocol of Appendix M on a policy (the task's scripted agents for now;
-// checkpoints once the inference engine exists). Writes summary.json, episodes.jsonl and per-episode
+// `swarm eval`: the evaluation protocol of Appendix M on a policy (the task's scripted agents, or a
+// checkpoint served by the native inference engine). Writes summary.json, episodes.jsonl and per-episode
 // traces into --out, resumes an interrupted evaluation there, and prints a table per team size.
 import type { Command } from 'commander';
-import { ConfigError, UnavailableError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import {
   DEFAULT_EVAL_CONCURRENCY,
   EVAL_PROBLEM_COUNT,
   EVAL_SEED_COUNT,
   EVAL_SIZES,
   formatSummaryTable,
+  nativeEvalPolicy,
   runEvaluation,
   scriptedEvalPolicy,
 } from '../eval/run/index.js';
@@ -42,7 +43,7 @@ export function registerEval(program: Command): void {
     .command('eval')
     .description('evaluate a policy with the protocol of Appendix M; writes summary.json, episodes.jsonl and traces')
     .option('--policy <kind>', 'scripted: the task\'s scripted agents (aggregators, or the explorers of Appendix L)')
-    .option('--model <dir>', 'a checkpoint folder (not available yet: needs the inference engine)')
+    .option('--model <dir>', 'a Qwen3 checkpoint folder with its tokenizer.json, served by the native inference engine')
     .requiredOption('--task <name>', 'aggregation, exploration or exploration-d2')
     .option('--sizes <list>', 'team sizes N, comma-separated', EVAL_SIZES.join(','))
     .option('--seeds <k>', 'evaluation seeds 1..k', String(EVAL_SEED_COUNT))
@@ -51,17 +52,11 @@ export function registerEval(program: Command): void {
     .option('--allowance <L>', "per-agent work allowance in tokens (default: the task's training allowance)")
     .option('--no-comm', 'remove the messaging tools and text; the population succeeds if any agent succeeds')
     .option('--concurrency <k>', 'episodes in flight at once', String(DEFAULT_EVAL_CONCURRENCY))
-    .option('--tokenizer <file>', "tokenizer.json scripted agents write with (default: Qwen3's)")
+    .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: the model\'s own, or the built-in s3-mini for scripted agents)')
     .requiredOption('--out <dir>', 'the evaluation directory (an interrupted evaluation there is resumed)')
     .action(async (flags: EvalFlags) => {
-      if (flags.model !== undefined) {
-        throw new UnavailableError(
-          'swarm eval --model is not available yet: the inference engine that runs checkpoints is still being built. ' +
-            'Evaluate the scripted agents with --policy scripted.',
-        );
-      }
-      if (flags.policy === undefined) throw new ConfigError('swarm eval needs --policy scripted (or, once available, --model DIR).');
-      if (flags.policy !== 'scripted') throw new ConfigError(`--policy must be "scripted", got "${flags.policy}"`);
+      if ((flags.model === undefined) === (flags.policy === undefined)) throw new ConfigError('swarm eval needs exactly one of --policy scripted and --model DIR.');
+      if (flags.policy !== undefined && flags.policy !== 'scripted') throw new ConfigError(`--policy must be "scripted", got "${flags.policy}"`);
       const task = getTask(flags.task);
       const sizes = parseIntegerListFlag('--sizes', flags.sizes, 1);
       const seeds = parseIntegerFlag('--seeds', flags.seeds, 1);
@@ -69,7 +64,8 @@ export function registerEval(program: Command): void {
       const concurrency = parseIntegerFlag('--concurrency', flags.concurrency, 1);
       const temperature = flags.temperature === undefined ? undefined : parseTemperature(flags.temperature);
       const workAllowance = flags.allowance === undefined ? undefined : parseIntegerFlag('--allowance', flags.allowance, 1);
-      const policy = scriptedEvalPolicy({ task: task.name, ...(flags.tokenizer === undefined ? {} : { tokenizerPath: flags.tokenizer }) });
+      const tokenizer = flags.tokenizer === undefined ? {} : { tokenizerPath: flags.tokenizer };
+      const policy = flags.model !== undefined ? nativeEvalPolicy({ directory: flags.model, ...tokenizer }) : scriptedEvalPolicy({ task: task.name, ...tokenizer });
       const result = await runEvaluation({
         task,
         policy,
@@ -81,7 +77,7 @@ export function registerEval(program: Command): void {
         concurrency,
         ...(temperature === undefined ? {} : { temperature }),
         ...(workAllowance === undefined ? {} : { workAllowance }),
-      });
+      }).finally(() => policy.close?.());
       process.stdout.write(formatSummaryTable(result.summary));
       process.stdout.write(
         `wrote ${result.summaryPath}: ${result.episodesRun} episodes run, ${result.episodesReused} already done, ${(result.wallMs / 1000).toFixed(1)} s\n`,

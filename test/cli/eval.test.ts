@@ -1,6 +1,6 @@
 // `swarm eval` through the compiled CLI (bin/swarm.js runs dist/; `npm test` builds it first, so run
 // `npm run build` before running this file alone): the contract's summary.json shape, the eval
-// directory, the printed table, resuming, --no-comm, and the refusals (--model, bad flags).
+// directory, the printed table, resuming, --no-comm, and the refusals (a model without tokenizer, bad flags).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,14 +63,14 @@ describe('swarm eval --policy scripted', () => {
 describe('swarm eval refusals', () => {
   const out = () => mkdtempSync(path.join(tmpdir(), 's3-eval-cli-'));
 
-  it('says --model is not available until the inference engine lands', () => {
-    const result = run(['eval', '--model', '/models/qwen3', '--task', 'aggregation', '--out', out()]);
+  it('refuses a model folder without a tokenizer', () => {
+    const result = run(['eval', '--model', out(), '--task', 'aggregation', '--out', out()]);
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/^swarm: swarm eval --model is not available yet: the inference engine/);
+    expect(result.stderr).toMatch(/has no tokenizer\.json; pass --tokenizer FILE/);
   });
 
-  it('needs --policy scripted', () => {
-    expect(run(['eval', '--task', 'aggregation', '--out', out()]).stderr).toMatch(/needs --policy scripted/);
+  it('needs exactly one of --policy scripted and --model', () => {
+    expect(run(['eval', '--task', 'aggregation', '--out', out()]).stderr).toMatch(/needs exactly one of --policy scripted and --model DIR/);
     expect(run(['eval', '--policy', 'random', '--task', 'aggregation', '--out', out()]).stderr).toMatch(/--policy must be "scripted", got "random"/);
   });
 
@@ -81,4 +81,18 @@ describe('swarm eval refusals', () => {
     expect(run([...base, '--seeds', '0']).stderr).toMatch(/--seeds must be at least 1, got 0/);
     expect(run(['eval', '--policy', 'scripted', '--task', 'chess', '--out', out()]).stderr).toMatch(/Unknown task "chess"/);
   });
+});
+
+describe('swarm eval --model', () => {
+  it('evaluates a random small checkpoint through the inference engine and names it in summary.json', () => {
+    const model = mkdtempSync(path.join(tmpdir(), 's3-eval-model-'));
+    expect(run(['model', 'init', '--shape', 'small', '--seed', '2', '--out', model]).status).toBe(0);
+    const out = mkdtempSync(path.join(tmpdir(), 's3-eval-cli-'));
+    const result = run(['eval', '--model', model, '--task', 'aggregation', '--sizes', '2', '--seeds', '1', '--problems', '1', '--allowance', '24', '--out', out]);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const summary = JSON.parse(readFileSync(path.join(out, 'summary.json'), 'utf8'));
+    expect(summary.policy.model).toBe(model);
+    expect(summary.sizes['2'].success.perSeed).toHaveLength(1);
+  }, 300_000);
 });

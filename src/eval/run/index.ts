@@ -20,6 +20,7 @@ export { buildEvaluationReport, defaultReportComparisons, type BuildEvaluationRe
 export { findEvaluationDirs, loadEvaluationDirs } from './evaluation-dirs.js';
 export { DEFAULT_EVAL_CONCURRENCY, runEvaluation, type EvaluationResult, type RunEvaluationOptions } from './run-evaluation.js';
 export { MAX_SAMPLE_GRAPH_SIZE, sampleMessageGraph, type SampleSource } from './sample-message-graphs.js';
+export { nativeEvalPolicy, type NativeEvalPolicyOptions } from './native-eval-policy.js';
 export { scriptedEvalPolicy, type EvalPolicy, type ScriptedEvalPolicyOptions } from './scripted-eval-policy.js';
 export { formatSummaryTable } from './summary-table.js';
 export { readTraceFile, traceFilePath, writeTraceFile } from './trace-files.js';

@@ -33,6 +33,8 @@ export interface EvalPolicy {
   readonly info: SummaryPolicy;
   /** Exactly what generated the tokens (compared when an evaluation is resumed). */
   readonly key: string;
+  /** Frees what the policy holds (the inference engine of a model), after the evaluation. */
+  close?(): void;
 }
 
 /** Options of scriptedEvalPolicy. */

@@ -1,0 +1,31 @@
+// The policy `swarm eval --model DIR` evaluates: a Qwen3 checkpoint served by the native inference
+// engine, writing with the checkpoint's own tokenizer.json (or --tokenizer).
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../../errors.js';
+import { Tokenizer } from '../../model/tokenizer/index.js';
+import { InferenceEngine } from '../../native/engine.js';
+import { NativePolicy } from '../../policy/native-policy.js';
+import type { EvalPolicy } from './scripted-eval-policy.js';
+
+/** Options of nativeEvalPolicy. */
+export interface NativeEvalPolicyOptions {
+  /** The checkpoint folder (config.json, safetensors, tokenizer.json). */
+  readonly directory: string;
+  /** tokenizer.json to use instead of the checkpoint's. */
+  readonly tokenizerPath?: string;
+}
+
+/** Loads the checkpoint into an inference engine; close() releases the engine. */
+export function nativeEvalPolicy(options: NativeEvalPolicyOptions): EvalPolicy {
+  const directory = path.resolve(options.directory);
+  const tokenizerPath = path.resolve(options.tokenizerPath ?? path.join(directory, 'tokenizer.json'));
+  if (!fs.existsSync(tokenizerPath)) throw new ConfigError(`--model ${directory} has no tokenizer.json; pass --tokenizer FILE`);
+  const engine = InferenceEngine.load(directory);
+  return {
+    policy: new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerPath) }),
+    info: { name: path.basename(directory), description: `the Qwen3 checkpoint ${directory} on the native inference engine`, model: directory },
+    key: `model:${directory}:${tokenizerPath}`,
+    close: () => engine.close(),
+  };
+}
