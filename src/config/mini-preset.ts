@@ -1,0 +1,49 @@
+// The CPU default: the built-in s3-mini model on aggregation with N = 4, sized to finish on a
+// 2-core CPU in about 15 minutes. It starts from the paper's aggregation preset and changes only
+// what does not fit a CPU; each change is commented here and named in `deviations`.
+import { PAPER_AGGREGATION } from './paper-presets.js';
+import type { TrainConfig } from './train-config.js';
+
+/** The `mini` preset: paper-aggregation scaled down for a CPU. */
+export const MINI: TrainConfig = {
+  ...PAPER_AGGREGATION,
+  // The built-in s3-mini model instead of Qwen3-0.6B; it has no thinking mode.
+  model: { name: 's3-mini', directory: null, thinking: false, reasoningRetained: false },
+  out: 'runs/mini',
+  // 10 updates instead of 200.
+  rlUpdates: 10,
+  // 2 problems per update instead of 32 (G = 8 attempts kept, so 16 teams per update).
+  problemsPerUpdate: 2,
+  // 256 work + 32 final tokens per agent instead of 8,192 + 1,024.
+  workAllowance: 256,
+  finalAllowance: 32,
+  // Generation requests of 64 tokens instead of 1,024.
+  generationPieceTokens: 64,
+  // A 2,048-token context instead of 40,960.
+  contextLength: 2048,
+  // 16 episodes in flight instead of 256.
+  concurrentEpisodes: 16,
+  // Learning rate 1e-4 instead of 5e-7: a small model trained for 10 updates needs larger steps.
+  optimizer: { ...PAPER_AGGREGATION.optimizer, learningRate: 1e-4 },
+  // No KL penalty (the paper's has no stated weight) and no mask change.
+  pgCorrection: { ...PAPER_AGGREGATION.pgCorrection, klCoefficient: 0, klEstimator: 'none' },
+  precision: { inference: 'FP32', training: 'FP32 throughout' },
+  // A checkpoint every 5 updates instead of every update.
+  checkpointEvery: 5,
+  // Evaluation at N ∈ {1, 2, 4}, 2 seeds, 8 problems instead of 7 sizes, 6 seeds, 32 problems.
+  evaluation: { ...PAPER_AGGREGATION.evaluation, teamSizes: [1, 2, 4], seeds: 2, problems: 8 },
+  deviations: [
+    'model: built-in s3-mini instead of Qwen3-0.6B (no thinking mode)',
+    'rlUpdates: 10 instead of 200',
+    'problemsPerUpdate: 2 instead of 32 (16 teams per update instead of 256)',
+    'workAllowance / finalAllowance: 256 / 32 instead of 8,192 / 1,024',
+    'generationPieceTokens: 64 instead of 1,024',
+    'contextLength: 2,048 instead of 40,960',
+    'concurrentEpisodes: 16 instead of 256',
+    'optimizer.learningRate: 1e-4 instead of 5e-7',
+    'pgCorrection: no KL penalty',
+    'precision: FP32 inference and training (CPU)',
+    'checkpointEvery: 5 instead of every update',
+    'evaluation: N ∈ {1, 2, 4}, 2 seeds, 8 problems instead of N ∈ {1, 2, 4, 6, 8, 12, 16}, 6 seeds, 32 problems',
+  ],
+};

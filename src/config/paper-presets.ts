@@ -1,0 +1,108 @@
+// The paper's two training setups, line by line from Table 4 (Appendix I), with the SFT stage of
+// Appendix L, the correction of Appendix A.1, ε of Appendix C and the evaluation protocol of
+// Appendix M. Where the paper names a setting without a number, the value chosen here is listed in
+// `deviations`.
+import type { TrainConfig } from './train-config.js';
+
+/** Information aggregation: Qwen3-0.6B from the base model (Table 4, first column). */
+export const PAPER_AGGREGATION: TrainConfig = {
+  task: 'aggregation',
+  // Table 4: model — Qwen3-0.6B, thinking on.
+  model: { name: 'Qwen3-0.6B', directory: null, thinking: true, reasoningRetained: false },
+  learner: 's3',
+  out: 'runs/paper-aggregation',
+  // Table 4: RL updates — 200.
+  rlUpdates: 200,
+  // Table 4: teams per update — 256 = 32 problems × 8 attempts.
+  problemsPerUpdate: 32,
+  attemptsPerProblem: 8,
+  // Table 4: team size in training — 4.
+  teamSize: 4,
+  // Table 4: per-agent allowance — 8,192 work + 1,024 final.
+  workAllowance: 8192,
+  finalAllowance: 1024,
+  // Table 4: generation request size — 1,024 tokens.
+  generationPieceTokens: 1024,
+  // Table 4: context length — 40,960.
+  contextLength: 40_960,
+  // Table 4: sampling — temperature 1.0, no top-p/top-k.
+  temperature: 1.0,
+  // Table 4: token cost λ — 0.25.
+  tokenCost: 0.25,
+  // Appendix C: ε = 1e-8 in Eq. 2.
+  advantageEpsilon: 1e-8,
+  // Table 4: concurrent episodes — 256.
+  concurrentEpisodes: 256,
+  concurrentSoloEpisodes: null,
+  // Table 4: maximum policy lag — 4 updates.
+  maxPolicyLag: 4,
+  // Table 4: AdamW β = (0.9, 0.999), ε = 1e-8; learning rate 5e-7 constant, no warm-up; weight decay 0; clip norm 1.0.
+  optimizer: { learningRate: 5e-7, warmupUpdates: 0, betas: [0.9, 0.999], epsilon: 1e-8, weightDecay: 0, gradClipNorm: 1.0 },
+  // Table 4: probability mask and KL penalty; Eq. 6 (Appendix A.1): mask 1[0.2 ≤ π_θ/μ ≤ 5.0]; no score centering (Appendix A.1).
+  // The KL coefficient and estimator are not given in the paper (see deviations).
+  pgCorrection: { icePopLow: 0.2, icePopHigh: 5.0, klCoefficient: 0.001, klEstimator: 'k3', scoreCenteringDraws: 0 },
+  // Table 4 / Appendix A.1: precision.
+  precision: {
+    inference: 'BF16 weights and activations',
+    training: 'FP32 optimizer and gradient reduction',
+  },
+  // Table 4: checkpoints — every update.
+  checkpointEvery: 1,
+  // Table 4: initial policy — base model.
+  sft: null,
+  // Appendix M: N ∈ {1, 2, 4, 6, 8, 12, 16}, six seeds, 32 held-out problems, temperature 1.0 for aggregation.
+  evaluation: { teamSizes: [1, 2, 4, 6, 8, 12, 16], seeds: 6, problems: 32, temperature: 1.0 },
+  deviations: [
+    'pgCorrection.klCoefficient = 0.001 and klEstimator = k3 (per token, against the initial policy): Table 4 names a KL penalty but gives neither its weight nor its estimator',
+  ],
+};
+
+/** Decentralized exploration: Qwen3-1.7B after SFT on demonstrations (Table 4, second column). */
+export const PAPER_EXPLORATION: TrainConfig = {
+  task: 'exploration',
+  // Table 4: model — Qwen3-1.7B, thinking on, all reasoning retained.
+  model: { name: 'Qwen3-1.7B', directory: null, thinking: true, reasoningRetained: true },
+  learner: 's3',
+  out: 'runs/paper-exploration',
+  // Table 4: RL updates — 200.
+  rlUpdates: 200,
+  // Table 4: teams per update — 128 = 16 problems × 8 attempts.
+  problemsPerUpdate: 16,
+  attemptsPerProblem: 8,
+  // Table 4: team size in training — 4.
+  teamSize: 4,
+  // Table 4: per-agent allowance — 8,192 (+1 unused final token).
+  workAllowance: 8192,
+  finalAllowance: 1,
+  // Table 4: generation request size — 1,024 tokens.
+  generationPieceTokens: 1024,
+  // Table 4: context length — 32,768.
+  contextLength: 32_768,
+  // Table 4: sampling — temperature 1.0, no top-p/top-k.
+  temperature: 1.0,
+  // Table 4: token cost λ — 0.25.
+  tokenCost: 0.25,
+  // Appendix C: ε = 1e-8 in Eq. 2.
+  advantageEpsilon: 1e-8,
+  // Table 4: concurrent episodes — 196 teams / 784 solo episodes.
+  concurrentEpisodes: 196,
+  concurrentSoloEpisodes: 784,
+  // Table 4: maximum policy lag — 4 updates.
+  maxPolicyLag: 4,
+  // Table 4: AdamW β = (0.9, 0.999), ε = 1e-8 (same); learning rate 2.5e-7 constant; weight decay 0; clip norm 1.0 (same).
+  optimizer: { learningRate: 2.5e-7, warmupUpdates: 0, betas: [0.9, 0.999], epsilon: 1e-8, weightDecay: 0, gradClipNorm: 1.0 },
+  // Table 4: IcePop and MC32 score centering, K = 32 per generated-token context; Eq. 6: mask 1[0.2 ≤ π_θ/μ ≤ 5.0]; no KL term.
+  pgCorrection: { icePopLow: 0.2, icePopHigh: 5.0, klCoefficient: 0, klEstimator: 'none', scoreCenteringDraws: 32 },
+  // Table 4 / Appendix A.1: precision.
+  precision: {
+    inference: 'FP8 blockwise weights, FP8 E4M3 KV cache with computed scales, BF16 activations',
+    training: 'BF16 forward/backward; FP32 master weights, AdamW states and gradient reduction',
+  },
+  // Table 4: checkpoints — every update.
+  checkpointEvery: 1,
+  // Table 4: initial policy — 50 SFT updates on demonstrations; Appendix L: 8 packed sequences of up to 32,768 tokens, lr 1e-5, no weight decay.
+  sft: { updates: 50, packedSequences: 8, maxSequenceTokens: 32_768, learningRate: 1e-5, weightDecay: 0 },
+  // Appendix M: N ∈ {1, 2, 4, 6, 8, 12, 16}, six seeds, 32 held-out problems, temperature 0.7 for exploration.
+  evaluation: { teamSizes: [1, 2, 4, 6, 8, 12, 16], seeds: 6, problems: 32, temperature: 0.7 },
+  deviations: [],
+};

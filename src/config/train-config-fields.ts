@@ -1,0 +1,90 @@
+// Every leaf of a TrainConfig in one list: its dotted path, its type and allowed range (used to
+// validate presets, config files and `--set` values) and where the paper sets it (shown by
+// `swarm train --dry-run`). Groups that may be null as a whole are listed in NULLABLE_GROUPS.
+import { KL_ESTIMATORS, LEARNERS, TRAIN_TASKS } from './train-config.js';
+
+/** The type and range of one config leaf. */
+export type FieldType =
+  | { readonly kind: 'integer'; readonly min: number; readonly max?: number }
+  | { readonly kind: 'number'; readonly min: number; readonly max?: number; readonly exclusiveMin?: boolean }
+  | { readonly kind: 'boolean' }
+  | { readonly kind: 'string' }
+  | { readonly kind: 'enum'; readonly values: readonly string[] }
+  | { readonly kind: 'number-pair'; readonly min: number; readonly max: number }
+  | { readonly kind: 'integer-list'; readonly min: number }
+  | { readonly kind: 'string-list' };
+
+/** One leaf of the config. */
+export interface ConfigField {
+  /** Dotted path, e.g. `optimizer.learningRate`. */
+  readonly path: string;
+  readonly type: FieldType;
+  /** Whether null is allowed. */
+  readonly nullable?: boolean;
+  /** Where the paper sets it. */
+  readonly reference: string;
+}
+
+/** Groups that may be null as a whole (then none of their leaves are present). */
+export const NULLABLE_GROUPS: readonly string[] = ['sft'];
+
+const positive = (min = 1): FieldType => ({ kind: 'integer', min });
+
+/** Every leaf of a TrainConfig, in the order the plan prints them. */
+export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
+  { path: 'task', type: { kind: 'enum', values: TRAIN_TASKS }, reference: 'Table 4 columns' },
+  { path: 'model.name', type: { kind: 'string' }, reference: 'Table 4: model' },
+  { path: 'model.directory', type: { kind: 'string' }, nullable: true, reference: '--model' },
+  { path: 'model.thinking', type: { kind: 'boolean' }, reference: 'Table 4: model (thinking on)' },
+  { path: 'model.reasoningRetained', type: { kind: 'boolean' }, reference: 'Table 4: model (all reasoning retained)' },
+  { path: 'learner', type: { kind: 'enum', values: LEARNERS }, reference: 'Table 1, Appendix C' },
+  { path: 'out', type: { kind: 'string' }, reference: '--out' },
+  { path: 'rlUpdates', type: positive(), reference: 'Table 4: RL updates' },
+  { path: 'problemsPerUpdate', type: positive(), reference: 'Table 4: teams per update (problems M)' },
+  { path: 'attemptsPerProblem', type: positive(), reference: 'Table 4: teams per update (attempts G)' },
+  { path: 'teamSize', type: positive(), reference: 'Table 4: team size in training' },
+  { path: 'workAllowance', type: positive(), reference: 'Table 4: per-agent allowance (work)' },
+  { path: 'finalAllowance', type: positive(), reference: 'Table 4: per-agent allowance (final)' },
+  { path: 'generationPieceTokens', type: positive(), reference: 'Table 4: generation request size' },
+  { path: 'contextLength', type: positive(), reference: 'Table 4: context length' },
+  { path: 'temperature', type: { kind: 'number', min: 0 }, reference: 'Table 4: sampling' },
+  { path: 'tokenCost', type: { kind: 'number', min: 0, max: 1 }, reference: 'Table 4: token cost λ' },
+  { path: 'advantageEpsilon', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Appendix C: ε of Eq. 2' },
+  { path: 'concurrentEpisodes', type: positive(), reference: 'Table 4: concurrent episodes (teams)' },
+  { path: 'concurrentSoloEpisodes', type: positive(), nullable: true, reference: 'Table 4: concurrent episodes (solo)' },
+  { path: 'maxPolicyLag', type: positive(0), reference: 'Table 4: maximum policy lag' },
+  { path: 'optimizer.learningRate', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Table 4: learning rate' },
+  { path: 'optimizer.warmupUpdates', type: positive(0), reference: 'Table 4: learning rate (warm-up)' },
+  { path: 'optimizer.betas', type: { kind: 'number-pair', min: 0, max: 0.999999 }, reference: 'Table 4: optimizer β' },
+  { path: 'optimizer.epsilon', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Table 4: optimizer ε' },
+  { path: 'optimizer.weightDecay', type: { kind: 'number', min: 0 }, reference: 'Table 4: weight decay' },
+  { path: 'optimizer.gradClipNorm', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Table 4: gradient clipping' },
+  { path: 'pgCorrection.icePopLow', type: { kind: 'number', min: 0 }, reference: 'Appendix A.1, Eq. 6: mask lower bound' },
+  { path: 'pgCorrection.icePopHigh', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Appendix A.1, Eq. 6: mask upper bound' },
+  { path: 'pgCorrection.klCoefficient', type: { kind: 'number', min: 0 }, reference: 'Table 4: PG correction (KL penalty)' },
+  { path: 'pgCorrection.klEstimator', type: { kind: 'enum', values: KL_ESTIMATORS }, reference: 'Table 4: PG correction (KL penalty)' },
+  { path: 'pgCorrection.scoreCenteringDraws', type: positive(0), reference: 'Table 4: score-centering samples K' },
+  { path: 'precision.inference', type: { kind: 'string' }, reference: 'Table 4: precision' },
+  { path: 'precision.training', type: { kind: 'string' }, reference: 'Table 4: precision' },
+  { path: 'checkpointEvery', type: positive(), reference: 'Table 4: checkpoints' },
+  { path: 'sft.updates', type: positive(), reference: 'Table 4: initial policy; Appendix L' },
+  { path: 'sft.packedSequences', type: positive(), reference: 'Appendix L: SFT' },
+  { path: 'sft.maxSequenceTokens', type: positive(), reference: 'Appendix L: SFT' },
+  { path: 'sft.learningRate', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Appendix L: SFT' },
+  { path: 'sft.weightDecay', type: { kind: 'number', min: 0 }, reference: 'Appendix L: SFT' },
+  { path: 'evaluation.teamSizes', type: { kind: 'integer-list', min: 1 }, reference: 'Appendix M' },
+  { path: 'evaluation.seeds', type: positive(), reference: 'Appendix M' },
+  { path: 'evaluation.problems', type: positive(), reference: 'Appendix M' },
+  { path: 'evaluation.temperature', type: { kind: 'number', min: 0 }, reference: 'Appendix M' },
+  { path: 'deviations', type: { kind: 'string-list' }, reference: 'departures from the paper' },
+];
+
+/** The field at `path`, or undefined. */
+export function configField(path: string): ConfigField | undefined {
+  return TRAIN_CONFIG_FIELDS.find((field) => field.path === path);
+}
+
+/** Whether `path` names a group (a prefix of some leaf). */
+export function isConfigGroup(path: string): boolean {
+  return TRAIN_CONFIG_FIELDS.some((field) => field.path.startsWith(`${path}.`));
+}

@@ -1,0 +1,129 @@
+// The shape of a `swarm train` config: every setting of the paper's Table 4 (Appendix I) plus the
+// learner of Table 1, the SFT stage of Appendix L and the evaluation protocol of Appendix M.
+// Values live in the presets (paper-presets.ts, mini-preset.ts); the field list with ranges and
+// references is train-config-fields.ts.
+
+/** The learners of Table 1 (Appendix C). */
+export const LEARNERS = ['s3', 'no-comm', 'individual', 'online-sft', 'solo'] as const;
+/** A learner of Table 1: s³, s³ − communication, s³: individual reward, s³: online SFT, Solo. */
+export type Learner = (typeof LEARNERS)[number];
+
+/** The tasks a run can train on. */
+export const TRAIN_TASKS = ['aggregation', 'exploration'] as const;
+/** A task a run can train on. */
+export type TrainTask = (typeof TRAIN_TASKS)[number];
+
+/** The KL estimators a PG correction may use: none, or Schulman's k3 = ρ − 1 − log ρ with ρ = π_ref/π_θ. */
+export const KL_ESTIMATORS = ['none', 'k3'] as const;
+/** A KL estimator. */
+export type KlEstimator = (typeof KL_ESTIMATORS)[number];
+
+/** The policy being trained. */
+export interface ModelConfig {
+  /** What the preset trains (a Qwen3 size, or the built-in s3-mini). */
+  name: string;
+  /** The Hugging Face folder to start from; null means the built-in s3-mini (or, for a paper preset, still to be given with --model). */
+  directory: string | null;
+  /** Qwen3 thinking mode on. */
+  thinking: boolean;
+  /** All earlier reasoning kept in the context (exploration) rather than only the latest turn's. */
+  reasoningRetained: boolean;
+}
+
+/** AdamW and its schedule. */
+export interface OptimizerConfig {
+  learningRate: number;
+  /** Linear warm-up length in updates (0: constant from the first update). */
+  warmupUpdates: number;
+  betas: [number, number];
+  epsilon: number;
+  weightDecay: number;
+  /** Global gradient-norm clip. */
+  gradClipNorm: number;
+}
+
+/** The off-policy correction of the policy gradient (Appendix A.1). */
+export interface PgCorrectionConfig {
+  /** IcePop mask lower bound on π_θ/μ (Eq. 6). */
+  icePopLow: number;
+  /** IcePop mask upper bound on π_θ/μ (Eq. 6). */
+  icePopHigh: number;
+  /** Weight of the KL penalty against the initial policy (0: none). */
+  klCoefficient: number;
+  /** How the per-token KL is estimated. */
+  klEstimator: KlEstimator;
+  /** Score-centering draws K per generated-token context (0: score centering off). */
+  scoreCenteringDraws: number;
+}
+
+/** Numerical precision, as notes: the CPU trainer is FP32 throughout. */
+export interface PrecisionConfig {
+  inference: string;
+  training: string;
+}
+
+/** Supervised fine-tuning on demonstrations before RL (Appendix L). */
+export interface SftConfig {
+  updates: number;
+  /** Packed sequences per update. */
+  packedSequences: number;
+  /** Tokens per packed sequence, at most. */
+  maxSequenceTokens: number;
+  learningRate: number;
+  weightDecay: number;
+}
+
+/** The evaluation protocol (Appendix M). */
+export interface EvaluationConfig {
+  /** Population sizes N evaluated. */
+  teamSizes: number[];
+  seeds: number;
+  /** Held-out problems per seed. */
+  problems: number;
+  temperature: number;
+}
+
+/** A complete, validated `swarm train` config. */
+export interface TrainConfig {
+  task: TrainTask;
+  model: ModelConfig;
+  learner: Learner;
+  /** The run directory. */
+  out: string;
+  rlUpdates: number;
+  /** Problems per update, M. */
+  problemsPerUpdate: number;
+  /** Team attempts per problem, G (the solo learner runs G·N single-agent episodes instead). */
+  attemptsPerProblem: number;
+  /** Agents per team in training, N. */
+  teamSize: number;
+  /** Work-phase tokens per agent, L. */
+  workAllowance: number;
+  /** Tokens per agent for the final answer. */
+  finalAllowance: number;
+  /** Tokens per generation request. */
+  generationPieceTokens: number;
+  /** Context window per agent. */
+  contextLength: number;
+  temperature: number;
+  /** Token cost λ of the team reward (Eq. 1). */
+  tokenCost: number;
+  /** ε of the team-relative advantage (Eq. 2). */
+  advantageEpsilon: number;
+  /** Team episodes in flight at once. */
+  concurrentEpisodes: number;
+  /** Solo-learner episodes in flight at once; null where the paper gives none. */
+  concurrentSoloEpisodes: number | null;
+  /** Updates a rollout may lag behind the trainer before it is discarded. */
+  maxPolicyLag: number;
+  optimizer: OptimizerConfig;
+  pgCorrection: PgCorrectionConfig;
+  precision: PrecisionConfig;
+  /** Save a checkpoint every this many updates. */
+  checkpointEvery: number;
+  /** The SFT stage before RL; null: RL starts from the base model. */
+  sft: SftConfig | null;
+  evaluation: EvaluationConfig;
+  /** Where this config departs from the paper or fills in what the paper leaves open. */
+  deviations: string[];
+}

@@ -1,0 +1,52 @@
+// The readable plan `swarm train --dry-run` prints: every setting with its value, where it came
+// from (preset, config file or flag) and the table or appendix of the paper that sets it, then the
+// preset's departures from the paper.
+import { NULLABLE_GROUPS, TRAIN_CONFIG_FIELDS } from './train-config-fields.js';
+import { readPath } from './config-path.js';
+import type { ResolvedTrainConfig } from './resolve-train-config.js';
+
+/** A number as a reader writes it: 5e-7 and 1e-5 in exponent form, 40960 in full, a real-valued 1 as 1.0. */
+export function formatSettingNumber(value: number, real: boolean): string {
+  if (value !== 0 && Math.abs(value) < 1e-3) return value.toExponential();
+  return real && Number.isInteger(value) && value !== 0 ? value.toFixed(1) : String(value);
+}
+
+/** A setting's value as one cell of the plan; `real` marks a real-valued (not integer) field. */
+export function formatSettingValue(value: unknown, real = false): string {
+  if (value === null) return 'none';
+  if (typeof value === 'number') return formatSettingNumber(value, real);
+  if (Array.isArray(value)) return `(${value.map((v) => (typeof v === 'number' ? formatSettingNumber(v, real) : String(v))).join(', ')})`;
+  return String(value);
+}
+
+/** The dry-run plan of a resolved config, as lines of text. */
+export function formatTrainPlan(resolved: ResolvedTrainConfig, options: { resume: boolean }): string {
+  const { config, sources, presetName } = resolved;
+  const record = config as unknown as Record<string, unknown>;
+  const rows: [string, string, string, string][] = [['setting', 'value', 'source', 'reference']];
+  const shownGroups = new Set<string>();
+  for (const field of TRAIN_CONFIG_FIELDS) {
+    if (field.path === 'deviations') continue;
+    const group = field.path.split('.')[0];
+    if (NULLABLE_GROUPS.includes(group) && record[group] === null) {
+      if (shownGroups.has(group)) continue;
+      shownGroups.add(group);
+      rows.push([group, 'none', sources[group] ?? 'preset', field.reference]);
+      continue;
+    }
+    rows.push([field.path, formatSettingValue(readPath(record, field.path), field.type.kind === 'number' || field.type.kind === 'number-pair'), sources[field.path] ?? sources[group] ?? 'preset', field.reference]);
+  }
+  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column].length)));
+  const lines = [
+    `swarm train plan (dry run, nothing trained): preset ${presetName}, learner ${config.learner}, task ${config.task}${options.resume ? ', resuming' : ''}`,
+    config.learner === 'solo'
+      ? `single-agent episodes per update: ${config.problemsPerUpdate * config.attemptsPerProblem * config.teamSize} (${config.problemsPerUpdate} problems × ${config.attemptsPerProblem * config.teamSize} episodes)`
+      : `teams per update: ${config.problemsPerUpdate * config.attemptsPerProblem} (${config.problemsPerUpdate} problems × ${config.attemptsPerProblem} attempts)`,
+    '',
+    ...rows.map((row) => row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]) : cell)).join('  ').trimEnd()),
+    '',
+    config.deviations.length === 0 ? 'deviations from the paper: none' : 'deviations from the paper:',
+    ...config.deviations.map((deviation) => `  - ${deviation}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,178 @@
+// `swarm train --dry-run` end to end (from dist): the plans of both paper presets hold every value
+// of the paper's Table 4 (written here from the table, not from the presets), `--json` prints the
+// config, and training itself still refuses after validating the config.
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { packageRoot } from '../../src/native/addon.js';
+
+const swarm = path.join(packageRoot, 'bin', 'swarm.js');
+const train = (args: string[]) => spawnSync(process.execPath, [swarm, 'train', ...args], { encoding: 'utf8' });
+
+/** The plan's rows as setting → [value, source]. */
+function planRows(stdout: string): Map<string, [string, string]> {
+  const rows = new Map<string, [string, string]>();
+  for (const line of stdout.split('\n')) {
+    const cells = line.split(/ {2,}/);
+    if (cells.length >= 3 && !line.startsWith(' ')) rows.set(cells[0], [cells[1], cells[2]]);
+  }
+  return rows;
+}
+
+// Table 4 (Appendix I), first column: information aggregation.
+const TABLE4_AGGREGATION: Record<string, string> = {
+  'model.name': 'Qwen3-0.6B',
+  'model.thinking': 'true',
+  sft: 'none', // initial policy: base model
+  rlUpdates: '200',
+  problemsPerUpdate: '32',
+  attemptsPerProblem: '8',
+  teamSize: '4',
+  workAllowance: '8192',
+  finalAllowance: '1024',
+  generationPieceTokens: '1024',
+  contextLength: '40960',
+  temperature: '1.0',
+  tokenCost: '0.25',
+  concurrentEpisodes: '256',
+  maxPolicyLag: '4',
+  'optimizer.betas': '(0.9, 0.999)',
+  'optimizer.epsilon': '1e-8',
+  'optimizer.learningRate': '5e-7',
+  'optimizer.warmupUpdates': '0',
+  'optimizer.weightDecay': '0',
+  'optimizer.gradClipNorm': '1.0',
+  'pgCorrection.icePopLow': '0.2', // probability mask (Eq. 6)
+  'pgCorrection.icePopHigh': '5.0',
+  'pgCorrection.klEstimator': 'k3', // KL penalty
+  'pgCorrection.scoreCenteringDraws': '0', // K: —
+  checkpointEvery: '1',
+};
+
+// Table 4 (Appendix I), second column: decentralized exploration; SFT from Appendix L.
+const TABLE4_EXPLORATION: Record<string, string> = {
+  'model.name': 'Qwen3-1.7B',
+  'model.thinking': 'true',
+  'model.reasoningRetained': 'true',
+  'sft.updates': '50',
+  'sft.packedSequences': '8',
+  'sft.maxSequenceTokens': '32768',
+  'sft.learningRate': '1e-5',
+  rlUpdates: '200',
+  problemsPerUpdate: '16',
+  attemptsPerProblem: '8',
+  teamSize: '4',
+  workAllowance: '8192',
+  finalAllowance: '1',
+  generationPieceTokens: '1024',
+  contextLength: '32768',
+  temperature: '1.0',
+  tokenCost: '0.25',
+  concurrentEpisodes: '196',
+  concurrentSoloEpisodes: '784',
+  maxPolicyLag: '4',
+  'optimizer.betas': '(0.9, 0.999)',
+  'optimizer.epsilon': '1e-8',
+  'optimizer.learningRate': '2.5e-7',
+  'optimizer.warmupUpdates': '0',
+  'optimizer.weightDecay': '0',
+  'optimizer.gradClipNorm': '1.0',
+  'pgCorrection.icePopLow': '0.2',
+  'pgCorrection.icePopHigh': '5.0',
+  'pgCorrection.klCoefficient': '0',
+  'pgCorrection.scoreCenteringDraws': '32',
+  checkpointEvery: '1',
+};
+
+describe('swarm train --dry-run', () => {
+  it('prints every Table 4 value of paper-aggregation, with the learning rate as 5e-7', () => {
+    const result = train(['--preset', 'paper-aggregation', '--model', '/nonexistent/qwen3-0.6b', '--dry-run']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/5e-0?7/);
+    const rows = planRows(result.stdout);
+    for (const [setting, value] of Object.entries(TABLE4_AGGREGATION)) expect([setting, rows.get(setting)?.[0]]).toEqual([setting, value]);
+    expect(rows.get('model.directory')).toEqual(['/nonexistent/qwen3-0.6b', 'flag']);
+    expect(rows.get('rlUpdates')?.[1]).toBe('preset');
+    expect(result.stdout).toMatch(/256 \(32 problems × 8 attempts\)/);
+  });
+
+  it('prints every Table 4 value of paper-exploration', () => {
+    const result = train(['--preset', 'paper-exploration', '--dry-run']);
+    expect(result.status).toBe(0);
+    const rows = planRows(result.stdout);
+    for (const [setting, value] of Object.entries(TABLE4_EXPLORATION)) expect([setting, rows.get(setting)?.[0]]).toEqual([setting, value]);
+    expect(result.stdout).toMatch(/128 \(16 problems × 8 attempts\)/);
+  });
+
+  it('shows the source of each setting: preset, file or flag', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 's3-train-plan-'));
+    const file = path.join(dir, 'run.json');
+    fs.writeFileSync(file, JSON.stringify({ preset: 'paper-aggregation', rlUpdates: 20 }));
+    const result = train(['--config', file, '--set', 'teamSize=2', '--learner', 'solo', '--dry-run']);
+    expect(result.status).toBe(0);
+    const rows = planRows(result.stdout);
+    expect(rows.get('rlUpdates')).toEqual(['20', 'file']);
+    expect(rows.get('teamSize')).toEqual(['2', 'flag']);
+    expect(rows.get('learner')).toEqual(['solo', 'flag']);
+    expect(rows.get('contextLength')).toEqual(['40960', 'preset']);
+  });
+
+  it('lists the mini preset\'s deviations from the paper', () => {
+    const result = train(['--dry-run']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/preset mini/);
+    expect(result.stdout).toMatch(/deviations from the paper:\n {2}- model: built-in s3-mini/);
+  });
+
+  it('prints the resolved config as JSON with --json', () => {
+    const result = train(['--preset', 'paper-aggregation', '--set', 'optimizer.learningRate=1e-6', '--dry-run', '--json']);
+    expect(result.status).toBe(0);
+    const config = JSON.parse(result.stdout);
+    expect(config.optimizer.learningRate).toBe(1e-6);
+    expect(config.contextLength).toBe(40_960);
+    expect(config.sft).toBeNull();
+  });
+
+  it('refuses an unknown preset, naming the presets', () => {
+    const result = train(['--preset', 'paper-agg', '--dry-run']);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/--preset: unknown preset "paper-agg"; expected one of mini, paper-aggregation, paper-exploration/);
+  });
+
+  it('refuses a bad --set before anything else', () => {
+    const result = train(['--set', 'optimizer.learningRate=fast', '--dry-run']);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/--set optimizer.learningRate=fast: optimizer.learningRate must be a finite number > 0, got "fast"/);
+  });
+});
+
+describe('swarm train without --dry-run', () => {
+  it('validates the config first', () => {
+    const result = train(['--set', 'teamSize=0']);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/--set teamSize=0: teamSize must be an integer >= 1, got 0/);
+  });
+
+  it('asks for --model when a paper preset has none', () => {
+    const result = train(['--preset', 'paper-exploration']);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/pass its Hugging Face folder with --model DIR/);
+  });
+
+  it('still refuses to train a valid config, saying nothing was trained', () => {
+    const result = train(['--preset', 'mini']);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/not available yet/);
+    expect(result.stderr).toMatch(/Nothing was trained/);
+  });
+});
+
+describe('swarm train --dry-run --learner solo', () => {
+  it('counts single-agent episodes per update: G·N per problem (Table 5)', () => {
+    const result = train(['--preset', 'paper-exploration', '--learner', 'solo', '--dry-run']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/single-agent episodes per update: 512 \(16 problems × 32 episodes\)/);
+  });
+});
