@@ -14,24 +14,10 @@
 #include "cpu/sampling.h"
 #include "engine/engine.h"
 #include "model/qwen3_weights.h"
+#include "napi/guarded.h"
 
 namespace s3::napi {
 namespace {
-
-// Runs `fn`, turning engine exceptions into JS errors: RangeError for values out of range,
-// Error (with the engine's message) otherwise.
-template <typename Fn>
-auto guarded(Napi::Env env, Fn fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (const std::out_of_range& e) {
-    throw Napi::RangeError::New(env, e.what());
-  } catch (const std::exception& e) {
-    throw Napi::Error::New(env, e.what());
-  }
-}
 
 int64_t integer_option(Napi::Object options, const char* name, int64_t fallback) {
   const Napi::Value v = options.Get(name);

@@ -15,21 +15,10 @@
 #include "model/qwen3_forward.h"
 #include "model/qwen3_init.h"
 #include "model/qwen3_weights.h"
+#include "napi/guarded.h"
 
 namespace s3::napi {
 namespace {
-
-// Runs `fn`, turning any std::exception into a JS Error with its message.
-template <typename Fn>
-auto guarded(Napi::Env env, Fn fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Napi::Error::New(env, e.what());
-  }
-}
 
 Napi::Object config_object(Napi::Env env, const model::Qwen3Config& c) {
   Napi::Object o = Napi::Object::New(env);

@@ -8,21 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "napi/guarded.h"
 #include "train/trainer.h"
 
 namespace s3::napi {
 namespace {
-
-template <typename Fn>
-auto guarded(Napi::Env env, Fn fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Napi::Error::New(env, e.what());
-  }
-}
 
 double number_option(const Napi::Object& o, const char* key, double fallback) {
   const Napi::Value v = o.Get(key);

@@ -125,7 +125,7 @@ describe('batching never changes a token', () => {
     expect(squeezed).toEqual(roomy);
     expect(tight.stats().preemptions).toBeGreaterThan(0);
     // Released sequences are freed by the scheduler thread moments later.
-    await vi.waitFor(() => expect(tight.stats().kvBlocksUsed).toBe(0));
+    await vi.waitFor(() => expect(tight.stats().kvBlocksUsed).toBe(0), { timeout: 30_000 });
   });
 });
 
@@ -227,7 +227,7 @@ describe('bad input', () => {
     await expect(engine.score([1, V])).rejects.toThrow(RangeError);
     const piece = await running;
     expect(piece.tokens.length).toBe(20);
-    expect(engine.stats().openSequences).toBe(1);
+    await vi.waitFor(() => expect(engine.stats().openSequences).toBe(1), { timeout: 30_000 });
   });
 
   it('refuses an unusable configuration', () => {
