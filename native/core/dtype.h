@@ -10,13 +10,7 @@
 #include <optional>
 #include <string_view>
 
-#ifndef S3_HOST_DEVICE
-#ifdef __CUDACC__
-#define S3_HOST_DEVICE __host__ __device__
-#else
-#define S3_HOST_DEVICE
-#endif
-#endif
+#include "core/host_device.h"
 
 namespace s3 {
 

@@ -7,13 +7,7 @@
 
 #include <cstdint>
 
-#ifndef S3_HOST_DEVICE
-#ifdef __CUDACC__
-#define S3_HOST_DEVICE __host__ __device__
-#else
-#define S3_HOST_DEVICE
-#endif
-#endif
+#include "core/host_device.h"
 
 namespace s3 {
 

@@ -1,3 +1,4 @@
+// attention_backward.cpp: the implementation of cpu/attention_backward.h (see the header for the contract and layouts).
 #include "cpu/attention_backward.h"
 
 #include <algorithm>

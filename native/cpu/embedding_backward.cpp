@@ -1,3 +1,4 @@
+// embedding_backward.cpp: the implementation of cpu/embedding_backward.h (see the header for the contract and layouts).
 #include "cpu/embedding_backward.h"
 
 namespace s3::cpu {

@@ -1,3 +1,4 @@
+// matmul_backward.cpp: the implementation of cpu/matmul_backward.h (see the header for the contract and layouts).
 #include "cpu/matmul_backward.h"
 
 #include <vector>

@@ -1,3 +1,4 @@
+// rmsnorm_backward.cpp: the implementation of cpu/rmsnorm_backward.h (see the header for the contract and layouts).
 #include "cpu/rmsnorm_backward.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// rope_backward.cpp: the implementation of cpu/rope_backward.h (see the header for the contract and layouts).
 #include "cpu/rope_backward.h"
 
 namespace s3::cpu {

@@ -1,3 +1,4 @@
+// swiglu_backward.cpp: the implementation of cpu/swiglu_backward.h (see the header for the contract and layouts).
 #include "cpu/swiglu_backward.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// qwen3_backward.cpp: the implementation of model/qwen3_backward.h (see the header for the contract and layouts).
 #include "model/qwen3_backward.h"
 
 #include <cstring>

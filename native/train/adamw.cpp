@@ -1,3 +1,4 @@
+// adamw.cpp: the implementation of train/adamw.h (see the header for the contract and layouts).
 #include "train/adamw.h"
 
 #include <algorithm>

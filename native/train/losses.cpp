@@ -1,3 +1,4 @@
+// losses.cpp: the implementation of train/losses.h (see the header for the contract and layouts).
 #include "train/losses.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// trainer.cpp: the implementation of train/trainer.h (see the header for the contract and layouts).
 #include "train/trainer.h"
 
 #include <sys/stat.h>
