@@ -3,6 +3,7 @@
 
 import { ConfigError } from '../errors.js';
 import { MAX_PIECE_TOKENS } from '../policy/policy.js';
+import { PROMPT_STYLES } from '../tasks/task.js';
 import type { EpisodeSettings } from './trace-events.js';
 
 /** The per-task defaults: allowances and context. */
@@ -58,6 +59,10 @@ export function resolveEpisodeSettings(taskName: string, overrides: EpisodeSetti
     throw new ConfigError(`runEpisode: draws must be an integer >= 0 (K extra draws per position), got ${String(draws)}.`);
   }
   const tokenCostWeight = overrides.tokenCostWeight ?? TOKEN_COST_WEIGHT;
+  const promptStyle = overrides.promptStyle ?? 'paper';
+  if (!PROMPT_STYLES.includes(promptStyle)) {
+    throw new ConfigError(`runEpisode: promptStyle must be one of ${PROMPT_STYLES.join(', ')}, got ${JSON.stringify(promptStyle)}.`);
+  }
   return {
     workAllowance: positiveInteger('workAllowance', pick('workAllowance')),
     finalAllowance: positiveInteger('finalAllowance', pick('finalAllowance')),
@@ -66,5 +71,7 @@ export function resolveEpisodeSettings(taskName: string, overrides: EpisodeSetti
     temperature,
     draws,
     tokenCostWeight,
+    // The paper's wording is the default and is not written, so paper settings and traces stay as they were.
+    ...(promptStyle === 'paper' ? {} : { promptStyle }),
   };
 }

@@ -10,7 +10,7 @@ import type { AgentSequence } from '../policy/agent-sequence.js';
 import type { PromptItem } from '../policy/context-item.js';
 import type { Policy } from '../policy/policy.js';
 import { harnessRules } from '../tasks/prompts/harness-rules.js';
-import { MESSAGE_TOOLS } from '../tasks/prompts/message-tools.js';
+import { messageTools } from '../tasks/prompts/message-tools.js';
 import type { Task, TaskProblem } from '../tasks/task.js';
 import { AgentLoop } from './agent-loop.js';
 import { sampleAgentNames } from './agent-names.js';
@@ -92,6 +92,7 @@ export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptio
   options.signal?.throwIfAborted();
   const settings = resolveEpisodeSettings(task.name, options);
   const communication = options.communication ?? true;
+  const promptStyle = settings.promptStyle ?? 'paper';
   const seed = String(options.seed);
   const rng = createRng(options.seed);
   const agentNames = sampleAgentNames(rng.fork('names'), n);
@@ -103,10 +104,13 @@ export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptio
     workAllowance: settings.workAllowance,
     contextLimit: settings.contextLimit,
     tokenCostWeight: settings.tokenCostWeight,
+    promptStyle,
   });
   const renderer = new ContextRenderer(policy.tokenizer);
   const board = new MessageBoard(agentNames);
-  const toolsByAgent = agentNames.map(() => (communication ? [...MESSAGE_TOOLS, ...episode.toolSpecs()] : [...episode.toolSpecs()]));
+  const toolsByAgent = agentNames.map(() =>
+    communication ? [...messageTools(promptStyle), ...episode.toolSpecs()] : [...episode.toolSpecs()],
+  );
   const trace: TraceEvent[] = [];
   const team = new Team({
     episode,
@@ -144,7 +148,7 @@ export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptio
       teammates: episode.teammates(index),
       communication,
       toolNames: tools.map((tool) => tool.name),
-      system: `${episode.systemPrompt(index)}\n\n${harnessRules({ communication })}`,
+      system: `${episode.systemPrompt(index)}\n\n${harnessRules({ communication, promptStyle })}`,
       user: episode.firstUserMessage(index),
     };
     const append = renderer.prompt({ item: prompt, tools });

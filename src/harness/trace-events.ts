@@ -5,7 +5,7 @@
 // classes, reads before first send, claims and reports).
 
 import type { JsonValue } from '../common/json-dumps.js';
-import type { TaskEvent } from '../tasks/task.js';
+import type { PromptStyle, TaskEvent } from '../tasks/task.js';
 
 /** The trace schema version written into every episode_start. */
 export const TRACE_VERSION = 1;
@@ -26,6 +26,8 @@ export interface EpisodeSettings {
   readonly draws: number;
   /** Token-cost weight λ stated in prompts. */
   readonly tokenCostWeight: number;
+  /** The prompt wording; absent for the paper's (Appendix G), so paper traces are unchanged. */
+  readonly promptStyle?: PromptStyle;
 }
 
 /** How a piece ended, as traced: the chat format's finish, or cancelled by the episode's end. */

@@ -30,6 +30,7 @@ export type {
   CreateEpisodeOptions,
   GradeAnswerOptions,
   LoadProblemsOptions,
+  PromptStyle,
   Split,
   Task,
   TaskEpisode,
@@ -38,19 +39,23 @@ export type {
   ToolCallRequest,
   ToolResult,
 } from './task.js';
-export { SPLITS } from './task.js';
+export { PROMPT_STYLES, SPLITS } from './task.js';
 export { createRng, Rng, type RngSeed } from '../common/random.js';
 export { createRoster, type CreateRosterOptions, type Roster } from './roster.js';
 export { toolError } from './tool-error.js';
 export {
   BROADCAST_RECIPIENT,
   CHECK_NOTIFICATIONS_TOOL,
+  COMPACT_MESSAGE_TOOLS,
   MESSAGE_TOOL,
   MESSAGE_TOOL_NAMES,
   MESSAGE_TOOLS,
+  messageTools,
   READ_MESSAGES_TOOL,
 } from './prompts/message-tools.js';
 export {
+  COMPACT_HARNESS_RULES,
+  COMPACT_HARNESS_RULES_NO_COMMUNICATION,
   harnessRules,
   IDLENESS_RULES,
   IDLENESS_RULES_NO_COMMUNICATION,
@@ -104,5 +109,5 @@ export {
 } from './exploration/tree-index.js';
 export { exitDoorPositions, inspectTree, orderedDfsMovesToExit, type TreeFacts } from './exploration/inspect.js';
 export { observeRoom } from './exploration/observation.js';
-export { EXPLORATION_TOOLS, LOOK_TOOL, MOVE_TOOL } from './exploration/tools.js';
+export { COMPACT_EXPLORATION_TOOLS, EXPLORATION_TOOLS, explorationTools, LOOK_TOOL, MOVE_TOOL } from './exploration/tools.js';
 export type { ExplorationProblem } from './exploration/problem.js';

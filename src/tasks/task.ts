@@ -15,6 +15,16 @@
 import type { Rng } from '../common/random.js';
 import type { ToolSpec } from '../common/tool-spec.js';
 
+/**
+ * The wording of the prompts and tool descriptions: 'paper' is Appendix G and Table 2 verbatim;
+ * 'compact' (ours, not the paper's) keeps the chat format, tool names, arguments, outputs and the
+ * first user turn's facts but shortens the prose, so a tiny model trains on a CPU in minutes.
+ */
+export type PromptStyle = 'paper' | 'compact';
+
+/** Every prompt style; 'paper' is the default. */
+export const PROMPT_STYLES: readonly PromptStyle[] = ['paper', 'compact'];
+
 /** The three fixed problem sets of a task (Appendix H: train, development, held-out evaluation). */
 export type Split = 'train' | 'dev' | 'eval';
 
@@ -84,6 +94,8 @@ export interface CreateEpisodeOptions<P extends TaskProblem> {
   readonly contextLimit: number;
   /** Token-cost weight λ stated in the prompt; 0 states that there is no length reward. */
   readonly tokenCostWeight: number;
+  /** The wording of the prompts and task tools (default 'paper'; 'compact' is ours). */
+  readonly promptStyle?: PromptStyle;
 }
 
 /** One team attempt at one problem: prompts, per-agent tool state and grading. */

@@ -13,7 +13,7 @@ import { aggregationFinalPrompt, aggregationFirstUserMessage, aggregationSystemP
 /** Sets up one team attempt; throws ConfigError when the team is larger than the problem. */
 export function createAggregationEpisode(options: CreateEpisodeOptions<AggregationProblem>): TaskEpisode {
   checkEpisodeSettings(options);
-  const { problem, communication, tokenCostWeight } = options;
+  const { problem, communication, tokenCostWeight, promptStyle = 'paper' } = options;
   const roster = createRoster(options);
   const agentCount = roster.agentCount;
   if (agentCount > problem.numbers.length) {
@@ -30,10 +30,10 @@ export function createAggregationEpisode(options: CreateEpisodeOptions<Aggregati
     agentNames: roster.agentNames,
     teammates: (agentIndex) => roster.teammates(agentIndex),
     systemPrompt: (agentIndex) =>
-      aggregationSystemPrompt({ agentCount, communication, tokenCostWeight, introduction: roster.introduction(agentIndex) }),
+      aggregationSystemPrompt({ agentCount, communication, tokenCostWeight, promptStyle, introduction: roster.introduction(agentIndex) }),
     firstUserMessage: (agentIndex) => {
       roster.checkAgent(agentIndex);
-      return aggregationFirstUserMessage({ agentCount, communication, privateNumber: numbers[agentIndex] });
+      return aggregationFirstUserMessage({ agentCount, communication, promptStyle, privateNumber: numbers[agentIndex] });
     },
     toolSpecs: () => [],
     callTool: (request: ToolCallRequest): ToolResult => {

@@ -5,7 +5,17 @@
 // the messaging sentences are removed, the guidance part is replaced by an independence line modelled
 // on exploration's, the teammate list and the example calls are dropped; a lone agent then cannot
 // learn the others' numbers, and the population succeeds if any agent answers correctly.
+//
+// The compact style (promptStyle 'compact', for the CPU preset) is ours, not the paper's: each compact
+// text sits after its paper counterpart and keeps its facts (N in words, the private number, the final
+// format) in fewer words, with no guidance part, no reward paragraph beyond one sentence and no example
+// calls. The final prompt is the same in both styles. Measured with the s3-mini tokenizer at N = 4, an
+// agent's whole opening prompt (system turn with tools and harness rules, first user turn, generation
+// prompt) is 375 tokens with messaging against 1,007 for the paper's, and 123 against 324 without. With
+// messaging 242 of the 375 are the chat template's tools block for the three messaging tools and 25 the
+// name line, so no wording of the prose brings it under 300 tokens.
 
+import type { PromptStyle } from '../task.js';
 import { capitalizedNumberWords, numberToWords } from './number-words.js';
 
 /** The counted phrases of the prompts for a team of N agents. */
@@ -90,6 +100,20 @@ export function aggregationTaskStatement(options: AggregationPromptOptions): str
   return sentences.join(' ');
 }
 
+/** The compact task statement (ours, not the paper's): the task in two sentences, the reward in one. */
+export function compactAggregationTaskStatement(options: AggregationPromptOptions): string {
+  const counts = countPhrases(options.agentCount);
+  const reward =
+    options.tokenCostWeight > 0
+      ? 'The team earns reward if any final answer is correct, reduced by the tokens generated.'
+      : 'The team earns reward if any final answer is correct.';
+  return [
+    `${counts.eachOfAgents} has one private number.`,
+    'Collect one number per agent and sort them, keeping equal values from different agents.',
+    reward,
+  ].join(' ');
+}
+
 /** Part two with messaging: general guidance on communication (Appendix G). */
 export const COMMUNICATION_GUIDANCE =
   'Agents work toward the same team objective; no specialist roles are assigned by the harness. A task may give ' +
@@ -105,6 +129,9 @@ export const COMMUNICATION_GUIDANCE =
 
 /** Part two without messaging (ours, modelled on exploration's "You explore independently..." line). */
 export const INDEPENDENT_WORK_LINE = 'You work independently. No messaging or shared notes are available.';
+
+/** The compact independence line without messaging (ours, not the paper's). */
+export const COMPACT_INDEPENDENT_WORK_LINE = 'You work independently, without messaging.';
 
 /** Part three: the shared reward (Appendix G). */
 export const SHARED_REWARD_STATEMENT =
@@ -128,10 +155,22 @@ export const EXAMPLE_TOOL_CALLS =
 export interface AggregationSystemPromptOptions extends AggregationPromptOptions {
   /** Part four: the agent's name and teammates (Roster.introduction). */
   readonly introduction: string;
+  /** The wording (default 'paper'). */
+  readonly promptStyle?: PromptStyle;
 }
 
-/** The five-part system prompt; without messaging four parts: the independence line replaces the guidance, no examples. */
+/**
+ * The five-part system prompt; without messaging four parts: the independence line replaces the
+ * guidance, no examples. Compact (ours): the compact task statement and the name and teammates, with
+ * the compact independence line between them without messaging; no example calls.
+ */
 export function aggregationSystemPrompt(options: AggregationSystemPromptOptions): string {
+  if (options.promptStyle === 'compact') {
+    const parts = options.communication
+      ? [compactAggregationTaskStatement(options), options.introduction]
+      : [compactAggregationTaskStatement(options), COMPACT_INDEPENDENT_WORK_LINE, options.introduction];
+    return parts.join('\n\n');
+  }
   const parts = options.communication
     ? [aggregationTaskStatement(options), COMMUNICATION_GUIDANCE, SHARED_REWARD_STATEMENT, options.introduction, EXAMPLE_TOOL_CALLS]
     : [aggregationTaskStatement(options), INDEPENDENT_WORK_LINE, SHARED_REWARD_STATEMENT, options.introduction];
@@ -146,10 +185,13 @@ export interface AggregationFirstUserMessageOptions {
   readonly communication: boolean;
   /** This agent's private number. */
   readonly privateNumber: number;
+  /** The wording (default 'paper'). */
+  readonly promptStyle?: PromptStyle;
 }
 
 /** The first user turn (Appendix G); without messaging the "through communication" and "unless you tell them" clauses go. */
 export function aggregationFirstUserMessage(options: AggregationFirstUserMessageOptions): string {
+  if (options.promptStyle === 'compact') return compactAggregationFirstUserMessage(options);
   const counts = countPhrases(options.agentCount);
   const find = options.communication
     ? `Find ${counts.allAssignedNumbers} through communication and return their numeric values in ascending order.`
@@ -163,6 +205,18 @@ export function aggregationFirstUserMessage(options: AggregationFirstUserMessage
     'Include duplicates once per owning agent.',
     knowledge,
     `Final format: #### followed by a JSON array of ${counts.integers}.`,
+    `Your private number: ${numberToWords(options.privateNumber)}.`,
+  ].join(' ');
+}
+
+/** The compact first user turn (ours, not the paper's): the same facts, fewer words. */
+function compactAggregationFirstUserMessage(options: AggregationFirstUserMessageOptions): string {
+  const counts = countPhrases(options.agentCount);
+  const find = options.communication ? [`Find ${counts.allAssignedNumbers} through messages.`] : [];
+  return [
+    `${counts.agentsEachHave} one private number, written in English.`,
+    ...find,
+    `Final format: #### followed by a JSON array of ${counts.integers} in ascending order.`,
     `Your private number: ${numberToWords(options.privateNumber)}.`,
   ].join(' ');
 }

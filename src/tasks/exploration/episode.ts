@@ -10,7 +10,7 @@ import { toolError } from '../tool-error.js';
 import { observeRoom } from './observation.js';
 import type { ExplorationProblem } from './problem.js';
 import { explorationFirstUserMessage, explorationSystemPrompt } from './prompts.js';
-import { EXPLORATION_TOOLS, MOVE_TOOL } from './tools.js';
+import { explorationTools, MOVE_TOOL } from './tools.js';
 
 interface AgentPosition {
   room: string;
@@ -20,7 +20,8 @@ interface AgentPosition {
 /** Sets up one team attempt on the problem's tree. */
 export function createExplorationEpisode(options: CreateEpisodeOptions<ExplorationProblem>): TaskEpisode {
   checkEpisodeSettings(options);
-  const { problem, communication, workAllowance, contextLimit } = options;
+  const { problem, communication, workAllowance, contextLimit, promptStyle = 'paper' } = options;
+  const tools = explorationTools(promptStyle);
   const tree = problem.tree;
   const roster = createRoster(options);
   const positions: AgentPosition[] = roster.agentNames.map(() => ({ room: tree.start, arrivedFrom: null }));
@@ -61,15 +62,15 @@ export function createExplorationEpisode(options: CreateEpisodeOptions<Explorati
     agentNames: roster.agentNames,
     teammates: (agentIndex) => roster.teammates(agentIndex),
     systemPrompt: (agentIndex) =>
-      explorationSystemPrompt({ communication, introduction: roster.introduction(agentIndex), workAllowance, contextLimit }),
+      explorationSystemPrompt({ communication, introduction: roster.introduction(agentIndex), workAllowance, contextLimit, promptStyle }),
     firstUserMessage: (agentIndex) => {
       roster.checkAgent(agentIndex);
       return explorationFirstUserMessage(observeRoom({ tree, room: tree.start, arrivedFrom: null }));
     },
-    toolSpecs: () => EXPLORATION_TOOLS,
+    toolSpecs: () => tools,
     callTool: (request: ToolCallRequest): ToolResult => {
       roster.checkAgent(request.agentIndex);
-      const validation = validateToolCall({ call: { name: request.name, arguments: request.args }, tools: EXPLORATION_TOOLS });
+      const validation = validateToolCall({ call: { name: request.name, arguments: request.args }, tools });
       if (!validation.ok) return toolError(validation.error.message);
       if (finished) return toolError('The episode has ended: the exit has been reached.');
       const { name, arguments: args } = validation.call;

@@ -3,7 +3,13 @@
 // communication the collaboration prompt and teammate list are replaced by the paper's independence
 // line and the messaging clauses of the rules are removed (the replacement last sentence is ours).
 // The first user turn is ours: the paper says only that it gives the task and the start observation.
+// The compact style (promptStyle 'compact', for the CPU preset) is ours, not the paper's: no
+// collaboration prompt, the rules in three sentences, the same name line and first user turn, and an
+// allowance sentence without the context window. Measured with the s3-mini tokenizer at N = 4 (compact
+// tools and harness rules), an agent's opening prompt is 507 tokens with messaging against 1,207 for
+// the paper's, and 339 against 609 without; the chat template's tools block is 344 of the 507.
 
+import type { PromptStyle } from '../task.js';
 import { COLLABORATION_PROMPT } from '../prompts/collaboration.js';
 
 const RULES_OPENING =
@@ -27,6 +33,19 @@ export const EXPLORATION_RULES_NO_COMMUNICATION =
   `${RULES_OPENING} There is no limit on moves; only your token allowance limits how much you explore, so keep ` +
   'each step short. If you end a response without a tool call, your exploration ends.';
 
+/** The compact task rules (ours, not the paper's), with or without messaging. */
+export const COMPACT_EXPLORATION_RULES =
+  'You are exploring a maze of rooms connected by doors to find the exit. Every agent starts in the same room ' +
+  'but has its own private position. Reaching the exit solves the task for the whole team.';
+
+/** The compact allowance sentence (ours, not the paper's): the generation allowance only. */
+export function compactAllowanceSentence(options: Pick<ExplorationSystemPromptOptions, 'workAllowance'>): string {
+  return `Your generation allowance is ${options.workAllowance} tokens.`;
+}
+
+/** The compact independence line without messaging (ours, not the paper's). */
+export const COMPACT_INDEPENDENT_EXPLORATION_LINE = 'You explore independently, without messaging.';
+
 /** Replaces the collaboration prompt and teammate list without communication (Appendix G, verbatim). */
 export const INDEPENDENT_EXPLORATION_LINE = 'You explore independently. No messaging or shared notes are available.';
 
@@ -40,6 +59,8 @@ export interface ExplorationSystemPromptOptions {
   readonly workAllowance: number;
   /** The agent's context window in tokens. */
   readonly contextLimit: number;
+  /** The wording (default 'paper'). */
+  readonly promptStyle?: PromptStyle;
 }
 
 /** The allowance sentence of Appendix G with the run's numbers. */
@@ -50,8 +71,17 @@ export function allowanceSentence(options: Pick<ExplorationSystemPromptOptions, 
   );
 }
 
-/** The system prompt: collaboration prompt (or independence line), rules, name and teammates, allowance. */
+/**
+ * The system prompt: collaboration prompt (or independence line), rules, name and teammates, allowance.
+ * Compact (ours): rules, name and teammates, allowance; the compact independence line leads without messaging.
+ */
 export function explorationSystemPrompt(options: ExplorationSystemPromptOptions): string {
+  if (options.promptStyle === 'compact') {
+    const parts = options.communication
+      ? [COMPACT_EXPLORATION_RULES, options.introduction, compactAllowanceSentence(options)]
+      : [COMPACT_INDEPENDENT_EXPLORATION_LINE, COMPACT_EXPLORATION_RULES, options.introduction, compactAllowanceSentence(options)];
+    return parts.join('\n\n');
+  }
   const parts = options.communication
     ? [COLLABORATION_PROMPT, EXPLORATION_RULES, options.introduction, allowanceSentence(options)]
     : [INDEPENDENT_EXPLORATION_LINE, EXPLORATION_RULES_NO_COMMUNICATION, options.introduction, allowanceSentence(options)];

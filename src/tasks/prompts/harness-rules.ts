@@ -1,6 +1,9 @@
 // The harness rules of Appendix G ("Harness rules (both tasks)"), verbatim where the paper gives
 // them. The harness appends harnessRules() to every task system prompt. Sentences marked "ours"
-// fill the paper's "[...]" or replace messaging text when communication is off.
+// fill the paper's "[...]" or replace messaging text when communication is off. The compact rules
+// (promptStyle 'compact') are ours, not the paper's: the same facts in one or two sentences.
+
+import type { PromptStyle } from '../task.js';
 
 /** Notification rules, shown only to communicating agents (Appendix G, verbatim). */
 export const NOTIFICATION_RULES =
@@ -28,13 +31,25 @@ export const IDLENESS_RULES_NO_COMMUNICATION =
   'If you end a response without a tool call or final answer, your work phase ends. ' +
   'If everyone is idle or finished, you will be asked for your final answer once.';
 
+/** Compact harness rules with messaging (ours, not the paper's): notifications, reading, idleness. */
+export const COMPACT_HARNESS_RULES =
+  'Use read_messages when notified. If you end a response without a tool call, you become idle.';
+
+/** Compact harness rules without messaging (ours, not the paper's). */
+export const COMPACT_HARNESS_RULES_NO_COMMUNICATION = 'If you end a response without a tool call, your work phase ends.';
+
 /** Options of harnessRules. */
 export interface HarnessRulesOptions {
   /** Whether messaging is on. */
   readonly communication: boolean;
+  /** The wording (default 'paper'). */
+  readonly promptStyle?: PromptStyle;
 }
 
 /** The harness rules for an agent: notification rules (messaging only), then the idleness rules. */
 export function harnessRules(options: HarnessRulesOptions): string {
+  if (options.promptStyle === 'compact') {
+    return options.communication ? COMPACT_HARNESS_RULES : COMPACT_HARNESS_RULES_NO_COMMUNICATION;
+  }
   return options.communication ? `${NOTIFICATION_RULES}\n\n${IDLENESS_RULES}` : IDLENESS_RULES_NO_COMMUNICATION;
 }
