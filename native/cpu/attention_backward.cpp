@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "cpu/matmul.h"
-#include "cpu/matrix_view.h"
+#include "cpu/attention_backward_rows.h"
+#include "cpu/matmul_nn.h"
 
 namespace s3::cpu {
 
@@ -117,12 +117,45 @@ void causal_attention_backward_rowwise(float* dq, float* dk, float* dv, const fl
 
 namespace {
 
-// out[M × N] = a[M × K] · bᵀ for b [N × K], both contiguous f32, on this thread.
-void mm(float* out, const float* a, const float* b, int64_t M, int64_t N, int64_t K, std::vector<float>& scratch) {
-  if (M <= 0 || N <= 0) return;
-  scratch.resize(size_t(kMatmulScratchRows * K));
-  matmul_kernels().columns(out, a, MatrixView{b, DType::F32, N, K, nullptr}, M, 0, N, scratch.data());
+float softmax_exp_scalar(float* row, int64_t n, float scale, float* max_out) {
+  float max = -INFINITY;
+  for (int64_t j = 0; j < n; j++) max = row[j] * scale > max ? row[j] * scale : max;
+  float total = 0.0f;
+  for (int64_t j = 0; j < n; j++) total += (row[j] = std::exp(row[j] * scale - max));
+  *max_out = max;
+  return total;
 }
+
+void probs_and_grad_scalar(float* p, float* ds, int64_t n, float scale, float lse, float delta) {
+  for (int64_t j = 0; j < n; j++) {
+    p[j] = std::exp(p[j] * scale - lse);
+    ds[j] = p[j] * (ds[j] - delta) * scale;
+  }
+}
+
+const AttentionRowKernels kAttentionRowsScalar = {"scalar", softmax_exp_scalar, probs_and_grad_scalar};
+
+}  // namespace
+
+const AttentionRowKernels* attention_row_kernels_for(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Scalar:
+      return &kAttentionRowsScalar;
+    case SimdLevel::Avx2:
+      return &kAttentionRowsAvx2;
+    case SimdLevel::Avx512:
+    case SimdLevel::Avx512Bf16:
+      return &kAttentionRowsAvx512;
+  }
+  return nullptr;
+}
+
+const AttentionRowKernels& attention_row_kernels() {
+  static const AttentionRowKernels& chosen = *attention_row_kernels_for(cpu_info().level);
+  return chosen;
+}
+
+namespace {
 
 // dst[cols × rows] = srcᵀ, src [rows × cols] with row stride ld.
 void transpose_into(float* dst, const float* src, int64_t rows, int64_t cols, int64_t ld) {
@@ -131,9 +164,22 @@ void transpose_into(float* dst, const float* src, int64_t rows, int64_t cols, in
   }
 }
 
-// dst[rows × HD] from rows of a strided [T × heads × HD] tensor.
-void gather_head(float* dst, const float* src, int64_t first, int64_t rows, int64_t heads, int64_t head, int64_t HD) {
-  for (int64_t r = 0; r < rows; r++) std::memcpy(dst + r * HD, src + ((first + r) * heads + head) * HD, size_t(HD) * sizeof(float));
+// C[M × N] (+)= A · B on this thread, every operand addressed through its strides (see matmul_nn.h).
+void product(float* c, int64_t ldc, const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M,
+             int64_t N, int64_t K, bool accumulate) {
+  MatmulNnArgs args;
+  args.c = c;
+  args.a = a;
+  args.b = b;
+  args.M = M;
+  args.N = N;
+  args.K = K;
+  args.a_row = a_row;
+  args.a_col = a_col;
+  args.ldb = ldb;
+  args.ldc = ldc;
+  args.accumulate = accumulate;
+  matmul_nn_serial(args);
 }
 
 }  // namespace
@@ -143,44 +189,34 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
   const int64_t NH = shape.NH, NKV = shape.NKV, HD = shape.HD, group = NH / NKV;
   const int64_t B = shape.block > 0 ? shape.block : 64;
   const float scale = 1.0f / std::sqrt(float(HD));
+  const AttentionRowKernels& rows = attention_row_kernels();
   const int64_t units = NH * shape.n_seq;
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
-    std::vector<float> kg, vgt, qb, s, o, scratch;
+    std::vector<float> kt, s;
     for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
       const int64_t h = u / shape.n_seq, seq = u % shape.n_seq, g = h / group;
       const int64_t s0 = shape.seq_begins[seq], L = shape.seq_begins[seq + 1] - s0;
-      kg.resize(size_t(L * HD));
-      gather_head(kg.data(), k, s0, L, NKV, g, HD);
-      vgt.resize(size_t(L * HD));
-      transpose_into(vgt.data(), v + (s0 * NKV + g) * HD, L, HD, NKV * HD);  // [HD × L]
+      kt.resize(size_t(L * HD));
+      transpose_into(kt.data(), k + (s0 * NKV + g) * HD, L, HD, NKV * HD);  // Kᵀ [HD × L]
       for (int64_t b0 = 0; b0 < L; b0 += B) {
         const int64_t nb = std::min(B, L - b0), nk = b0 + nb;
-        qb.resize(size_t(nb * HD));
-        gather_head(qb.data(), q, s0 + b0, nb, NH, h, HD);
+        const float* qb = q + ((s0 + b0) * NH + h) * HD;
+        // S = Q_b · Kᵀ over the first nk keys: [nb × nk].
         s.resize(size_t(nb * nk));
-        mm(s.data(), qb.data(), kg.data(), nb, nk, HD, scratch);
+        product(s.data(), nk, qb, NH * HD, 1, kt.data(), L, nb, nk, HD, false);
         for (int64_t i = 0; i < nb; i++) {
           float* row = s.data() + i * nk;
           const int64_t valid = b0 + i + 1;
-          float max = -INFINITY;
-          for (int64_t j = 0; j < valid; j++) {
-            row[j] *= scale;
-            max = row[j] > max ? row[j] : max;
-          }
-          float total = 0.0f;
-          for (int64_t j = 0; j < valid; j++) total += (row[j] = std::exp(row[j] - max));
+          float max;
+          const float total = rows.softmax_exp(row, valid, scale, &max);
           const float inv = 1.0f / total;
           for (int64_t j = 0; j < valid; j++) row[j] *= inv;
           for (int64_t j = valid; j < nk; j++) row[j] = 0.0f;
           lse[(s0 + b0 + i) * NH + h] = max + std::log(total);
         }
-        // O = P · V: vᵀ rows restricted to the first nk keys.
-        std::vector<float>& vb = qb;  // reuse: [HD × nk]
-        vb.resize(size_t(HD * nk));
-        for (int64_t d = 0; d < HD; d++) std::memcpy(vb.data() + d * nk, vgt.data() + d * L, size_t(nk) * sizeof(float));
-        o.resize(size_t(nb * HD));
-        mm(o.data(), s.data(), vb.data(), nb, HD, nk, scratch);
-        for (int64_t i = 0; i < nb; i++) std::memcpy(out + ((s0 + b0 + i) * NH + h) * HD, o.data() + i * HD, size_t(HD) * sizeof(float));
+        // O_b = P · V, written straight into out's rows of head h.
+        product(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), nk, 1, v + (s0 * NKV + g) * HD, NKV * HD, nb, HD, nk,
+                false);
       }
     }
   });
@@ -195,68 +231,45 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
   std::memset(dk, 0, size_t(T * NKV * HD) * sizeof(float));
   std::memset(dv, 0, size_t(T * NKV * HD) * sizeof(float));
   // One unit per (KV head, sequence): it alone writes that head's dk / dv rows of that sequence
-  // and the dq rows of its query heads, so the sums are deterministic.
+  // and the dq rows of its query heads, in a fixed order, so the sums are deterministic.
+  const AttentionRowKernels& rows = attention_row_kernels();
   const int64_t units = NKV * shape.n_seq;
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
-    std::vector<float> kg, vg, kbt, qb, qbt, dob, dobt, p, pt, dp, dst, tmp, dkg, dvg, scratch;
+    std::vector<float> kt, vt, p, ds;
     for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
       const int64_t g = u / shape.n_seq, seq = u % shape.n_seq;
       const int64_t s0 = shape.seq_begins[seq], L = shape.seq_begins[seq + 1] - s0;
-      kg.resize(size_t(L * HD));
-      vg.resize(size_t(L * HD));
-      gather_head(kg.data(), k, s0, L, NKV, g, HD);
-      gather_head(vg.data(), v, s0, L, NKV, g, HD);
-      dkg.assign(size_t(L * HD), 0.0f);
-      dvg.assign(size_t(L * HD), 0.0f);
+      const float* kg = k + (s0 * NKV + g) * HD;  // rows NKV · HD apart
+      kt.resize(size_t(L * HD));
+      vt.resize(size_t(L * HD));
+      transpose_into(kt.data(), kg, L, HD, NKV * HD);
+      transpose_into(vt.data(), v + (s0 * NKV + g) * HD, L, HD, NKV * HD);
+      float* dkg = dk + (s0 * NKV + g) * HD;
+      float* dvg = dv + (s0 * NKV + g) * HD;
       for (int64_t h = g * group; h < (g + 1) * group; h++) {
         for (int64_t b0 = 0; b0 < L; b0 += B) {
           const int64_t nb = std::min(B, L - b0), nk = b0 + nb;
-          qb.resize(size_t(nb * HD));
-          dob.resize(size_t(nb * HD));
-          gather_head(qb.data(), q, s0 + b0, nb, NH, h, HD);
-          gather_head(dob.data(), dout, s0 + b0, nb, NH, h, HD);
+          const float* qb = q + ((s0 + b0) * NH + h) * HD;
+          const float* dob = dout + ((s0 + b0) * NH + h) * HD;
           // P from the saved log-sum-exp; dP = dO · Vᵀ; dS = P ⊙ (dP − Δ) · scale.
           p.resize(size_t(nb * nk));
-          dp.resize(size_t(nb * nk));
-          mm(p.data(), qb.data(), kg.data(), nb, nk, HD, scratch);
-          mm(dp.data(), dob.data(), vg.data(), nb, nk, HD, scratch);
+          ds.resize(size_t(nb * nk));
+          product(p.data(), nk, qb, NH * HD, 1, kt.data(), L, nb, nk, HD, false);
+          product(ds.data(), nk, dob, NH * HD, 1, vt.data(), L, nb, nk, HD, false);
           for (int64_t i = 0; i < nb; i++) {
             const int64_t t = s0 + b0 + i, valid = b0 + i + 1;
             const float l = lse[t * NH + h];
             const float delta = dot(dout + (t * NH + h) * HD, out + (t * NH + h) * HD, HD);
             float* prow = p.data() + i * nk;
-            float* dsrow = dp.data() + i * nk;
-            for (int64_t j = 0; j < valid; j++) {
-              prow[j] = std::exp(prow[j] * scale - l);
-              dsrow[j] = prow[j] * (dsrow[j] - delta) * scale;
-            }
+            float* dsrow = ds.data() + i * nk;
+            rows.probs_and_grad(prow, dsrow, valid, scale, l, delta);
             for (int64_t j = valid; j < nk; j++) prow[j] = dsrow[j] = 0.0f;
           }
-          // dQ = dS · K  (Kᵀ of the first nk keys as [HD × nk])
-          kbt.resize(size_t(HD * nk));
-          transpose_into(kbt.data(), kg.data(), nk, HD, HD);
-          tmp.resize(size_t(nb * HD));
-          mm(tmp.data(), dp.data(), kbt.data(), nb, HD, nk, scratch);
-          for (int64_t i = 0; i < nb; i++) std::memcpy(dq + ((s0 + b0 + i) * NH + h) * HD, tmp.data() + i * HD, size_t(HD) * sizeof(float));
-          // dK += dSᵀ · Q, dV += Pᵀ · dO  ([nk × HD] each)
-          dst.resize(size_t(nk * nb));
-          pt.resize(size_t(nk * nb));
-          transpose_into(dst.data(), dp.data(), nb, nk, nk);
-          transpose_into(pt.data(), p.data(), nb, nk, nk);
-          qbt.resize(size_t(HD * nb));
-          dobt.resize(size_t(HD * nb));
-          transpose_into(qbt.data(), qb.data(), nb, HD, HD);
-          transpose_into(dobt.data(), dob.data(), nb, HD, HD);
-          tmp.resize(size_t(nk * HD));
-          mm(tmp.data(), dst.data(), qbt.data(), nk, HD, nb, scratch);
-          for (size_t i = 0; i < size_t(nk * HD); i++) dkg[i] += tmp[i];
-          mm(tmp.data(), pt.data(), dobt.data(), nk, HD, nb, scratch);
-          for (size_t i = 0; i < size_t(nk * HD); i++) dvg[i] += tmp[i];
+          // dQ_b = dS · K; dK += dSᵀ · Q_b; dV += Pᵀ · dO_b (the transposes read through strides).
+          product(dq + ((s0 + b0) * NH + h) * HD, NH * HD, ds.data(), nk, 1, kg, NKV * HD, nb, HD, nk, false);
+          product(dkg, NKV * HD, ds.data(), 1, nk, qb, NH * HD, nk, HD, nb, true);
+          product(dvg, NKV * HD, p.data(), 1, nk, dob, NH * HD, nk, HD, nb, true);
         }
-      }
-      for (int64_t r = 0; r < L; r++) {
-        std::memcpy(dk + ((s0 + r) * NKV + g) * HD, dkg.data() + r * HD, size_t(HD) * sizeof(float));
-        std::memcpy(dv + ((s0 + r) * NKV + g) * HD, dvg.data() + r * HD, size_t(HD) * sizeof(float));
       }
     }
   });

@@ -4,7 +4,8 @@
 // own sequence. Layouts: q, out [T × NH × HD]; k, v [T × NKV × HD]; lse [T × NH] (the log of each
 // softmax denominator, in units of the scaled scores). Flash-style: no T × T matrix is ever
 // stored; queries go in blocks of `block` rows (scores [block × keys so far] through the SIMD
-// matmul kernels) and the backward recomputes the probabilities from q, k and lse.
+// matmul_nn kernels, which read transposes through strides) and the backward recomputes the
+// probabilities from q, k and lse.
 // The *_rowwise variants are the plain one-query-at-a-time reference the tests compare against.
 #pragma once
 

@@ -9,7 +9,8 @@ namespace s3::cpu {
 
 // dinp[M×K] = dout[M×N] · W (overwritten; skipped when dinp is null);
 // dweight[N×K] += doutᵀ · inp (accumulated; skipped when dweight is null).
-// Both go through the SIMD matmul_forward on transposed copies; deterministic for a given pool.
+// Both go through the SIMD matmul_nn kernels without transposed copies; each element is one fixed
+// FMA chain (over n for dinp, over m for dweight), so the result is deterministic for any pool.
 void matmul_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight, int64_t M,
                      int64_t N, int64_t K, ThreadPool& pool);
 

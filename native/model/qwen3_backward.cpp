@@ -1,13 +1,15 @@
 // qwen3_backward.cpp: the implementation of model/qwen3_backward.h (see the header for the contract and layouts).
 #include "model/qwen3_backward.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 #include "cpu/attention_backward.h"
 #include "cpu/embedding_backward.h"
-#include "cpu/matmul.h"
 #include "cpu/matmul_backward.h"
+#include "cpu/matmul_nn.h"
 #include "cpu/matrix_view.h"
 #include "cpu/rmsnorm.h"
 #include "cpu/rmsnorm_backward.h"
@@ -88,10 +90,6 @@ std::vector<NamedTensor> qwen3_param_tensors(const Qwen3ParamLayout& layout, con
 
 namespace {
 
-cpu::MatrixView view(const float* params, size_t offset, int64_t rows, int64_t cols) {
-  return cpu::MatrixView{params + offset, DType::F32, rows, cols, nullptr};
-}
-
 struct Dims {
   int64_t T, C, NH, NKV, HD, QD, KD, I;
   explicit Dims(const Qwen3Config& c, int64_t T_)
@@ -119,6 +117,77 @@ struct LayerActivations {
   }
 };
 
+// Bytes of one layer's LayerActivations.
+size_t layer_activation_bytes(const Dims& d) {
+  const size_t per_token = size_t(3 * d.C + 3 * d.QD + 3 * d.KD + d.NH + 3 * d.I);
+  return per_token * size_t(d.T) * sizeof(float);
+}
+
+// out[M × N] = inp[M × K] · Wᵀ for the f32 weight W [N × K] at params + offset. The training path
+// goes through the C = A·B kernels of cpu/matmul_nn.h (no horizontal sums, so faster than the
+// inference kernels on the small hidden sizes of training runs): W is transposed once per call
+// into wt, whose cost is 1/M of the product's.
+void linear(float* out, const float* inp, const float* params, size_t offset, int64_t M, int64_t N, int64_t K,
+            std::vector<float>& wt, ThreadPool& pool) {
+  wt.resize(size_t(N * K));
+  const float* w = params + offset;
+  constexpr int64_t kBlock = 32;
+  const int64_t blocks = (N + kBlock - 1) / kBlock;
+  pool.parallel_for(size_t(blocks), [&](size_t begin, size_t end, size_t) {
+    for (int64_t n0 = int64_t(begin) * kBlock; n0 < int64_t(end) * kBlock && n0 < N; n0 += kBlock) {
+      const int64_t n1 = std::min(N, n0 + kBlock);
+      for (int64_t k0 = 0; k0 < K; k0 += kBlock) {
+        const int64_t k1 = std::min(K, k0 + kBlock);
+        for (int64_t n = n0; n < n1; n++) {
+          for (int64_t k = k0; k < k1; k++) wt[size_t(k * N + n)] = w[n * K + k];
+        }
+      }
+    }
+  });
+  cpu::matmul_nn(cpu::matmul_nn_args(out, inp, wt.data(), M, N, K, false), pool);
+}
+
+// The elementwise work goes to the pool in units of a fixed size, so that no result depends on the
+// thread count: fn(begin, end) for consecutive [begin, end) of at most `unit` items of [0, n).
+template <typename Fn>
+void for_units(ThreadPool& pool, int64_t n, int64_t unit, Fn fn) {
+  const int64_t units = (n + unit - 1) / unit;
+  pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
+    for (size_t u = begin; u < end; u++) fn(int64_t(u) * unit, std::min(n, int64_t(u + 1) * unit));
+  });
+}
+
+constexpr int64_t kRowsPerUnit = 64;
+constexpr int64_t kElementsPerUnit = 16384;
+
+void rmsnorm_rows(float* out, const float* inp, const float* weight, int64_t N, int64_t C, float eps, ThreadPool& pool) {
+  for_units(pool, N, kRowsPerUnit, [&](int64_t r0, int64_t r1) {
+    cpu::rmsnorm_forward(out + r0 * C, inp + r0 * C, weight, r1 - r0, C, eps);
+  });
+}
+
+// rmsnorm_backward on units of rows, each adding its weight gradient into its own row of
+// `partial`; the rows are then added in unit order.
+void rmsnorm_backward_rows(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight, int64_t N,
+                           int64_t C, float eps, std::vector<float>& partial, ThreadPool& pool) {
+  const int64_t units = (N + kRowsPerUnit - 1) / kRowsPerUnit;
+  partial.assign(size_t(units * C), 0.0f);
+  for_units(pool, N, kRowsPerUnit, [&](int64_t r0, int64_t r1) {
+    cpu::rmsnorm_backward(dinp + r0 * C, partial.data() + (r0 / kRowsPerUnit) * C, dout + r0 * C, inp + r0 * C, weight,
+                          r1 - r0, C, eps);
+  });
+  for (int64_t u = 0; u < units; u++) {
+    for (int64_t i = 0; i < C; i++) dweight[i] += partial[size_t(u * C + i)];
+  }
+}
+
+// out[i] = a[i] + b[i] (out may alias a or b).
+void add(float* out, const float* a, const float* b, int64_t n, ThreadPool& pool) {
+  for_units(pool, n, kElementsPerUnit, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; i++) out[i] = a[i] + b[i];
+  });
+}
+
 cpu::PackedAttentionShape attention_shape(const Dims& d, const Qwen3TrainBatch& batch) {
   return cpu::PackedAttentionShape{d.T, d.NH, d.NKV, d.HD, batch.seq_begins, batch.n_seq};
 }
@@ -126,27 +195,29 @@ cpu::PackedAttentionShape attention_shape(const Dims& d, const Qwen3TrainBatch& 
 // One decoder layer: xout = layer(xin), keeping everything the backward needs in a.
 void layer_forward(const Qwen3Config& c, const Dims& d, const Qwen3ParamLayout::Layer& L, const float* params,
                    const Qwen3TrainBatch& batch, const Qwen3TrainState& state, const float* xin, float* xout,
-                   LayerActivations& a, std::vector<float>& scratch, ThreadPool& pool) {
+                   LayerActivations& a, std::vector<float>& scratch, std::vector<float>& wt, ThreadPool& pool) {
   const float eps = c.rms_norm_eps;
-  cpu::rmsnorm_forward(a.h1.data(), xin, params + L.input_layernorm, d.T, d.C, eps);
-  cpu::matmul_forward(a.q_raw.data(), a.h1.data(), view(params, L.q_proj, d.QD, d.C), d.T, pool);
-  cpu::matmul_forward(a.k_raw.data(), a.h1.data(), view(params, L.k_proj, d.KD, d.C), d.T, pool);
-  cpu::matmul_forward(a.v.data(), a.h1.data(), view(params, L.v_proj, d.KD, d.C), d.T, pool);
-  cpu::rmsnorm_forward(a.qr.data(), a.q_raw.data(), params + L.q_norm, d.T * d.NH, d.HD, eps);
-  cpu::rmsnorm_forward(a.kr.data(), a.k_raw.data(), params + L.k_norm, d.T * d.NKV, d.HD, eps);
+  rmsnorm_rows(a.h1.data(), xin, params + L.input_layernorm, d.T, d.C, eps, pool);
+  linear(a.q_raw.data(), a.h1.data(), params, L.q_proj, d.T, d.QD, d.C, wt, pool);
+  linear(a.k_raw.data(), a.h1.data(), params, L.k_proj, d.T, d.KD, d.C, wt, pool);
+  linear(a.v.data(), a.h1.data(), params, L.v_proj, d.T, d.KD, d.C, wt, pool);
+  rmsnorm_rows(a.qr.data(), a.q_raw.data(), params + L.q_norm, d.T * d.NH, d.HD, eps, pool);
+  rmsnorm_rows(a.kr.data(), a.k_raw.data(), params + L.k_norm, d.T * d.NKV, d.HD, eps, pool);
   cpu::rope_forward(a.qr.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
   cpu::rope_forward(a.kr.data(), state.cos.data(), state.sin.data(), d.T, d.NKV, d.HD);
   cpu::causal_attention_train_forward(a.att.data(), a.lse.data(), a.qr.data(), a.kr.data(), a.v.data(),
                                       attention_shape(d, batch), pool);
   scratch.resize(size_t(d.T * d.C));
-  cpu::matmul_forward(scratch.data(), a.att.data(), view(params, L.o_proj, d.C, d.QD), d.T, pool);
-  for (size_t i = 0; i < size_t(d.T * d.C); i++) a.xmid[i] = xin[i] + scratch[i];
-  cpu::rmsnorm_forward(a.h2.data(), a.xmid.data(), params + L.post_attention_layernorm, d.T, d.C, eps);
-  cpu::matmul_forward(a.gate.data(), a.h2.data(), view(params, L.gate_proj, d.I, d.C), d.T, pool);
-  cpu::matmul_forward(a.up.data(), a.h2.data(), view(params, L.up_proj, d.I, d.C), d.T, pool);
-  cpu::swiglu_forward(a.act.data(), a.gate.data(), a.up.data(), d.T * d.I);
-  cpu::matmul_forward(scratch.data(), a.act.data(), view(params, L.down_proj, d.C, d.I), d.T, pool);
-  for (size_t i = 0; i < size_t(d.T * d.C); i++) xout[i] = a.xmid[i] + scratch[i];
+  linear(scratch.data(), a.att.data(), params, L.o_proj, d.T, d.C, d.QD, wt, pool);
+  add(a.xmid.data(), xin, scratch.data(), d.T * d.C, pool);
+  rmsnorm_rows(a.h2.data(), a.xmid.data(), params + L.post_attention_layernorm, d.T, d.C, eps, pool);
+  linear(a.gate.data(), a.h2.data(), params, L.gate_proj, d.T, d.I, d.C, wt, pool);
+  linear(a.up.data(), a.h2.data(), params, L.up_proj, d.T, d.I, d.C, wt, pool);
+  for_units(pool, d.T * d.I, kElementsPerUnit, [&](int64_t i0, int64_t i1) {
+    cpu::swiglu_forward(a.act.data() + i0, a.gate.data() + i0, a.up.data() + i0, i1 - i0);
+  });
+  linear(scratch.data(), a.act.data(), params, L.down_proj, d.T, d.C, d.I, wt, pool);
+  add(xout, a.xmid.data(), scratch.data(), d.T * d.C, pool);
 }
 
 void check_batch(const Qwen3Config& c, const Qwen3TrainBatch& batch) {
@@ -168,6 +239,10 @@ void check_batch(const Qwen3Config& c, const Qwen3TrainBatch& batch) {
 
 }  // namespace
 
+struct Qwen3SavedLayers {
+  std::vector<LayerActivations> layers;
+};
+
 void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, const float* params,
                          const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool) {
   check_batch(c, batch);
@@ -187,12 +262,22 @@ void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, c
   for (int64_t t = 0; t < d.T; t++) {
     std::memcpy(x0 + t * d.C, params + layout.embed + size_t(batch.tokens[t]) * size_t(d.C), size_t(d.C) * sizeof(float));
   }
+  // Keep every layer's activations when they fit the budget (the backward then skips its
+  // recompute, a quarter of the layers' matmul work); otherwise reuse one set.
+  const bool save = size_t(L) * layer_activation_bytes(d) <= kQwen3SavedActivationBytes;
+  if (save) {
+    state.saved = std::make_shared<Qwen3SavedLayers>();
+    state.saved->layers.resize(size_t(L));
+  } else {
+    state.saved.reset();
+  }
   LayerActivations a;
-  a.resize(d);
-  std::vector<float> scratch;
+  std::vector<float> scratch, wt;
   for (int64_t l = 0; l < L; l++) {
-    layer_forward(c, d, layout.layers[size_t(l)], params, batch, state, x0 + size_t(l) * TC, x0 + size_t(l + 1) * TC, a,
-                  scratch, pool);
+    LayerActivations& out = save ? state.saved->layers[size_t(l)] : a;
+    out.resize(d);
+    layer_forward(c, d, layout.layers[size_t(l)], params, batch, state, x0 + size_t(l) * TC, x0 + size_t(l + 1) * TC, out,
+                  scratch, wt, pool);
   }
   cpu::rmsnorm_forward(state.final_normed.data(), x0 + size_t(L) * TC, params + layout.norm, d.T, d.C, c.rms_norm_eps);
 }
@@ -205,32 +290,39 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
   const int64_t L = c.num_hidden_layers;
   const float eps = c.rms_norm_eps;
   const float* x0 = state.layer_inputs.data();
-  std::vector<float> dx(TC), dxmid(TC), tmpC(TC), dh(TC), scratch;
+  std::vector<float> dx(TC), dxmid(TC), tmpC(TC), dh(TC), scratch, partial;
   std::vector<float> d_act(size_t(d.T * d.I)), dgate(size_t(d.T * d.I)), dup(size_t(d.T * d.I));
   std::vector<float> datt(size_t(d.T * d.QD)), dq(size_t(d.T * d.QD)), dq_raw(size_t(d.T * d.QD));
   std::vector<float> dk(size_t(d.T * d.KD)), dv(size_t(d.T * d.KD)), dk_raw(size_t(d.T * d.KD));
   cpu::rmsnorm_backward(dx.data(), grads + layout.norm, d_final_normed, x0 + size_t(L) * TC, params + layout.norm, d.T,
                         d.C, eps);
-  LayerActivations a;
-  a.resize(d);
+  LayerActivations recomputed;
+  std::vector<float> wt;
   const cpu::PackedAttentionShape shape = attention_shape(d, batch);
   for (int64_t l = L - 1; l >= 0; l--) {
     const Qwen3ParamLayout::Layer& W = layout.layers[size_t(l)];
     const float* xin = x0 + size_t(l) * TC;
-    layer_forward(c, d, W, params, batch, state, xin, tmpC.data(), a, scratch, pool);  // recompute
+    if (!state.saved) {
+      recomputed.resize(d);
+      layer_forward(c, d, W, params, batch, state, xin, tmpC.data(), recomputed, scratch, wt, pool);
+    }
+    const LayerActivations& a = state.saved ? state.saved->layers[size_t(l)] : recomputed;
     // MLP: xout = xmid + down(swiglu(gate(h2), up(h2))), h2 = norm(xmid).
     dxmid = dx;
     cpu::matmul_backward(d_act.data(), grads + W.down_proj, dx.data(), a.act.data(), params + W.down_proj, d.T, d.C,
                          d.I, pool);
-    cpu::swiglu_backward(dgate.data(), dup.data(), d_act.data(), a.gate.data(), a.up.data(), d.T * d.I);
+    for_units(pool, d.T * d.I, kElementsPerUnit, [&](int64_t i0, int64_t i1) {
+      cpu::swiglu_backward(dgate.data() + i0, dup.data() + i0, d_act.data() + i0, a.gate.data() + i0, a.up.data() + i0,
+                           i1 - i0);
+    });
     cpu::matmul_backward(dh.data(), grads + W.gate_proj, dgate.data(), a.h2.data(), params + W.gate_proj, d.T, d.I,
                          d.C, pool);
     cpu::matmul_backward(tmpC.data(), grads + W.up_proj, dup.data(), a.h2.data(), params + W.up_proj, d.T, d.I, d.C,
                          pool);
-    for (size_t i = 0; i < TC; i++) dh[i] += tmpC[i];
-    cpu::rmsnorm_backward(tmpC.data(), grads + W.post_attention_layernorm, dh.data(), a.xmid.data(),
-                          params + W.post_attention_layernorm, d.T, d.C, eps);
-    for (size_t i = 0; i < TC; i++) dxmid[i] += tmpC[i];
+    add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
+    rmsnorm_backward_rows(tmpC.data(), grads + W.post_attention_layernorm, dh.data(), a.xmid.data(),
+                          params + W.post_attention_layernorm, d.T, d.C, eps, partial, pool);
+    add(dxmid.data(), dxmid.data(), tmpC.data(), d.T * d.C, pool);
     // Attention: xmid = xin + o_proj(attn(rope(qnorm(q)), rope(knorm(k)), v)), from h1 = norm(xin).
     cpu::matmul_backward(datt.data(), grads + W.o_proj, dxmid.data(), a.att.data(), params + W.o_proj, d.T, d.C, d.QD,
                          pool);
@@ -238,21 +330,21 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
                                    a.qr.data(), a.kr.data(), a.v.data(), shape, pool);
     cpu::rope_backward(dq.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
     cpu::rope_backward(dk.data(), state.cos.data(), state.sin.data(), d.T, d.NKV, d.HD);
-    cpu::rmsnorm_backward(dq_raw.data(), grads + W.q_norm, dq.data(), a.q_raw.data(), params + W.q_norm, d.T * d.NH,
-                          d.HD, eps);
-    cpu::rmsnorm_backward(dk_raw.data(), grads + W.k_norm, dk.data(), a.k_raw.data(), params + W.k_norm, d.T * d.NKV,
-                          d.HD, eps);
+    rmsnorm_backward_rows(dq_raw.data(), grads + W.q_norm, dq.data(), a.q_raw.data(), params + W.q_norm, d.T * d.NH,
+                          d.HD, eps, partial, pool);
+    rmsnorm_backward_rows(dk_raw.data(), grads + W.k_norm, dk.data(), a.k_raw.data(), params + W.k_norm, d.T * d.NKV,
+                          d.HD, eps, partial, pool);
     cpu::matmul_backward(dh.data(), grads + W.q_proj, dq_raw.data(), a.h1.data(), params + W.q_proj, d.T, d.QD, d.C,
                          pool);
     cpu::matmul_backward(tmpC.data(), grads + W.k_proj, dk_raw.data(), a.h1.data(), params + W.k_proj, d.T, d.KD, d.C,
                          pool);
-    for (size_t i = 0; i < TC; i++) dh[i] += tmpC[i];
+    add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
     cpu::matmul_backward(tmpC.data(), grads + W.v_proj, dv.data(), a.h1.data(), params + W.v_proj, d.T, d.KD, d.C,
                          pool);
-    for (size_t i = 0; i < TC; i++) dh[i] += tmpC[i];
-    cpu::rmsnorm_backward(tmpC.data(), grads + W.input_layernorm, dh.data(), xin, params + W.input_layernorm, d.T, d.C,
-                          eps);
-    for (size_t i = 0; i < TC; i++) dx[i] = dxmid[i] + tmpC[i];
+    add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
+    rmsnorm_backward_rows(tmpC.data(), grads + W.input_layernorm, dh.data(), xin, params + W.input_layernorm, d.T, d.C,
+                          eps, partial, pool);
+    add(dx.data(), dxmid.data(), tmpC.data(), d.T * d.C, pool);
   }
   cpu::embedding_backward(grads + layout.embed, dx.data(), batch.tokens, d.T, d.C);
 }

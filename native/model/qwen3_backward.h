@@ -1,13 +1,16 @@
 // qwen3_backward: the Qwen3 training path on f32 master parameters. A flat parameter buffer laid
 // out tensor by tensor under the checkpoint's names (Qwen3ParamLayout), a training forward over
-// packed sequences that keeps only each layer's input (activation checkpointing: the backward
-// recomputes one layer at a time), and the backward from the gradient of the final normed
-// hidden states down to every parameter. The LM head and the loss are fused elsewhere
+// packed sequences that keeps each layer's input and, when they fit kQwen3SavedActivationBytes,
+// its activations (otherwise activation checkpointing: the backward recomputes one layer at a
+// time), and the backward from the gradient of the final normed hidden states down to every
+// parameter. The LM head and the loss are fused elsewhere
 // (native/train/losses.h) so [T × V] logits are never materialized for the whole batch.
 // Gradients accumulate (+=) into a buffer of the same layout.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,10 +55,20 @@ struct Qwen3TrainBatch {
   int64_t n_seq = 0;
 };
 
+// Every layer's activations as the forward left them (defined in qwen3_backward.cpp).
+struct Qwen3SavedLayers;
+
+// The forward keeps all layers' activations when they take at most this many bytes, and the
+// backward then uses them instead of recomputing each layer: a quarter less matmul work for the
+// small shapes and short sequences the CPU trains on, the same bits either way. Above it (Qwen3-0.6B
+// at 2,048 tokens needs 5.9 GB) only the layer inputs are kept.
+constexpr size_t kQwen3SavedActivationBytes = size_t(512) << 20;
+
 struct Qwen3TrainState {
   std::vector<float> layer_inputs;  // [(L + 1) × T × C]: the residual stream entering each layer, then the last
   std::vector<float> final_normed;  // [T × C]: model.norm of the last residual, the LM head's input
   std::vector<float> cos, sin;      // rope tables [T × HD/2]
+  std::shared_ptr<Qwen3SavedLayers> saved;  // null when the backward recomputes each layer
 };
 
 // Fills state (layer inputs, final_normed) for the batch.

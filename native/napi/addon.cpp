@@ -4,6 +4,7 @@
 #include "napi/engine.h"
 #include "napi/model.h"
 #include "napi/system_info.h"
+#include "napi/train_bench.h"
 #include "napi/trainer.h"
 
 namespace {
@@ -13,6 +14,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   s3::napi::register_model(env, exports);
   s3::napi::register_engine(env, exports);
   s3::napi::register_trainer(env, exports);
+  s3::napi::register_train_bench(env, exports);
   return exports;
 }
 

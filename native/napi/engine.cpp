@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "model/qwen3_weights.h"
 #include "napi/guarded.h"
+#include "napi/trainer_handle.h"
 
 namespace s3::napi {
 namespace {
@@ -67,6 +68,14 @@ const char* finish_name(engine::Finish finish) {
   return "error";
 }
 
+// The fields two models must share for their weights to be swapped (what Engine::swap_weights checks).
+std::string shape_text(const model::Qwen3Config& c) {
+  return "{hidden " + std::to_string(c.hidden_size) + ", layers " + std::to_string(c.num_hidden_layers) + ", heads " +
+         std::to_string(c.num_attention_heads) + " (KV " + std::to_string(c.num_key_value_heads) + ") × " +
+         std::to_string(c.head_dim) + ", intermediate " + std::to_string(c.intermediate_size) + ", vocab " +
+         std::to_string(c.vocab_size) + "}";
+}
+
 template <typename T, typename Array>
 Array typed_copy(Napi::Env env, const std::vector<T>& values) {
   Array a = Array::New(env, values.size());
@@ -81,7 +90,9 @@ class Engine : public Napi::ObjectWrap<Engine> {
                        {InstanceMethod("openSequence", &Engine::open_sequence), InstanceMethod("append", &Engine::append),
                         InstanceMethod("generate", &Engine::generate), InstanceMethod("cancel", &Engine::cancel),
                         InstanceMethod("release", &Engine::release), InstanceMethod("score", &Engine::score),
-                        InstanceMethod("loadWeights", &Engine::load_weights), InstanceMethod("stats", &Engine::stats),
+                        InstanceMethod("loadWeights", &Engine::load_weights),
+                        InstanceMethod("loadWeightsFromTrainer", &Engine::load_weights_from_trainer),
+                        InstanceMethod("stats", &Engine::stats),
                         InstanceMethod("close", &Engine::close)});
   }
 
@@ -229,8 +240,28 @@ class Engine : public Napi::ObjectWrap<Engine> {
     if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "loadWeights(directory): directory must be a string");
     const std::string directory = info[0].As<Napi::String>();
     return Napi::Number::New(env, double(guarded(env, [&] {
-      return engine_->swap_weights(std::make_shared<const model::Qwen3Weights>(model::Qwen3Weights::load(directory)));
+      auto weights = std::make_shared<const model::Qwen3Weights>(model::Qwen3Weights::load(directory));
+      require_engine_shape(weights->config(), "the checkpoint in " + directory);
+      return engine_->swap_weights(std::move(weights));
     })));
+  }
+
+  // loadWeightsFromTrainer(trainer: native Trainer) → as loadWeights, with f32 copies of the trainer's
+  // current parameters made in place (no trip through JS). Refused while the trainer accumulates.
+  Napi::Value load_weights_from_trainer(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const train::Trainer& trainer =
+        unwrap_idle_trainer(env, info.Length() > 0 ? info[0] : env.Undefined(), "loadWeightsFromTrainer(trainer): trainer");
+    return Napi::Number::New(env, double(guarded(env, [&] {
+      require_engine_shape(trainer.config(), "the trainer's model");
+      return engine_->swap_weights(std::make_shared<const model::Qwen3Weights>(trainer.weights()));
+    })));
+  }
+
+  // Refuses weights whose model differs in shape from the engine's, naming both shapes.
+  void require_engine_shape(const model::Qwen3Config& incoming, const std::string& source) const {
+    const std::string want = shape_text(engine_->config()), got = shape_text(incoming);
+    if (got != want) throw std::invalid_argument(source + " has shape " + got + ", the engine's model " + want);
   }
 
   Napi::Value stats(const Napi::CallbackInfo& info) {

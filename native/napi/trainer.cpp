@@ -9,10 +9,14 @@
 #include <vector>
 
 #include "napi/guarded.h"
+#include "napi/trainer_handle.h"
 #include "train/trainer.h"
 
 namespace s3::napi {
 namespace {
+
+// Marks the JS objects of the Trainer class, so unwrap_idle_trainer can refuse any other object.
+constexpr napi_type_tag kTrainerTypeTag = {0x8f3c2a7d51e94b06ULL, 0xb2d4e6f8091a3c5eULL};
 
 double number_option(const Napi::Object& o, const char* key, double fallback) {
   const Napi::Value v = o.Get(key);
@@ -95,6 +99,7 @@ class AccumulateWorker : public Napi::AsyncWorker {
     o.Set("meanLogprob", result_.mean_logprob);
     o.Set("centering", result_.centering);
     o.Set("meanDrawWeight", result_.mean_draw_weight);
+    o.Set("klMean", result_.kl_mean);
     deferred_.Resolve(o);
   }
   void OnError(const Napi::Error& e) override {
@@ -127,6 +132,13 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
     const std::string directory = info[0].As<Napi::String>();
     const train::TrainerOptions options = parse_options(env, info.Length() > 1 ? info[1] : env.Undefined());
     trainer_ = guarded(env, [&] { return std::make_shared<train::Trainer>(directory, options); });
+    info.This().As<Napi::Object>().TypeTag(&kTrainerTypeTag);
+  }
+
+  // The trainer, once no accumulate is running on it.
+  const train::Trainer& idle_trainer(Napi::Env env) const {
+    idle(env);
+    return *trainer_;
   }
 
  private:
@@ -136,7 +148,8 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
 
   // accumulate({kind: 'sft' | 'pg', tokens: Int32Array, seqLengths?: Int32Array, coef: Float32Array,
   //             oldLogprobs?: Float32Array, numDraws?: number, drawTokens?: Int32Array,
-  //             drawLogprobs?: Float32Array}) → Promise<diagnostics>
+  //             drawLogprobs?: Float32Array, klCoef?: number, refLogprobs?: Float32Array,
+  //             klWeight?: Float32Array}) → Promise<diagnostics>
   Napi::Value accumulate(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     idle(env);
@@ -165,6 +178,13 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
       batch.draw_tokens = typed_vector<Napi::Int32Array, int32_t>(env, b, "drawTokens", napi_int32_array, batch.num_draws > 0);
       batch.draw_logprobs = typed_vector<Napi::Float32Array, float>(env, b, "drawLogprobs", napi_float32_array, batch.num_draws > 0);
     }
+    const Napi::Value kl_coef = b.Get("klCoef");
+    if (!kl_coef.IsUndefined()) {
+      if (!kl_coef.IsNumber()) throw Napi::TypeError::New(env, "accumulate: batch.klCoef must be a number");
+      batch.kl_coef = kl_coef.As<Napi::Number>().FloatValue();
+    }
+    batch.ref_logprobs = typed_vector<Napi::Float32Array, float>(env, b, "refLogprobs", napi_float32_array, batch.kl_coef != 0.0f);
+    batch.kl_weight = typed_vector<Napi::Float32Array, float>(env, b, "klWeight", napi_float32_array, batch.kl_coef != 0.0f);
     *busy_ = true;
     auto* worker = new AccumulateWorker(env, trainer_, busy_, std::move(batch));
     Napi::Promise promise = worker->promise();
@@ -244,5 +264,12 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
 }  // namespace
 
 void register_trainer(Napi::Env env, Napi::Object exports) { exports.Set("Trainer", Trainer::define(env)); }
+
+const train::Trainer& unwrap_idle_trainer(Napi::Env env, Napi::Value value, const char* what) {
+  if (!value.IsObject() || !value.As<Napi::Object>().CheckTypeTag(&kTrainerTypeTag)) {
+    throw Napi::TypeError::New(env, std::string(what) + " must be a native Trainer");
+  }
+  return Trainer::Unwrap(value.As<Napi::Object>())->idle_trainer(env);
+}
 
 }  // namespace s3::napi

@@ -1,7 +1,9 @@
 // The CPU trainer (native/train): a tiny model overfits a fixed sequence with SFT; one policy-
 // gradient step raises the log-prob of the sampled tokens under a positive advantage and lowers it
 // under a negative one; packing sequences into one micro-batch gives the gradients of separate
-// micro-batches; checkpoints load with Qwen3Weights::load and resume bit-identically.
+// micro-batches; checkpoints load with Qwen3Weights::load and resume bit-identically; the KL
+// penalty's loss matches the naive forward, kl_coef 0 changes no gradient bit, and a small gradient
+// step on the penalty alone lowers it.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -209,4 +211,106 @@ TEST(train_adamw_matches_hand_computed_updates_with_clipping_warmup_and_decay) {
       CHECK_NEAR(p[i], ref[i], 1e-5);
     }
   }
+}
+
+namespace {
+
+// A policy-gradient batch at ratio e^0.1 with the KL penalty towards ref = lp + r_t, where lp are
+// the naive forward's log-probs; returns the expected loss and mean KL through the out-parameters.
+TrainBatch kl_batch(const Fixture& f, const std::vector<int32_t>& tokens, float kl_coef, double* loss, double* kl_mean) {
+  const auto logits = s3test::naive_qwen3_logits(f.model, tokens);
+  TrainBatch b;
+  b.kind = LossKind::PolicyGradient;
+  b.tokens = tokens;
+  b.kl_coef = kl_coef;
+  const size_t T = tokens.size();
+  *loss = 0.0;
+  double kl_sum = 0.0;
+  for (size_t t = 0; t < T; t++) {
+    double lp = 0.0, coef = 0.0, weight = 0.0, r = 0.0;
+    if (t + 1 < T) {
+      double max = -INFINITY, total = 0.0;
+      for (double z : logits[t]) max = std::max(max, z);
+      for (double z : logits[t]) total += std::exp(z - max);
+      lp = logits[t][size_t(tokens[t + 1])] - max - std::log(total);
+      coef = (t % 3 == 0 ? 0.0 : t % 3 == 1 ? 0.5 : -0.25) / double(T - 1);  // some rows carry the penalty alone
+      weight = 1.0 / double(T - 1);
+      r = 0.2 * double(t % 5) - 0.4;
+      *loss += -std::exp(0.1) * coef + double(kl_coef) * weight * (std::exp(r) - r - 1.0);
+      kl_sum += std::exp(r) - r - 1.0;
+    }
+    b.coef.push_back(float(coef));
+    b.old_logprobs.push_back(float(lp - 0.1));
+    b.ref_logprobs.push_back(float(lp + r));
+    b.kl_weight.push_back(float(weight));
+  }
+  *kl_mean = kl_sum / double(T - 1);
+  return b;
+}
+
+}  // namespace
+
+TEST(train_kl_penalty_loss_matches_the_naive_forward) {
+  const Fixture f(25);
+  Trainer trainer = f.trainer(options(1e-3));
+  double loss = 0.0, kl_mean = 0.0;
+  const TrainBatch b = kl_batch(f, random_tokens(13, f.model.config.vocab_size, 7), 0.2f, &loss, &kl_mean);
+  const auto d = trainer.accumulate(b);
+  CHECK_NEAR(d.loss, loss, 1e-4 * (1.0 + std::fabs(loss)));
+  CHECK_NEAR(d.kl_mean, kl_mean, 1e-4 * (1.0 + kl_mean));
+  CHECK_EQ(d.tokens, int64_t(8));  // coef ≠ 0 on 8 of the 12 predictions
+}
+
+TEST(train_kl_coef_zero_gives_exactly_the_old_gradients) {
+  const Fixture f(26, /*tied=*/false);
+  double loss = 0.0, kl_mean = 0.0;
+  TrainBatch with = kl_batch(f, random_tokens(11, f.model.config.vocab_size, 8), 0.0f, &loss, &kl_mean);
+  TrainBatch without = with;
+  without.ref_logprobs.clear();
+  without.kl_weight.clear();
+  TrainBatch zero_weights = with;  // β > 0 but no token weighted: no row changes either
+  zero_weights.kl_coef = 0.5f;
+  zero_weights.kl_weight.assign(with.tokens.size(), 0.0f);
+  Trainer a = f.trainer(options(1e-3));
+  const auto da = a.accumulate(without);
+  for (const TrainBatch* b : {&with, &zero_weights}) {
+    Trainer t = f.trainer(options(1e-3));
+    const auto d = t.accumulate(*b);
+    CHECK_EQ(d.loss, da.loss);
+    CHECK_EQ(d.kl_mean, 0.0);
+    CHECK(std::memcmp(t.grads().data(), a.grads().data(), a.grads().size() * sizeof(float)) == 0);
+  }
+}
+
+TEST(train_kl_penalty_alone_lowers_under_a_small_gradient_step_and_checks_its_inputs) {
+  const Fixture f(27);
+  Trainer trainer = f.trainer(options(1e-3));
+  double loss = 0.0, kl_mean = 0.0;
+  TrainBatch b = kl_batch(f, random_tokens(12, f.model.config.vocab_size, 9), 1.0f, &loss, &kl_mean);
+  b.coef.assign(b.tokens.size(), 0.0f);
+  // A small plain gradient step (largest change 1e-4) on the penalty alone lowers the mean KL.
+  const double first = trainer.accumulate(b).kl_mean;
+  float gmax = 0.0f;
+  for (float g : trainer.grads()) gmax = std::max(gmax, std::fabs(g));
+  CHECK(gmax > 0.0f);
+  for (size_t i = 0; i < trainer.params().size(); i++) trainer.mutable_params()[i] -= 1e-4f / gmax * trainer.grads()[i];
+  trainer.zero_grad();
+  const double last = trainer.accumulate(b).kl_mean;
+  CHECK(first > 0.0);
+  CHECK(last < first);
+  // Refused: on the SFT loss, a negative or non-finite β, misaligned inputs, a weight without a target.
+  TrainBatch sft = b;
+  sft.kind = LossKind::Sft;
+  CHECK_THROWS(s3::train::TrainerError, trainer.accumulate(sft));
+  for (float beta : {-0.1f, float(NAN)}) {
+    TrainBatch bad = b;
+    bad.kl_coef = beta;
+    CHECK_THROWS(s3::train::TrainerError, trainer.accumulate(bad));
+  }
+  TrainBatch short_ref = b;
+  short_ref.ref_logprobs.pop_back();
+  CHECK_THROWS(s3::train::TrainerError, trainer.accumulate(short_ref));
+  TrainBatch last_weighted = b;
+  last_weighted.kl_weight.back() = 1.0f;
+  CHECK_THROWS(s3::train::TrainerError, trainer.accumulate(last_weighted));
 }

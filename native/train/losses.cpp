@@ -21,6 +21,10 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   if (centering && (in.draw_tokens == nullptr || in.draw_logprobs == nullptr)) {
     throw std::invalid_argument("score centering needs the draws' tokens and sampler log-probs");
   }
+  const bool kl = options.kind == LossKind::PolicyGradient && options.kl_coef > 0.0f;
+  if (kl && (in.ref_logprobs == nullptr || in.kl_weight == nullptr)) {
+    throw std::invalid_argument("the KL penalty needs the reference log-probs and the KL weights");
+  }
   std::memset(dh, 0, size_t(T * C) * sizeof(float));
   std::vector<int64_t> rows;
   for (int64_t t = 0; t < T; t++) {
@@ -28,7 +32,7 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
     for (int64_t k = 0; centering && k < in.num_draws; k++) {
       if (in.draw_tokens[t * in.num_draws + k] >= V) throw std::invalid_argument("draw token out of vocabulary");
     }
-    if (in.targets[t] >= 0 && in.coef[t] != 0.0f) rows.push_back(t);
+    if (in.targets[t] >= 0 && (in.coef[t] != 0.0f || (kl && in.kl_weight[t] > 0.0f))) rows.push_back(t);
   }
   LossStats stats;
   const int64_t R = options.chunk_rows > 0 ? options.chunk_rows : 64;
@@ -55,27 +59,39 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
         const double log_total = std::log(total);
         const double lp = double(z[in.targets[t]] - max) - log_total;
         LossStats s;
-        s.tokens = 1;
-        s.entropy_sum = log_total - weighted / total;
-        s.logprob_sum = lp;
-        double g;  // ∂L/∂lp
+        double g = 0.0;  // ∂L/∂lp
         const double coef = in.coef[t];
-        if (options.kind == LossKind::Sft) {
-          s.loss = -coef * lp;
-          g = -coef;
-        } else {
-          const double ratio = std::exp(lp - double(in.old_logprobs[t]));
-          s.ratio_sum = ratio;
-          const bool keep = ratio >= double(options.icepop_low) && ratio <= double(options.icepop_high);
-          s.masked = keep ? 0 : 1;
-          s.loss = keep ? -ratio * coef : 0.0;
-          g = keep ? -ratio * coef : 0.0;
+        if (coef != 0.0) {  // a row may be here for the KL penalty alone
+          s.tokens = 1;
+          s.entropy_sum = log_total - weighted / total;
+          s.logprob_sum = lp;
+          if (options.kind == LossKind::Sft) {
+            s.loss = -coef * lp;
+            g = -coef;
+          } else {
+            const double ratio = std::exp(lp - double(in.old_logprobs[t]));
+            s.ratio_sum = ratio;
+            const bool keep = ratio >= double(options.icepop_low) && ratio <= double(options.icepop_high);
+            s.masked = keep ? 0 : 1;
+            s.loss = keep ? -ratio * coef : 0.0;
+            g = keep ? -ratio * coef : 0.0;
+          }
+        }
+        if (kl && in.kl_weight[t] > 0.0f) {
+          // k3: KL_t = exp(r) − r − 1 and ∂KL_t/∂lp = 1 − exp(r), written with expm1 for small r.
+          const double r = double(in.ref_logprobs[t]) - lp;
+          const double kl_t = std::expm1(r) - r;
+          const double scale = double(options.kl_coef) * double(in.kl_weight[t]);
+          s.kl_sum = kl_t;
+          s.kl_tokens = 1;
+          s.loss += scale * kl_t;
+          g -= scale * std::expm1(r);
         }
         // Score centering: draw k contributes c_k = coef·w_k/K times (1[v = u_k] − p_v) to ∂L/∂z_v.
         // The log-probs of the draws are read before z is overwritten with the gradient.
         double draw_total = 0.0;  // Σ_k c_k
         const double inv = 1.0 / total;
-        const int64_t K = centering ? in.num_draws : 0;
+        const int64_t K = centering && coef != 0.0 ? in.num_draws : 0;
         std::vector<double> draw_coef(static_cast<size_t>(K), 0.0);
         for (int64_t k = 0; k < K; k++) {
           const int32_t u = in.draw_tokens[t * K + k];

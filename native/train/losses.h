@@ -8,7 +8,14 @@
 //   draws u_{t,k} ~ μ(·|c_t) and their sampler log-probs, w_k = 1[low ≤ π(u_k)/μ(u_k) ≤ high] ·
 //   π(u_k)/μ(u_k) (detached), the surrogate adds  +Σ_t coef_t · (1/K) Σ_k w_k · log π(u_k), so
 //   the gradient per token becomes −coef_t (m_t ρ_t s(a_t) − (1/K) Σ_k w_k s(u_k)).
-// Rows with coef 0 cost nothing.
+//   KL penalty (policy gradient only, when kl_coef β > 0): towards a frozen reference policy,
+//   with the k3 estimator of Schulman ("Approximating KL divergence", joschu.net/blog/kl-approx.html)
+//   as in GRPO. With r_t = ref_t − lp_t (reference minus current log-prob of the taken token),
+//                                  KL_t = exp(r_t) − r_t − 1 ≥ 0 (unbiased for KL(π ‖ π_ref) under π),
+//                                  L += β · Σ_t kw_t · KL_t,    ∂L/∂lp_t += β · kw_t · (1 − exp(r_t)).
+//   kw_t ≥ 0 is its own weight (1/|T_g| · 1/|B| on generated tokens, 0 elsewhere), not coef_t, so
+//   the penalty does not take the sign of the advantage; the IcePop mask does not apply to it.
+// Rows with coef 0 (and, with the KL penalty, kl_weight 0) cost nothing.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +31,7 @@ struct LossOptions {
   float icepop_low = 0.2f;
   float icepop_high = 5.0f;
   int64_t chunk_rows = 64;
+  float kl_coef = 0.0f;  // β of the KL penalty; 0: off (ref_logprobs and kl_weight are then ignored)
 };
 
 struct LossInputs {
@@ -33,10 +41,12 @@ struct LossInputs {
   int64_t num_draws = 0;                  // K; 0: no score centering
   const int32_t* draw_tokens = nullptr;   // [T × K], −1 for a missing draw
   const float* draw_logprobs = nullptr;   // [T × K], the sampler's log μ(u_k | c_t)
+  const float* ref_logprobs = nullptr;    // [T], KL penalty only: log π_ref(targets[t] | c_t)
+  const float* kl_weight = nullptr;       // [T], KL penalty only: kw_t ≥ 0
 };
 
 struct LossStats {
-  double loss = 0.0;
+  double loss = 0.0;          // the policy-gradient or SFT loss plus the KL penalty (not centering)
   int64_t tokens = 0;         // rows with a target and coef ≠ 0
   double ratio_sum = 0.0;     // Σ ρ over those rows (policy gradient)
   int64_t masked = 0;         // rows the IcePop mask zeroed
@@ -44,6 +54,8 @@ struct LossStats {
   double logprob_sum = 0.0;   // Σ lp_t over those rows
   double centering = 0.0;     // the score-centering surrogate Σ_t coef_t (1/K) Σ_k w_k log π(u_k) (not in loss)
   double draw_weight_sum = 0.0;  // Σ w_k over all draws
+  double kl_sum = 0.0;        // Σ KL_t over rows with kl_weight > 0 (KL penalty on; unweighted)
+  int64_t kl_tokens = 0;      // rows with a target and kl_weight > 0 (KL penalty on)
   void add(const LossStats& o) {
     centering += o.centering;
     draw_weight_sum += o.draw_weight_sum;
@@ -53,6 +65,8 @@ struct LossStats {
     masked += o.masked;
     entropy_sum += o.entropy_sum;
     logprob_sum += o.logprob_sum;
+    kl_sum += o.kl_sum;
+    kl_tokens += o.kl_tokens;
   }
 };
 

@@ -98,6 +98,24 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
       if (u < -1 || u >= config_.vocab_size) throw TrainerError("accumulate: draw token " + std::to_string(u) + " out of range");
     }
   }
+  const bool kl = b.kl_coef != 0.0f;
+  if (!std::isfinite(b.kl_coef) || b.kl_coef < 0.0f) {
+    throw TrainerError("accumulate: kl_coef must be a finite number ≥ 0, got " + number(b.kl_coef));
+  }
+  if (kl) {
+    if (b.kind != LossKind::PolicyGradient) throw TrainerError("accumulate: the KL penalty needs the policy-gradient loss");
+    if (int64_t(b.ref_logprobs.size()) != T || int64_t(b.kl_weight.size()) != T) {
+      throw TrainerError("accumulate: the KL penalty needs ref_logprobs and kl_weight with one entry per token (" +
+                         std::to_string(T) + "), got " + std::to_string(b.ref_logprobs.size()) + " and " +
+                         std::to_string(b.kl_weight.size()));
+    }
+    for (size_t t = 0; t < size_t(T); t++) {
+      if (!std::isfinite(b.ref_logprobs[t]) || !std::isfinite(b.kl_weight[t]) || b.kl_weight[t] < 0.0f) {
+        throw TrainerError("accumulate: ref_logprobs must be finite and kl_weight finite and ≥ 0 (token " +
+                           std::to_string(t) + ")");
+      }
+    }
+  }
   std::vector<int64_t> begins{0};
   if (b.seq_lengths.empty()) {
     begins.push_back(T);
@@ -113,8 +131,9 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
     for (int64_t t = begins[s]; t < begins[s + 1]; t++) {
       if (t + 1 < begins[s + 1]) {
         targets[size_t(t)] = b.tokens[size_t(t + 1)];
-      } else if (b.coef[size_t(t)] != 0.0f) {
-        throw TrainerError("accumulate: coef must be 0 at the last token of each sequence (it has no next token)");
+      } else if (b.coef[size_t(t)] != 0.0f || (kl && b.kl_weight[size_t(t)] != 0.0f)) {
+        throw TrainerError(
+            "accumulate: coef and kl_weight must be 0 at the last token of each sequence (it has no next token)");
       }
     }
   }
@@ -133,13 +152,15 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
   lo.icepop_low = options_.icepop_low;
   lo.icepop_high = options_.icepop_high;
   lo.chunk_rows = options_.loss_chunk_rows;
+  lo.kl_coef = b.kl_coef;
   std::vector<float> dh(state.final_normed.size());
   const LossStats s = fused_head_loss(dh.data(), grads_.data() + layout_.lm_head, state.final_normed.data(),
                                       params_.data() + layout_.lm_head, T, config_.hidden_size, config_.vocab_size,
                                       LossInputs{targets.data(), b.coef.data(),
                                                  b.kind == LossKind::PolicyGradient ? b.old_logprobs.data() : nullptr,
                                                  b.num_draws, b.num_draws > 0 ? b.draw_tokens.data() : nullptr,
-                                                 b.num_draws > 0 ? b.draw_logprobs.data() : nullptr},
+                                                 b.num_draws > 0 ? b.draw_logprobs.data() : nullptr,
+                                                 kl ? b.ref_logprobs.data() : nullptr, kl ? b.kl_weight.data() : nullptr},
                                       lo, *pool_);
   model::qwen3_train_backward(config_, layout_, params_.data(), grads_.data(), batch, state, dh.data(), *pool_);
   StepDiagnostics d;
@@ -153,6 +174,7 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
     if (b.num_draws > 0) d.mean_draw_weight = s.draw_weight_sum / double(s.tokens * b.num_draws);
   }
   d.centering = s.centering;
+  if (s.kl_tokens > 0) d.kl_mean = s.kl_sum / double(s.kl_tokens);
   return d;
 }
 

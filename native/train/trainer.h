@@ -51,6 +51,11 @@ struct TrainBatch {
   int64_t num_draws = 0;
   std::vector<int32_t> draw_tokens;
   std::vector<float> draw_logprobs;
+  // KL penalty towards a frozen reference policy (policy gradient, optional; see losses.h):
+  // kl_coef β > 0 turns it on; ref_logprobs[t] and kl_weight[t] ≥ 0 are aligned with coef.
+  float kl_coef = 0.0f;
+  std::vector<float> ref_logprobs;
+  std::vector<float> kl_weight;
 };
 
 struct StepDiagnostics {
@@ -62,6 +67,7 @@ struct StepDiagnostics {
   double mean_logprob = 0.0;
   double centering = 0.0;         // the score-centering surrogate (not in loss)
   double mean_draw_weight = 0.0;  // mean detached w_k per weighted token and draw
+  double kl_mean = 0.0;           // KL penalty: mean k3 estimate over tokens with kl_weight > 0 (0 when off)
 };
 
 class Trainer {

@@ -1,7 +1,8 @@
-// `swarm bench forward|decode|harness [--json]`: throughput figures measured side by side with the
+// `swarm bench forward|decode|train|harness [--json]`: throughput figures measured side by side with the
 // machine's own limits (docs/benchmarks.md records them with the commands that made them).
 import type { Command } from 'commander';
 import { benchDecode, benchForward } from '../native/model-bench.js';
+import { benchTrain } from '../native/train-bench.js';
 import { benchHarness } from '../harness/index.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
@@ -10,7 +11,7 @@ import { parseIntegerFlag, parseIntegerListFlag } from './options.js';
 const print = (json: boolean | undefined, value: unknown, text: () => string) =>
   process.stdout.write((json ? JSON.stringify(value, null, 2) : text()) + '\n');
 
-/** Registers `swarm bench forward`, `decode` and `harness`. */
+/** Registers `swarm bench forward`, `decode`, `train` and `harness`. */
 export function registerBench(program: Command): void {
   const bench = program.command('bench').description('measure throughput (figures side by side with the machine limits)');
 
@@ -18,7 +19,7 @@ export function registerBench(program: Command): void {
     .command('forward')
     .description('prefill tokens/s of the Qwen3 forward pass, as a fraction of the FMA peak')
     .option('--model <dir>', 'a Qwen3 checkpoint folder')
-    .option('--shape <name>', 'random weights of a shape: tiny | small | qwen3-0.6b | qwen3-1.7b', 'qwen3-0.6b')
+    .option('--shape <name>', 'random weights of a shape: tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b', 'qwen3-0.6b')
     .option('--batches <list>', 'sequences×tokens shapes, e.g. 1x512,4x512', '1x512,4x512')
     .option('--repetitions <n>', 'timed repetitions (median reported)', '3')
     .option('--json', 'print JSON')
@@ -62,6 +63,34 @@ export function registerBench(program: Command): void {
               : `decode ×${f.sequences} @${f.context}: ${f.tokensPerSecond.toFixed(1)} tokens/s (${(1000 * f.medianSeconds).toFixed(0)} ms/step), ${(100 * f.fractionOfReadBandwidth).toFixed(0)}% of read bandwidth` +
                 (f.speedupOverOneSequence === null ? '' : `, ${f.speedupOverOneSequence.toFixed(1)}× one sequence`),
           ),
+        ].join('\n'),
+      );
+    });
+
+  bench
+    .command('train')
+    .description('tokens/s of a training step (forward + backward + AdamW, SFT loss, one packed sequence), as a fraction of the FMA peak')
+    .option('--model <dir>', 'a Qwen3 checkpoint folder')
+    .option('--shape <name>', 'random weights of a shape: tiny | small | qwen3-0.6b | qwen3-1.7b', 'small')
+    .option('--seq <n>', 'tokens in the packed sequence', '2048')
+    .option('--repetitions <n>', 'timed steps (median reported)', '3')
+    .option('--no-warm-up', 'skip the untimed first step (a 0.6B step takes minutes)')
+    .option('--json', 'print JSON')
+    .action((options: { model?: string; shape: string; seq: string; repetitions: string; warmUp: boolean; json?: boolean }) => {
+      const report = benchTrain({
+        model: options.model,
+        shape: options.shape,
+        seq: parseIntegerFlag('--seq', options.seq, 2),
+        repetitions: parseIntegerFlag('--repetitions', options.repetitions, 1),
+        warmUp: options.warmUp,
+      });
+      const f = report.train;
+      print(options.json, report, () =>
+        [
+          `model ${report.model}; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak (${report.limits.threads} threads, ${report.limits.simd})`,
+          `train ${f.tokens} tokens: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
+            `${f.gflops.toFixed(0)} GFLOP/s = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of peak, peak memory ${f.peakMemoryGiB.toFixed(2)} GiB`,
+          `FLOPs per token: ${report.flopsFormula} = ${(f.flopsPerToken / 1e9).toFixed(3)} GFLOP`,
         ].join('\n'),
       );
     });

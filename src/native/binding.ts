@@ -150,6 +150,8 @@ export interface NativeEngine {
   release(sequence: number): void;
   score(tokens: Int32Array): Promise<NativeEngineResult>;
   loadWeights(directory: string): number;
+  /** Swaps in f32 copies of a native Trainer's current parameters, made in place (no JS copy). */
+  loadWeightsFromTrainer(trainer: NativeTrainer): number;
   stats(): NativeEngineStats;
   close(): void;
 }
@@ -179,6 +181,10 @@ export interface NativeTrainBatch {
   numDraws?: number;
   drawTokens?: Int32Array;
   drawLogprobs?: Float32Array;
+  /** KL penalty (pg only): β ≥ 0, 0 or absent for off; refLogprobs and klWeight [T] are then required. */
+  klCoef?: number;
+  refLogprobs?: Float32Array;
+  klWeight?: Float32Array;
 }
 
 /** Per-micro-batch diagnostics of the loss. */
@@ -191,6 +197,8 @@ export interface NativeTrainDiagnostics {
   meanLogprob: number;
   centering: number;
   meanDrawWeight: number;
+  /** Mean k3 KL estimate over tokens with klWeight > 0 (0 when the KL penalty is off). */
+  klMean: number;
 }
 
 /** One f32 tensor under its checkpoint name. */

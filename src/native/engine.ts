@@ -6,6 +6,7 @@
 import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
 import type { NativeEngine, NativeEngineOptions, NativeEngineResult, NativeEngineStats } from './binding.js';
+import type { Trainer } from './trainer.js';
 
 /** Cache and batching limits; every field is optional. */
 export interface EngineOptions {
@@ -118,6 +119,19 @@ export class InferenceEngine {
       return this.native.loadWeights(directory);
     } catch (error) {
       throw new NativeError(`cannot load new weights from ${directory}: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * Swaps in the trainer's current weights (f32 copies made natively, no file and no JS copy) between
+   * batches; returns the version later pieces report. Refused while the trainer accumulates, or when
+   * its model has another shape than the engine's.
+   */
+  loadWeightsFrom(trainer: Trainer): number {
+    try {
+      return this.native.loadWeightsFromTrainer(trainer.nativeHandle);
+    } catch (error) {
+      throw new NativeError(`cannot load new weights from the trainer on ${trainer.directory}: ${(error as Error).message}`);
     }
   }
 

@@ -16,12 +16,18 @@ export interface TrainSequence {
   oldLogprobs?: readonly number[];
   /** Score centering (policy gradient only): K draws per prediction, flattened [coef.length × K], with their sampler log-probs. */
   draws?: { tokens: readonly number[]; logprobs: readonly number[] };
+  /** KL penalty (policy gradient only): the frozen reference policy's log-probs of the same tokens, aligned with coef. */
+  refLogprobs?: readonly number[];
+  /** KL penalty: each token's weight w ≥ 0, aligned with coef (1/|T_g|/|B| on generated tokens, 0 elsewhere; never signed by the advantage). */
+  klWeight?: readonly number[];
 }
 
 /** Options of one accumulate call. */
 export interface AccumulateOptions {
   /** Draws per prediction for score centering (Appendix A.1); every sequence must then carry draws. */
   numDraws?: number;
+  /** β of the KL penalty β·Σ_t w_t·KL_t (k3 estimator; docs/training.md); 0 or absent: off. Every sequence must then carry refLogprobs and klWeight. */
+  klCoef?: number;
 }
 
 export class Trainer {
@@ -29,6 +35,11 @@ export class Trainer {
     readonly directory: string,
     private readonly native: NativeTrainer,
   ) {}
+
+  /** @internal The native trainer, for InferenceEngine.loadWeightsFrom (reads its parameters in place). */
+  get nativeHandle(): NativeTrainer {
+    return this.native;
+  }
 
   /** Loads a Hugging Face Qwen3 folder (any dtype); a folder written by save() also restores the optimizer and step. */
   static open(directory: string, options: NativeTrainerOptions = {}): Trainer {
@@ -49,6 +60,9 @@ export class Trainer {
     const tokens = new Int32Array(total);
     const coef = new Float32Array(total);
     const old = kind === 'pg' ? new Float32Array(total) : undefined;
+    const klCoef = options.klCoef ?? 0;
+    const refLogprobs = klCoef !== 0 ? new Float32Array(total) : undefined;
+    const klWeight = klCoef !== 0 ? new Float32Array(total) : undefined;
     const seqLengths = new Int32Array(sequences.length);
     let at = 0;
     sequences.forEach((s, i) => {
@@ -69,6 +83,13 @@ export class Trainer {
         drawTokens.set(s.draws.tokens, at * K);
         drawLogprobs.set(s.draws.logprobs, at * K);
       }
+      if (refLogprobs && klWeight) {
+        if (s.refLogprobs?.length !== s.coef.length || s.klWeight?.length !== s.coef.length) {
+          throw new NativeError(`accumulate: sequence ${i} needs ${s.coef.length} refLogprobs and klWeight for the KL penalty (klCoef ${klCoef})`);
+        }
+        refLogprobs.set(s.refLogprobs, at);
+        klWeight.set(s.klWeight, at);
+      }
       seqLengths[i] = s.tokens.length;
       at += s.tokens.length;
     });
@@ -80,6 +101,7 @@ export class Trainer {
         coef,
         ...(old ? { oldLogprobs: old } : {}),
         ...(drawTokens && drawLogprobs ? { numDraws: K, drawTokens, drawLogprobs } : {}),
+        ...(refLogprobs && klWeight ? { klCoef, refLogprobs, klWeight } : {}),
       });
     } catch (error) {
       throw new NativeError(`accumulate failed: ${(error as Error).message}`);

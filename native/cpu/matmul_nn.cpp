@@ -1,0 +1,77 @@
+// The scalar C (+)= A·B fallback, the per-level dispatch and the split of columns between threads;
+// see matmul_nn.h.
+#include "cpu/matmul_nn.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace s3::cpu {
+namespace {
+
+void matmul_nn_columns_scalar(const MatmulNnArgs& p, int64_t n_begin, int64_t n_end) {
+  for (int64_t i = 0; i < p.M; i++) {
+    float* c = p.c + i * p.ldc;
+    for (int64_t n = n_begin; n < n_end; n++) {
+      float acc = p.accumulate ? c[n] : 0.0f;
+      for (int64_t k = 0; k < p.K; k++) acc = std::fma(p.a[i * p.a_row + k * p.a_col], p.b[k * p.ldb + n], acc);
+      c[n] = acc;
+    }
+  }
+}
+
+const MatmulNnKernels kMatmulNnScalar = {"scalar", matmul_nn_columns_scalar};
+
+// Threads take contiguous runs of this many columns (one AVX-512 panel).
+constexpr int64_t kColumnsPerUnit = 64;
+
+}  // namespace
+
+MatmulNnArgs matmul_nn_args(float* c, const float* a, const float* b, int64_t M, int64_t N, int64_t K, bool accumulate) {
+  MatmulNnArgs args;
+  args.c = c;
+  args.a = a;
+  args.b = b;
+  args.M = M;
+  args.N = N;
+  args.K = K;
+  args.a_row = K;
+  args.a_col = 1;
+  args.ldb = N;
+  args.ldc = N;
+  args.accumulate = accumulate;
+  return args;
+}
+
+void matmul_nn_serial(const MatmulNnArgs& args) {
+  if (args.M <= 0 || args.N <= 0) return;
+  matmul_nn_kernels().columns(args, 0, args.N);
+}
+
+void matmul_nn(const MatmulNnArgs& args, ThreadPool& pool) {
+  if (args.M <= 0 || args.N <= 0) return;
+  const MatmulNnKernels& kernels = matmul_nn_kernels();
+  const int64_t units = (args.N + kColumnsPerUnit - 1) / kColumnsPerUnit;
+  pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
+    kernels.columns(args, int64_t(begin) * kColumnsPerUnit, std::min(args.N, int64_t(end) * kColumnsPerUnit));
+  });
+}
+
+const MatmulNnKernels* matmul_nn_kernels_for(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Scalar:
+      return &kMatmulNnScalar;
+    case SimdLevel::Avx2:
+      return &kMatmulNnAvx2;
+    case SimdLevel::Avx512:
+    case SimdLevel::Avx512Bf16:
+      return &kMatmulNnAvx512;
+  }
+  return nullptr;
+}
+
+const MatmulNnKernels& matmul_nn_kernels() {
+  static const MatmulNnKernels& chosen = *matmul_nn_kernels_for(cpu_info().level);
+  return chosen;
+}
+
+}  // namespace s3::cpu

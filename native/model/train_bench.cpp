@@ -1,0 +1,101 @@
+// Timed training steps; see train_bench.h.
+#include "model/train_bench.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "train/trainer.h"
+
+namespace s3::model {
+namespace {
+
+// Resets the process's RSS high-water mark (Linux ≥ 4.0: writing 5 to clear_refs), so the peak
+// reported is the training's, not the checkpoint load's. Returns false where that is refused.
+bool reset_peak_rss() {
+  std::FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+// VmHWM from /proc/self/status, else getrusage's ru_maxrss (the peak since the process started).
+double peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return double(std::stoll(line.substr(6))) * 1024.0;
+  }
+  struct rusage usage;
+  ::getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_maxrss) * 1024.0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+double train_flops_per_token(const Qwen3Config& c, int64_t T) {
+  const double C = double(c.hidden_size), I = double(c.intermediate_size);
+  const double layer_params = C * double(c.q_dim() + 2 * c.kv_dim()) + double(c.q_dim()) * C + 3.0 * C * I;
+  const double matmul_params = double(c.num_hidden_layers) * layer_params + double(c.vocab_size) * C;
+  const double attention = 12.0 * double(c.num_hidden_layers) * double(T) * double(c.q_dim()) / 2.0;
+  return 6.0 * matmul_params + attention;
+}
+
+TrainBenchFigures bench_train(const std::string& checkpoint_dir, int64_t tokens, int repetitions, bool warm_up,
+                              size_t threads) {
+  train::TrainerOptions options;
+  options.threads = threads;
+  options.adamw.lr = 1e-6;  // small: repeated steps on one batch stay near the initial weights
+  train::Trainer trainer(checkpoint_dir, options);
+  const Qwen3Config& c = trainer.config();
+  train::TrainBatch batch;
+  batch.kind = train::LossKind::Sft;
+  std::mt19937 rng(1);
+  batch.tokens.resize(size_t(tokens));
+  for (int32_t& id : batch.tokens) id = int32_t(rng() % uint32_t(c.vocab_size));
+  batch.coef.assign(size_t(tokens), 1.0f / float(tokens));
+  batch.coef.back() = 0.0f;  // the last token has no next token
+
+  reset_peak_rss();
+  TrainBenchFigures figures;
+  figures.tokens = tokens;
+  std::vector<double> total, forward_backward, optimizer;
+  const int steps = std::max(1, repetitions) + (warm_up ? 1 : 0);
+  for (int r = 0; r < steps; r++) {
+    const auto start = std::chrono::steady_clock::now();
+    figures.loss = trainer.accumulate(batch).loss;
+    const double fb = seconds_since(start);
+    const auto step_start = std::chrono::steady_clock::now();
+    trainer.step();
+    const double opt = seconds_since(step_start);
+    if (warm_up && r == 0) continue;
+    forward_backward.push_back(fb);
+    optimizer.push_back(opt);
+    total.push_back(fb + opt);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  figures.best_seconds = *std::min_element(total.begin(), total.end());
+  figures.median_seconds = median(total);
+  figures.forward_backward_seconds = median(forward_backward);
+  figures.optimizer_seconds = median(optimizer);
+  figures.tokens_per_second = double(tokens) / figures.median_seconds;
+  figures.flops_per_token = train_flops_per_token(c, tokens);
+  figures.gflops = figures.tokens_per_second * figures.flops_per_token / 1e9;
+  figures.peak_rss_bytes = peak_rss_bytes();
+  return figures;
+}
+
+}  // namespace s3::model

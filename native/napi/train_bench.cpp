@@ -1,0 +1,43 @@
+// N-API binding of native/model/train_bench; see train_bench.h. Runs on the calling thread (the
+// bench command has nothing else to do meanwhile).
+#include "napi/train_bench.h"
+
+#include <string>
+
+#include "model/train_bench.h"
+#include "napi/guarded.h"
+
+namespace s3::napi {
+namespace {
+
+// benchTrain(directory, {tokens, repetitions, warmUp}) → figures (see src/native/train-bench.ts).
+Napi::Value bench_train(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string directory = info[0].As<Napi::String>();
+  const Napi::Object options = info[1].As<Napi::Object>();
+  const int64_t tokens = options.Get("tokens").As<Napi::Number>().Int64Value();
+  const int repetitions = options.Get("repetitions").As<Napi::Number>().Int32Value();
+  const bool warm_up = options.Get("warmUp").As<Napi::Boolean>().Value();
+  const model::TrainBenchFigures f =
+      guarded(env, [&] { return model::bench_train(directory, tokens, repetitions, warm_up, 0); });
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("tokens", double(f.tokens));
+  o.Set("bestSeconds", f.best_seconds);
+  o.Set("medianSeconds", f.median_seconds);
+  o.Set("forwardBackwardSeconds", f.forward_backward_seconds);
+  o.Set("optimizerSeconds", f.optimizer_seconds);
+  o.Set("tokensPerSecond", f.tokens_per_second);
+  o.Set("flopsPerToken", f.flops_per_token);
+  o.Set("gflops", f.gflops);
+  o.Set("peakRssBytes", f.peak_rss_bytes);
+  o.Set("loss", f.loss);
+  return o;
+}
+
+}  // namespace
+
+void register_train_bench(Napi::Env env, Napi::Object exports) {
+  exports.Set("benchTrain", Napi::Function::New(env, bench_train, "benchTrain"));
+}
+
+}  // namespace s3::napi

@@ -1,0 +1,31 @@
+// Randomly initialised Qwen3 checkpoints in Hugging Face format (config.json, model.safetensors and,
+// when the vocabulary holds it, the built-in s3-mini tokenizer.json): what `swarm model init` writes
+// and where the built-in s3-mini model of `swarm train` starts.
+import fs from 'node:fs';
+import path from 'node:path';
+import { installBuiltinTokenizer, type InstalledTokenizer } from '../model/s3-mini-tokenizer.js';
+import { qwen3ConfigJson, type Qwen3Shape } from '../model/shapes.js';
+import { initCheckpointWeights } from './model.js';
+
+/** config.json's torch_dtype of each weight dtype. */
+export const TORCH_DTYPES = { f32: 'float32', bf16: 'bfloat16', f16: 'float16' } as const;
+
+/** A weight dtype `swarm model init` writes. */
+export type CheckpointDtype = keyof typeof TORCH_DTYPES;
+
+/** What writeRandomCheckpoint wrote. */
+export interface RandomCheckpoint {
+  readonly parameters: number;
+  /** The s3-mini tokenizer's special ids, when it was installed. */
+  readonly tokenizer: InstalledTokenizer | undefined;
+}
+
+/** Writes a random checkpoint of `shape` into `directory` (created if missing). */
+export function writeRandomCheckpoint(options: { shape: Qwen3Shape; seed: bigint; dtype: CheckpointDtype; directory: string }): RandomCheckpoint {
+  fs.mkdirSync(options.directory, { recursive: true });
+  const tokenizer = installBuiltinTokenizer({ directory: options.directory, vocabSize: options.shape.vocab_size });
+  const config = qwen3ConfigJson({ shape: options.shape, torchDtype: TORCH_DTYPES[options.dtype], eosTokenId: tokenizer?.eosTokenId, bosTokenId: tokenizer?.bosTokenId });
+  fs.writeFileSync(path.join(options.directory, 'config.json'), JSON.stringify(config, null, 2) + '\n');
+  const parameters = initCheckpointWeights({ directory: options.directory, seed: options.seed, dtype: options.dtype });
+  return { parameters, tokenizer };
+}

@@ -1,0 +1,28 @@
+// `swarm bench train --json`: the figures of a training step and how they relate (the speed itself
+// is measured and recorded in docs/benchmarks.md, never asserted in a test).
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { packageRoot } from '../../src/native/addon.js';
+
+const swarm = path.join(packageRoot, 'bin', 'swarm.js');
+
+describe('swarm bench train', () => {
+  it('reports tokens/s, the FLOPs-per-token formula, the fraction of the FMA peak and the peak memory', () => {
+    const report = JSON.parse(
+      execFileSync(process.execPath, [swarm, 'bench', 'train', '--shape', 'tiny', '--seq', '48', '--repetitions', '2', '--json']).toString(),
+    );
+    const f = report.train;
+    expect(f.tokens).toBe(48);
+    expect(f.tokensPerSecond).toBeCloseTo(48 / f.medianSeconds, 6);
+    expect(f.medianSeconds).toBeGreaterThanOrEqual(f.bestSeconds);
+    expect(f.medianSeconds).toBeCloseTo(f.forwardBackwardSeconds + f.optimizerSeconds, 1);
+    expect(f.gflops).toBeCloseTo((f.tokensPerSecond * f.flopsPerToken) / 1e9, 6);
+    expect(f.fractionOfFmaPeak).toBeCloseTo(f.gflops / report.limits.fmaGflops, 9);
+    expect(f.peakRssBytes).toBeGreaterThan(0);
+    expect(Number.isFinite(f.loss)).toBe(true);
+    // tiny: hidden 64, 2 layers, 4 heads of 16, 2 KV heads, MLP 128, vocab 512 (src/model/shapes.ts).
+    const layer = 64 * (64 + 2 * 32) + 64 * 64 + 3 * 64 * 128;
+    expect(f.flopsPerToken).toBe(6 * (2 * layer + 512 * 64) + (12 * 2 * 48 * 64) / 2);
+  });
+});
