@@ -10,6 +10,7 @@ import { registerEval } from './eval.js';
 import { registerModel } from './model.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
+import { registerSft } from './sft.js';
 import { registerTask } from './task.js';
 import { registerTrain } from './train.js';
 
@@ -31,6 +32,7 @@ registerEval(program);
 registerModel(program);
 registerReport(program);
 registerRun(program);
+registerSft(program);
 registerTask(program);
 registerTrain(program);
 

@@ -5,13 +5,12 @@ import type { Command } from 'commander';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
-import { initCheckpointWeights, Qwen3Model } from '../native/model.js';
+import { Qwen3Model } from '../native/model.js';
+import { TORCH_DTYPES, writeRandomCheckpoint, type CheckpointDtype } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
-import { modelShape, qwen3ConfigJson } from '../model/shapes.js';
-import { installBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
+import { modelShape } from '../model/shapes.js';
 import { parseIntegerFlag, parseIntegerListFlag } from './options.js';
 
-const TORCH_DTYPES = { f32: 'float32', bf16: 'bfloat16', f16: 'float16' } as const;
 
 /** Parses a comma-separated list of finite numbers, e.g. "1,0.5,0". */
 function parseNumberListFlag(flag: string, value: string): number[] {
@@ -29,23 +28,17 @@ export function registerModel(program: Command): void {
   model
     .command('init')
     .description('write a randomly initialised Qwen3 checkpoint (config.json + model.safetensors) in Hugging Face format')
-    .requiredOption('--shape <name>', 'tiny | small | qwen3-0.6b | qwen3-1.7b')
+    .requiredOption('--shape <name>', 'tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b')
     .option('--seed <s>', 'random seed (a non-negative integer)', '0')
     .option('--dtype <dtype>', 'weight dtype: bf16 | f32 | f16', 'bf16')
     .requiredOption('--out <dir>', 'the folder to write')
     .action((options: { shape: string; seed: string; dtype: string; out: string }) => {
-      const shape = modelShape(options.shape);
       if (!(options.dtype in TORCH_DTYPES)) throw new ConfigError(`--dtype must be bf16, f32 or f16; got "${options.dtype}"`);
-      const dtype = options.dtype as keyof typeof TORCH_DTYPES;
-      const seed = BigInt(parseIntegerFlag('--seed', options.seed));
-      fs.mkdirSync(options.out, { recursive: true });
-      const tokenizer = installBuiltinTokenizer({ directory: options.out, vocabSize: shape.vocab_size });
-      const config = qwen3ConfigJson({ shape, torchDtype: TORCH_DTYPES[dtype], eosTokenId: tokenizer?.eosTokenId, bosTokenId: tokenizer?.bosTokenId });
-      fs.writeFileSync(path.join(options.out, 'config.json'), JSON.stringify(config, null, 2) + '\n');
-      const parameters = initCheckpointWeights({ directory: options.out, seed, dtype });
+      const dtype = options.dtype as CheckpointDtype;
+      const written = writeRandomCheckpoint({ shape: modelShape(options.shape), seed: BigInt(parseIntegerFlag('--seed', options.seed)), dtype, directory: options.out });
       process.stdout.write(
-        `wrote ${options.out}: ${options.shape}, ${(parameters / 1e6).toFixed(2)}M parameters, ${dtype}` +
-          (tokenizer ? `, s3-mini tokenizer (${tokenizer.vocabSize} tokens)` : ', no tokenizer (vocabulary too small for s3-mini)') +
+        `wrote ${options.out}: ${options.shape}, ${(written.parameters / 1e6).toFixed(2)}M parameters, ${dtype}` +
+          (written.tokenizer ? `, s3-mini tokenizer (${written.tokenizer.vocabSize} tokens)` : ', no tokenizer (vocabulary too small for s3-mini)') +
           '\n',
       );
     });

@@ -1,9 +1,17 @@
-// `swarm train`: resolves and validates the run's config (preset, --config file, flags, --set) and,
-// with --dry-run, prints the plan or the config as JSON. The RL loop itself is not built yet:
-// without --dry-run the command says so plainly and exits non-zero, never pretends.
+// `swarm train`: resolves and validates the run's config (preset, --config file, flags, --set);
+// with --dry-run prints the plan or the config as JSON; otherwise runs the pipeline (rl/train-
+// pipeline.ts) in the run directory with a live view, or continues it with --resume (the saved
+// config.json is used), and writes the report.
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { ConfigError, UnavailableError } from '../errors.js';
+import path from 'node:path';
+import { ConfigError } from '../errors.js';
+import { validateTrainConfig } from '../config/validate-train-config.js';
+import type { TrainConfig } from '../config/train-config.js';
+import { RunDirectory } from '../rl/run-directory.js';
+import { runTrainPipeline } from '../rl/train-pipeline.js';
+import { writeRunReport } from './run-report.js';
+import { TrainView } from './train-view.js';
 import { resolveTrainConfig } from '../config/resolve-train-config.js';
 import { formatTrainPlan } from '../config/train-plan.js';
 import { LEARNERS } from '../config/train-config.js';
@@ -19,6 +27,7 @@ interface TrainCommandOptions {
   learner?: string;
   dryRun?: boolean;
   json?: boolean;
+  eval?: boolean;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -29,7 +38,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
 export function registerTrain(program: Command): void {
   program
     .command('train')
-    .description('train a swarm with cooperative multi-agent RL (only --dry-run is available yet in this version)')
+    .description('train a swarm with cooperative multi-agent RL: optional SFT on scripted demonstrations, evaluation, RL, evaluation, report')
     .option('--preset <name>', 'mini (default), paper-aggregation or paper-exploration')
     .option('--config <file>', 'a JSON config file: optional "preset" plus any settings')
     .option('--set <path=value>', 'override one setting, e.g. optimizer.learningRate=5e-7 (repeatable)', collect)
@@ -37,9 +46,10 @@ export function registerTrain(program: Command): void {
     .option('--out <dir>', 'the run directory')
     .option('--resume', 'continue a stopped run')
     .option('--learner <learner>', `the learner of Table 1: ${LEARNERS.join(', ')}`)
+    .option('--no-eval', 'skip the evaluations before and after training')
     .option('--dry-run', 'print the resolved plan and exit')
     .option('--json', 'with --dry-run: print the resolved config as JSON')
-    .action((options: TrainCommandOptions) => {
+    .action(async (options: TrainCommandOptions) => {
       const resolved = resolveTrainConfig({
         preset: options.preset,
         configFile: options.config,
@@ -53,16 +63,26 @@ export function registerTrain(program: Command): void {
         return;
       }
       if (options.json) throw new ConfigError('--json only applies with --dry-run (it prints the resolved config).');
-      const directory = resolved.config.model.directory;
-      if (directory === null && resolved.config.model.name !== 's3-mini') {
-        throw new ConfigError(`preset "${resolved.presetName}" trains ${resolved.config.model.name}: pass its Hugging Face folder with --model DIR.`);
+      let config = resolved.config;
+      if (options.resume) {
+        const saved = RunDirectory.readConfig(path.resolve(config.out));
+        config = validateTrainConfig(saved as TrainConfig, (field) => `${path.join(config.out, 'config.json')}${field === '' ? '' : ` (${field})`}`);
+      }
+      const directory = config.model.directory;
+      if (directory === null && config.model.name !== 's3-mini') {
+        throw new ConfigError(`preset "${resolved.presetName}" trains ${config.model.name}: pass its Hugging Face folder with --model DIR.`);
       }
       if (directory !== null && !fs.existsSync(directory)) {
         throw new ConfigError(`--model: the folder ${directory} does not exist; expected a Hugging Face Qwen3 folder.`);
       }
-      throw new UnavailableError(
-        'swarm train is not available yet in this version: the RL loop, the native trainer and the s3-mini model ' +
-          'are still being built (see the open issues). The config is valid (see --dry-run). Nothing was trained.',
-      );
+      const view = new TrainView();
+      try {
+        const result = await runTrainPipeline({ config, resume: options.resume === true, skipEvaluation: options.eval === false, onEvent: (event) => view.handle(event) });
+        view.stop();
+        const report = await writeRunReport(result.runDirectory);
+        process.stdout.write(`run directory ${result.runDirectory}\nfinal checkpoint ${result.finalCheckpoint}\nreport ${report}\n`);
+      } finally {
+        view.stop();
+      }
     });
 }

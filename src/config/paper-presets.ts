@@ -11,6 +11,11 @@ export const PAPER_AGGREGATION: TrainConfig = {
   model: { name: 'Qwen3-0.6B', directory: null, thinking: true, reasoningRetained: false },
   learner: 's3',
   out: 'runs/paper-aggregation',
+  seed: 0,
+  // Appendix G: the prompts verbatim.
+  promptStyle: 'paper',
+  // Table 4 / Section 3: inference keeps collecting while the trainer updates.
+  synchronousCollection: false,
   // Table 4: RL updates — 200.
   rlUpdates: 200,
   // Table 4: teams per update — 256 = 32 problems × 8 attempts.
@@ -64,6 +69,11 @@ export const PAPER_EXPLORATION: TrainConfig = {
   model: { name: 'Qwen3-1.7B', directory: null, thinking: true, reasoningRetained: true },
   learner: 's3',
   out: 'runs/paper-exploration',
+  seed: 0,
+  // Appendix G: the prompts verbatim.
+  promptStyle: 'paper',
+  // Table 4 / Section 3: inference keeps collecting while the trainer updates.
+  synchronousCollection: false,
   // Table 4: RL updates — 200.
   rlUpdates: 200,
   // Table 4: teams per update — 128 = 16 problems × 8 attempts.
@@ -101,7 +111,8 @@ export const PAPER_EXPLORATION: TrainConfig = {
   // Table 4: checkpoints — every update.
   checkpointEvery: 1,
   // Table 4: initial policy — 50 SFT updates on demonstrations; Appendix L: 8 packed sequences of up to 32,768 tokens, lr 1e-5, no weight decay.
-  sft: { updates: 50, packedSequences: 8, maxSequenceTokens: 32_768, learningRate: 1e-5, weightDecay: 0 },
+  // Appendix L: 512 training episodes of four explorers (team variant; the solo learner uses the solo variant).
+  sft: { demonstrations: 512, demonstrationTeamSizes: [4], updates: 50, packedSequences: 8, maxSequenceTokens: 32_768, learningRate: 1e-5, weightDecay: 0 },
   // Appendix M: N ∈ {1, 2, 4, 6, 8, 12, 16}, six seeds, 32 held-out problems, temperature 0.7 for exploration.
   evaluation: { teamSizes: [1, 2, 4, 6, 8, 12, 16], seeds: 6, problems: 32, temperature: 0.7 },
   deviations: [],

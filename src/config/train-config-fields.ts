@@ -1,6 +1,7 @@
 // Every leaf of a TrainConfig in one list: its dotted path, its type and allowed range (used to
 // validate presets, config files and `--set` values) and where the paper sets it (shown by
 // `swarm train --dry-run`). Groups that may be null as a whole are listed in NULLABLE_GROUPS.
+import { PROMPT_STYLES } from '../tasks/task.js';
 import { KL_ESTIMATORS, LEARNERS, TRAIN_TASKS } from './train-config.js';
 
 /** The type and range of one config leaf. */
@@ -39,6 +40,9 @@ export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
   { path: 'model.reasoningRetained', type: { kind: 'boolean' }, reference: 'Table 4: model (all reasoning retained)' },
   { path: 'learner', type: { kind: 'enum', values: LEARNERS }, reference: 'Table 1, Appendix C' },
   { path: 'out', type: { kind: 'string' }, reference: '--out' },
+  { path: 'seed', type: positive(0), reference: 'ours: the run seed' },
+  { path: 'promptStyle', type: { kind: 'enum', values: PROMPT_STYLES }, reference: 'Appendix G (paper) or ours (compact)' },
+  { path: 'synchronousCollection', type: { kind: 'boolean' }, reference: 'Table 4 (asynchronous) or ours (synchronous)' },
   { path: 'rlUpdates', type: positive(), reference: 'Table 4: RL updates' },
   { path: 'problemsPerUpdate', type: positive(), reference: 'Table 4: teams per update (problems M)' },
   { path: 'attemptsPerProblem', type: positive(), reference: 'Table 4: teams per update (attempts G)' },
@@ -67,6 +71,8 @@ export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
   { path: 'precision.inference', type: { kind: 'string' }, reference: 'Table 4: precision' },
   { path: 'precision.training', type: { kind: 'string' }, reference: 'Table 4: precision' },
   { path: 'checkpointEvery', type: positive(), reference: 'Table 4: checkpoints' },
+  { path: 'sft.demonstrations', type: positive(), reference: 'Appendix L: demonstration episodes' },
+  { path: 'sft.demonstrationTeamSizes', type: { kind: 'integer-list', min: 1 }, reference: 'Appendix L: team and solo demonstrations' },
   { path: 'sft.updates', type: positive(), reference: 'Table 4: initial policy; Appendix L' },
   { path: 'sft.packedSequences', type: positive(), reference: 'Appendix L: SFT' },
   { path: 'sft.maxSequenceTokens', type: positive(), reference: 'Appendix L: SFT' },

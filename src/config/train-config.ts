@@ -3,6 +3,8 @@
 // Values live in the presets (paper-presets.ts, mini-preset.ts); the field list with ranges and
 // references is train-config-fields.ts.
 
+import type { PromptStyle } from '../tasks/task.js';
+
 /** The learners of Table 1 (Appendix C). */
 export const LEARNERS = ['s3', 'no-comm', 'individual', 'online-sft', 'solo'] as const;
 /** A learner of Table 1: s³, s³ − communication, s³: individual reward, s³: online SFT, Solo. */
@@ -64,6 +66,10 @@ export interface PrecisionConfig {
 
 /** Supervised fine-tuning on demonstrations before RL (Appendix L). */
 export interface SftConfig {
+  /** Scripted demonstration episodes per team size (Appendix L: 512 training episodes). */
+  demonstrations: number;
+  /** Team sizes the demonstrations are run at. */
+  demonstrationTeamSizes: number[];
   updates: number;
   /** Packed sequences per update. */
   packedSequences: number;
@@ -90,6 +96,12 @@ export interface TrainConfig {
   learner: Learner;
   /** The run directory. */
   out: string;
+  /** Seeds the problem order, every episode and the SFT order. */
+  seed: number;
+  /** Prompt text: the paper's verbatim, or the compact CPU variant. */
+  promptStyle: PromptStyle;
+  /** Collect each update's rollouts only with the latest weights (reproducible, no overlap with training). */
+  synchronousCollection: boolean;
   rlUpdates: number;
   /** Problems per update, M. */
   problemsPerUpdate: number;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer } from './tokenizer/index.js';
 
-/** Total ids of the s3-mini tokenizer (256 bytes + merges + Qwen3's 26 added tokens). */
+/** The most ids the s3-mini tokenizer's BPE may reach (256 bytes + merges + Qwen3's 26 added tokens); it stops earlier, at 1,670, when no pair repeats. */
 export const S3_MINI_VOCAB_SIZE = 4096;
 
 /** Path of the shipped tokenizer.json. */
@@ -31,9 +31,9 @@ export interface InstalledTokenizer {
  * rows can hold it; returns its special ids, or undefined when the vocabulary is too small.
  */
 export function installBuiltinTokenizer(options: { directory: string; vocabSize: number }): InstalledTokenizer | undefined {
-  if (options.vocabSize < S3_MINI_VOCAB_SIZE) return undefined;
-  fs.copyFileSync(builtinTokenizerPath(), path.join(options.directory, 'tokenizer.json'));
   const tokenizer = loadBuiltinTokenizer();
+  if (options.vocabSize < tokenizer.vocabSize) return undefined;
+  fs.copyFileSync(builtinTokenizerPath(), path.join(options.directory, 'tokenizer.json'));
   const id = (token: string): number => {
     const found = tokenizer.tokenToId(token);
     if (found === undefined) throw new Error(`the s3-mini tokenizer lacks ${token}`);

@@ -71,7 +71,7 @@ describe('--set overrides', () => {
 
   it('can drop the SFT stage or fill it in field by field', () => {
     expect(resolveTrainConfig({ preset: 'paper-exploration', sets: ['sft=null'] }).config.sft).toBeNull();
-    expect(() => resolveTrainConfig({ preset: 'paper-aggregation', sets: ['sft.updates=5'] })).toThrow(/--set sft.updates=5: sft.packedSequences is missing/);
+    expect(() => resolveTrainConfig({ preset: 'paper-aggregation', sets: ['sft.updates=5'] })).toThrow(/--set sft.updates=5: sft.demonstrations is missing/);
   });
 
   it.each([

@@ -1,6 +1,7 @@
 // The Trainer's per-token coefficients (Eq. 3) on hand-built histories: A_g · 1/|T_g| · 1/|B| on
 // sampled tokens, shifted one left (coef[t] weights tokens[t+1]), 0 on context.
 import { describe, expect, it } from 'vitest';
+import { AgentSequence } from '../../src/policy/agent-sequence.js';
 import { trainSequences } from '../../src/rl/train-sequences.js';
 import { history } from './helpers.js';
 
@@ -52,5 +53,20 @@ describe('trainSequences', () => {
     const silent = history('s', [{ context: [1, 2] }]);
     const out = trainSequences([{ members: [{ sequence: empty, weight: 1 }, { sequence: silent, weight: 1 }] }]);
     expect(out).toEqual([{ tokens: [1, 2], coef: [0], oldLogprobs: [0] }]);
+  });
+});
+
+describe('trainSequences options', () => {
+  it('gives KL weights 1/|T_g|/|B| on generated tokens whatever the advantage, and draws aligned with their predictions', () => {
+    const a = history('a', [{ context: [1, 2] }, { sampled: [3, 4], logprobs: [-1, -2] }]);
+    const [withKl] = trainSequences([{ members: [{ sequence: a, weight: 0 }] }], { klWeights: true });
+    expect(withKl.coef).toEqual([0, 0, 0]);
+    expect(withKl.klWeight).toEqual([0, 0.5, 0.5]);
+    const b = new AgentSequence({ agentIndex: 0, agentName: 'b', samplingSeed: 1n });
+    b.appendContext({ tokens: [9], roles: new Uint8Array([0]), items: [] });
+    b.appendSampled({ tokens: [5, 6], logprobs: [-1, -1], finish: 'stop', draws: { tokens: [10, 11, 12, 13], logprobs: [-0.1, -0.2, -0.3, -0.4] } });
+    const [withDraws] = trainSequences([{ members: [{ sequence: b, weight: 1 }] }], { draws: 2 });
+    expect(withDraws.draws?.tokens).toEqual([10, 11, 12, 13]);
+    expect(withDraws.draws?.logprobs.map((x) => Math.round(x * 10) / 10)).toEqual([-0.1, -0.2, -0.3, -0.4]);
   });
 });

@@ -9,6 +9,7 @@ import { compareEvaluations, defaultCompareConfig, type Comparison, type Evaluat
 import type { MessageGraph } from '../report/message-graph.js';
 import { renderReport } from '../report/render-report.js';
 import { summaryLabels } from '../report/summary-labels.js';
+import type { TrainingMetricsRow } from '../report/training-plot.js';
 import { readSummary, SUMMARY_FILE_NAME } from '../summary-file.js';
 import { summarySizes } from '../summary.js';
 import { findEvaluationDirs } from './evaluation-dirs.js';
@@ -20,6 +21,8 @@ export interface BuildEvaluationReportOptions {
   readonly paths: readonly string[];
   /** Page title; default "s³ evaluation report". */
   readonly title?: string;
+  /** A training run's metrics, one row per update: drawn as training curves. */
+  readonly trainingMetrics?: readonly TrainingMetricsRow[];
 }
 
 /** The rendered report and what it holds. */
@@ -66,13 +69,19 @@ export function defaultReportComparisons(evaluations: readonly Evaluation[]): Co
 
 /** Loads the evaluations, compares them, samples message graphs and renders the report. */
 export async function buildEvaluationReport(options: BuildEvaluationReportOptions): Promise<EvaluationReport> {
-  const dirs = await findEvaluationDirs(options.paths);
+  const dirs = options.paths.length === 0 ? [] : await findEvaluationDirs(options.paths);
   const summaries = await Promise.all(dirs.map((dir) => readSummary(join(dir, SUMMARY_FILE_NAME))));
   const labels = summaryLabels(summaries);
   const evaluations = summaries.map((summary, index): Evaluation => ({ label: labels[index], summary }));
   const comparisons = defaultReportComparisons(evaluations);
   const graphs = await Promise.all(dirs.map((dir, index) => sampleMessageGraph({ dir, evaluation: evaluations[index] })));
   const messageGraphs = graphs.filter((graph): graph is MessageGraph => graph !== null);
-  const html = await renderReport({ title: options.title ?? 's³ evaluation report', summaries, comparisons, messageGraphs });
+  const html = await renderReport({
+    title: options.title ?? 's³ evaluation report',
+    summaries,
+    comparisons,
+    messageGraphs,
+    ...(options.trainingMetrics === undefined ? {} : { trainingMetrics: options.trainingMetrics }),
+  });
   return { html, dirs, comparisons, messageGraphs };
 }

@@ -15,7 +15,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ConfigError } from '../../errors.js';
-import { resolveEpisodeSettings, runEpisode, splitEpisodes } from '../../harness/index.js';
+import { resolveEpisodeSettings, runEpisode, splitEpisodes, type EpisodeSettingsOverrides } from '../../harness/index.js';
 import type { Split, Task, TaskProblem } from '../../tasks/index.js';
 import { packageVersion } from '../../version.js';
 import { measureEpisode } from '../metrics/episode-metrics.js';
@@ -59,6 +59,8 @@ export interface RunEvaluationOptions {
   readonly communication?: boolean;
   /** Episodes in flight at once; default 64. */
   readonly concurrency?: number;
+  /** Other episode settings (final allowance, context, piece size, prompt style), as in training; the fields above take precedence. */
+  readonly settings?: EpisodeSettingsOverrides;
 }
 
 /** What runEvaluation did. */
@@ -102,6 +104,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
   const communication = options.communication ?? true;
   const split = options.split ?? 'eval';
   const settings = resolveEpisodeSettings(task.name, {
+    ...options.settings,
     temperature: options.temperature ?? evalTemperature(task.name),
     ...(options.workAllowance === undefined ? {} : { workAllowance: options.workAllowance }),
   });
@@ -141,6 +144,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
       job: async ({ seed, n, problem }) => {
         const key = { seed, n, problemId: problem.id };
         const result = await runEpisode({
+          ...settings,
           task,
           problem,
           n,

@@ -1,0 +1,76 @@
+// The live view of `swarm train`: a progress bar with ETA per stage on a terminal (SFT updates, RL
+// updates with the latest reward, success and tokens/s), and one plain line per update otherwise,
+// so logs stay readable when piped.
+import cliProgress from 'cli-progress';
+import type { PipelineEvent } from '../rl/train-pipeline.js';
+
+function percent(value: number | null): string {
+  return value === null ? 'n/a' : `${(100 * value).toFixed(1)}%`;
+}
+
+/** Renders pipeline events to a stream. */
+export class TrainView {
+  private bar: cliProgress.SingleBar | null = null;
+
+  constructor(private readonly stream: NodeJS.WriteStream = process.stdout) {}
+
+  handle(event: PipelineEvent): void {
+    switch (event.kind) {
+      case 'stage':
+        this.stopBar();
+        this.stream.write(`[${event.stage}] ${event.detail}\n`);
+        return;
+      case 'sft': {
+        const u = event.update;
+        const label = `loss ${u.loss.toFixed(3)} · ${Math.round(u.tokens / u.seconds)} tok/s`;
+        this.progress('SFT', u.update, event.total, label, `sft ${u.update}/${event.total}: loss ${u.loss.toFixed(4)}, grad norm ${u.gradNorm.toFixed(3)}, ${u.tokens} tokens in ${u.seconds.toFixed(1)} s`);
+        return;
+      }
+      case 'rl': {
+        const m = event.metrics;
+        const label = `reward ${m.reward.toFixed(3)} · success ${(100 * m.success).toFixed(1)}% · ${Math.round(m.generatedTokensPerSecond)} gen tok/s`;
+        this.progress(
+          'RL',
+          m.update,
+          event.total,
+          label,
+          `update ${m.update}/${event.total}: reward ${m.reward.toFixed(4)}, success ${(100 * m.success).toFixed(1)}%, tokens ${m.tokens.toFixed(0)}, ` +
+            `messages ${m.messages.toFixed(2)}, masked ${(100 * m.maskFraction).toFixed(2)}%, grad norm ${m.gradNorm?.toFixed(3) ?? 'skipped'}, ` +
+            `lag ${m.policyLag.mean.toFixed(2)}, ${m.seconds.toFixed(1)} s`,
+        );
+        return;
+      }
+      case 'eval': {
+        this.stopBar();
+        const sizes = Object.entries(event.result.summary.sizes).map(([n, size]) => `N=${n} ${percent(size.success.mean)} ± ${percent(size.success.se)}`);
+        this.stream.write(`[eval-${event.which}] success ${sizes.join(', ')} (${(event.result.wallMs / 1000).toFixed(0)} s)\n`);
+        return;
+      }
+    }
+  }
+
+  stop(): void {
+    this.stopBar();
+  }
+
+  private progress(name: string, value: number, total: number, label: string, line: string): void {
+    if (!this.stream.isTTY) {
+      this.stream.write(`${line}\n`);
+      return;
+    }
+    if (this.bar === null) {
+      this.bar = new cliProgress.SingleBar(
+        { stream: this.stream, format: `${name} {bar} {value}/{total} | {duration_formatted} | ETA {eta_formatted} | {label}`, hideCursor: true, etaBuffer: 10 },
+        cliProgress.Presets.shades_classic,
+      );
+      this.bar.start(total, value - 1, { label: '' });
+    }
+    this.bar.update(value, { label });
+    if (value >= total) this.stopBar();
+  }
+
+  private stopBar(): void {
+    this.bar?.stop();
+    this.bar = null;
+  }
+}

@@ -1,0 +1,225 @@
+// Algorithm 1, the s³ RL loop: rollout groups are collected on the shared inference engine while the
+// trainer updates (collection runs one update ahead; `synchronous` collects each update's groups
+// with the latest weights only, which makes a run reproducible bit for bit). Per update: take M
+// groups in index order, drop those lagging more than maxPolicyLag weight versions and those hit by
+// an infrastructure failure (both replaced by new groups), build the learner's loss units, accumulate
+// the loss over micro-batches, take an AdamW step, hand the new weights to the engine, write the
+// checkpoint and the metrics line, then commit progress in state.json.
+import fs from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { TrainConfig } from '../config/train-config.js';
+import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
+import { writeTraceFile } from '../eval/run/trace-files.js';
+import type { InferenceEngine } from '../native/engine.js';
+import type { NativeTrainDiagnostics, Trainer } from '../native/trainer.js';
+import type { Policy } from '../policy/policy.js';
+import type { Task, TaskProblem } from '../tasks/index.js';
+import { Collector, type RolloutGroup } from './collector.js';
+import { learnerBatch } from './learner-batch.js';
+import type { RewardSettings } from './loss-unit.js';
+import type { RunDirectory } from './run-directory.js';
+import { packByTokens } from './sft.js';
+import { trainSequences } from './train-sequences.js';
+import { rolloutMetrics, type RolloutMetrics } from './update-metrics.js';
+
+/** RL checkpoints kept besides the newest (older ones are deleted). */
+export const KEEP_CHECKPOINTS = 2;
+
+/** One RL update's metrics.jsonl line. */
+export interface RlUpdateMetrics extends RolloutMetrics {
+  readonly stage: 'rl';
+  readonly update: number;
+  /** Seconds since the loop started (this process). */
+  readonly elapsed: number;
+  readonly seconds: number;
+  readonly groups: number;
+  readonly groupsDroppedForLag: number;
+  readonly groupsFailed: number;
+  readonly zeroAdvantageGroups: number;
+  /** Mean and largest lag, in weight versions, between the policy that sampled a group's oldest piece and the trainer. */
+  readonly policyLag: { readonly mean: number; readonly max: number };
+  readonly loss: number;
+  /** Mean k3 KL estimate to the reference policy over generated tokens (0 without the penalty). */
+  readonly kl: number;
+  readonly meanRatio: number;
+  /** Share of trained tokens the IcePop mask removed. */
+  readonly maskFraction: number;
+  readonly entropy: number;
+  readonly gradNorm: number | null;
+  readonly lr: number | null;
+  readonly stepSkipped: boolean;
+  readonly trainTokens: number;
+  readonly trainSeconds: number;
+  /** Generated tokens per second of wall time over this update. */
+  readonly generatedTokensPerSecond: number;
+  readonly trainTokensPerSecond: number;
+}
+
+/** Options of runRlLoop. */
+export interface RlLoopOptions {
+  readonly config: TrainConfig;
+  readonly run: RunDirectory;
+  readonly trainer: Trainer;
+  readonly engine: InferenceEngine;
+  readonly policy: Policy;
+  readonly tokenizerPath: string;
+  readonly task: Task;
+  readonly problems: readonly TaskProblem[];
+  /** Episode settings of training (allowances, context, pieces, temperature, draws, prompt style). */
+  readonly settings: EpisodeSettingsOverrides;
+  readonly seed: string;
+  /** Collect each update's groups only after the previous update's weights are loaded (reproducible). */
+  readonly synchronous: boolean;
+  /** The frozen reference policy of the KL penalty (needed when pgCorrection.klCoefficient > 0). */
+  readonly reference?: InferenceEngine;
+  readonly onUpdate?: (metrics: RlUpdateMetrics) => void;
+}
+
+function weightedDiagnostics(parts: readonly NativeTrainDiagnostics[]): { loss: number; kl: number; meanRatio: number; maskFraction: number; entropy: number; tokens: number } {
+  const tokens = parts.reduce((sum, d) => sum + d.tokens, 0);
+  const weighted = (field: 'meanRatio' | 'fractionMasked' | 'meanEntropy' | 'klMean'): number =>
+    tokens === 0 ? 0 : parts.reduce((sum, d) => sum + d[field] * d.tokens, 0) / tokens;
+  return {
+    loss: parts.reduce((sum, d) => sum + d.loss, 0),
+    kl: weighted('klMean'),
+    meanRatio: weighted('meanRatio'),
+    maskFraction: weighted('fractionMasked'),
+    entropy: weighted('meanEntropy'),
+    tokens,
+  };
+}
+
+/** Runs RL updates from run.state.updates + 1 to config.rlUpdates; returns the checkpoint of the last one. */
+export async function runRlLoop(options: RlLoopOptions): Promise<string> {
+  const { config, run, trainer, engine } = options;
+  const M = config.problemsPerUpdate;
+  const solo = config.learner === 'solo';
+  const rewardSettings: RewardSettings = { allowance: config.workAllowance, tokenCost: config.tokenCost, epsilon: config.advantageEpsilon };
+  const microBatchTokens = Math.max(8192, config.contextLength);
+  const draws = config.pgCorrection.scoreCenteringDraws;
+  const collector = new Collector({
+    task: options.task,
+    problems: options.problems,
+    policy: options.policy,
+    teamSize: config.teamSize,
+    attempts: config.attemptsPerProblem,
+    solo,
+    communication: config.learner !== 'no-comm',
+    settings: { ...options.settings, draws },
+    concurrency: (solo ? config.concurrentSoloEpisodes : null) ?? config.concurrentEpisodes,
+    seed: options.seed,
+    firstGroup: run.state.nextGroup,
+  });
+  const started = performance.now();
+  let version = engine.stats().policyVersion;
+  let checkpoint = run.state.checkpoint ?? run.state.initialModel;
+  collector.grant(options.synchronous ? M : 2 * M);
+  try {
+    for (let update = run.state.updates + 1; update <= config.rlUpdates; update += 1) {
+      const updateStarted = performance.now();
+      const generatedBefore = engine.stats().generatedTokens;
+      const groups: RolloutGroup[] = [];
+      const lags: number[] = [];
+      let dropped = 0;
+      let failed = 0;
+      while (groups.length < M) {
+        const group = await collector.take();
+        if (group.failure !== null) {
+          failed += 1;
+          process.emitWarning(`rollout group ${group.index} failed and is recollected: ${group.failure.message}`);
+          collector.grant(1);
+          continue;
+        }
+        const lag = version - (group.oldestVersion ?? version);
+        if (lag > config.maxPolicyLag) {
+          dropped += 1;
+          collector.grant(1);
+          continue;
+        }
+        lags.push(lag);
+        groups.push(group);
+      }
+      const nextGroup = collector.nextGroup;
+      if (!options.synchronous) collector.grant(M);
+
+      const trainStarted = performance.now();
+      const batch = learnerBatch(
+        config.learner,
+        groups.map((group) => group.episodes),
+        rewardSettings,
+      );
+      const kl = batch.kind === 'pg' ? config.pgCorrection.klCoefficient : 0;
+      const sequences = trainSequences(batch.units, { draws, klWeights: kl > 0 });
+      // A sequence whose every coefficient is 0 (zero advantage, or a failed team in online SFT) adds nothing to the gradient, unless the KL penalty weighs it.
+      const weighted = sequences.filter((sequence) => sequence.coef.some((c) => c !== 0) || (kl > 0 && sequence.klWeight?.some((w) => w !== 0)));
+      if (kl > 0) {
+        const reference = options.reference;
+        if (reference === undefined) throw new Error('runRlLoop: the KL penalty needs the reference policy');
+        await Promise.all(weighted.map(async (sequence) => Object.assign(sequence, { refLogprobs: Array.from(await reference.score(sequence.tokens)) })));
+      }
+      const parts: NativeTrainDiagnostics[] = [];
+      for (const micro of packByTokens(weighted, microBatchTokens)) {
+        parts.push(
+          await trainer.accumulate(batch.kind, micro, {
+            ...(draws > 0 && batch.kind === 'pg' ? { numDraws: draws } : {}),
+            ...(kl > 0 ? { klCoef: kl } : {}),
+          }),
+        );
+      }
+      let step: { gradNorm: number; lr: number } | null = null;
+      if (batch.skipStep) trainer.zeroGrad();
+      else {
+        step = trainer.step();
+        version = engine.loadWeightsFrom(trainer);
+      }
+      const trainSeconds = (performance.now() - trainStarted) / 1000;
+      const last = update === config.rlUpdates;
+      const checkpointNow = update % config.checkpointEvery === 0 || last;
+      if (checkpointNow) {
+        checkpoint = run.writeCheckpoint(`step_${update}`, (directory) => {
+          trainer.save(directory, config);
+          fs.copyFileSync(options.tokenizerPath, path.join(directory, 'tokenizer.json'));
+        });
+      }
+      await writeTraceFile(run.resolve(path.join('traces', `update_${update}.jsonl.gz`)), groups[0].episodes[0].trace);
+      const diagnostics = weightedDiagnostics(parts);
+      const seconds = (performance.now() - updateStarted) / 1000;
+      const metrics: RlUpdateMetrics = {
+        stage: 'rl',
+        update,
+        elapsed: (performance.now() - started) / 1000,
+        seconds,
+        groups: groups.length,
+        groupsDroppedForLag: dropped,
+        groupsFailed: failed,
+        zeroAdvantageGroups: batch.zeroAdvantageGroups,
+        policyLag: { mean: lags.reduce((a, b) => a + b, 0) / lags.length, max: Math.max(...lags) },
+        ...rolloutMetrics(groups, rewardSettings),
+        loss: diagnostics.loss,
+        kl: diagnostics.kl,
+        meanRatio: diagnostics.meanRatio,
+        maskFraction: diagnostics.maskFraction,
+        entropy: diagnostics.entropy,
+        gradNorm: step?.gradNorm ?? null,
+        lr: step?.lr ?? null,
+        stepSkipped: batch.skipStep,
+        trainTokens: weighted.reduce((sum, s) => sum + s.tokens.length, 0),
+        trainSeconds,
+        generatedTokensPerSecond: (engine.stats().generatedTokens - generatedBefore) / seconds,
+        trainTokensPerSecond: weighted.reduce((sum, s) => sum + s.tokens.length, 0) / trainSeconds,
+      };
+      run.appendMetrics(metrics as unknown as Record<string, unknown>);
+      if (checkpointNow) {
+        run.commit({ updates: update, checkpoint, nextGroup });
+        run.pruneCheckpoints(KEEP_CHECKPOINTS);
+      }
+      options.onUpdate?.(metrics);
+      if (options.synchronous) collector.grant(M);
+    }
+  } finally {
+    await collector.close();
+  }
+  return checkpoint;
+}
+

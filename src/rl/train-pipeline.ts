@@ -1,0 +1,200 @@
+// `swarm train` end to end, resumable stage by stage: the initial model (the Hugging Face folder
+// given, or a freshly initialised built-in s3-mini), SFT on scripted demonstrations (when the config
+// has an SFT stage), evaluation of the starting policy, the RL loop, evaluation of the final policy
+// and the report. Every stage records its completion in the run directory's state.json; --resume
+// skips finished stages, continues RL from its last completed update, and finishes a partly written
+// evaluation (evaluation directories resume by themselves).
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TrainConfig } from '../config/train-config.js';
+import { ConfigError } from '../errors.js';
+import type { EvaluationResult } from '../eval/run/run-evaluation.js';
+import { nativeEvalPolicy, runEvaluation } from '../eval/run/index.js';
+import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
+import { modelShape } from '../model/shapes.js';
+import { Tokenizer } from '../model/tokenizer/index.js';
+import { InferenceEngine } from '../native/engine.js';
+import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
+import { Trainer } from '../native/trainer.js';
+import { NativePolicy } from '../policy/native-policy.js';
+import { getTask } from '../tasks/index.js';
+import { runRlLoop, type RlUpdateMetrics } from './rl-loop.js';
+import { RunDirectory } from './run-directory.js';
+import type { SftUpdate } from './sft.js';
+import { runSftStage } from './sft-stage.js';
+
+/** Progress the pipeline reports as it goes (the CLI's live view). */
+export type PipelineEvent =
+  | { readonly kind: 'stage'; readonly stage: string; readonly detail: string }
+  | { readonly kind: 'sft'; readonly update: SftUpdate; readonly total: number }
+  | { readonly kind: 'rl'; readonly metrics: RlUpdateMetrics; readonly total: number }
+  | { readonly kind: 'eval'; readonly which: 'before' | 'after'; readonly result: EvaluationResult };
+
+/** Options of runTrainPipeline. */
+export interface TrainPipelineOptions {
+  readonly config: TrainConfig;
+  /** Continue the run in config.out. */
+  readonly resume: boolean;
+  /** Skip the before/after evaluations. */
+  readonly skipEvaluation?: boolean;
+  /** Folder of the split files. */
+  readonly dataDir?: string;
+  readonly onEvent?: (event: PipelineEvent) => void;
+}
+
+/** What a finished pipeline produced. */
+export interface TrainPipelineResult {
+  readonly runDirectory: string;
+  readonly finalCheckpoint: string;
+  readonly before: EvaluationResult | null;
+  readonly after: EvaluationResult | null;
+}
+
+/** The episode settings training and evaluation share. */
+export function trainingEpisodeSettings(config: TrainConfig): EpisodeSettingsOverrides {
+  return {
+    workAllowance: config.workAllowance,
+    finalAllowance: config.finalAllowance,
+    contextLimit: config.contextLength,
+    generationPieceTokens: config.generationPieceTokens,
+    temperature: config.temperature,
+    tokenCostWeight: config.tokenCost,
+    promptStyle: config.promptStyle,
+  };
+}
+
+/** Engine limits sized for the run: every concurrent agent's whole context fits in the KV cache. */
+function engineOptions(config: TrainConfig): { maxContext: number; maxSequences: number; kvCacheBytes?: number } {
+  return { maxContext: config.contextLength, maxSequences: 64 };
+}
+
+/** Runs (or resumes) the whole pipeline. */
+export async function runTrainPipeline(options: TrainPipelineOptions): Promise<TrainPipelineResult> {
+  const { config } = options;
+  const emit = options.onEvent ?? (() => {});
+  const root = path.resolve(config.out);
+  const run = options.resume ? RunDirectory.resume(root) : RunDirectory.create(root, config, config.model.directory === null ? '' : path.resolve(config.model.directory));
+  const seed = `run/${config.seed}`;
+  const settings = trainingEpisodeSettings(config);
+  const dataDir = options.dataDir === undefined ? {} : { dataDir: options.dataDir };
+
+  // The initial model.
+  if (run.state.initialModel === '') {
+    if (config.model.name !== 's3-mini') throw new ConfigError(`${config.model.name} needs --model DIR (a Hugging Face Qwen3 folder).`);
+    emit({ kind: 'stage', stage: 'init', detail: 'creating the built-in s3-mini model' });
+    const initial = run.writeCheckpoint('initial', (directory) => {
+      writeRandomCheckpoint({ shape: modelShape('s3-mini'), seed: BigInt(config.seed), dtype: 'f32', directory });
+    });
+    run.commit({ initialModel: run.resolve(initial) });
+  }
+  const initialModel = run.state.initialModel;
+  const tokenizerPath = path.join(initialModel, 'tokenizer.json');
+  if (!fs.existsSync(tokenizerPath)) throw new ConfigError(`${initialModel} has no tokenizer.json; the agents need the model's tokenizer.`);
+
+  // SFT on scripted demonstrations.
+  if (config.sft !== null && !run.state.sftDone) {
+    const sft = config.sft;
+    emit({ kind: 'stage', stage: 'sft', detail: `${sft.demonstrations} scripted demonstrations per team size, ${sft.updates} SFT updates` });
+    let checkpoint = '';
+    await runSftStage({
+      config,
+      sft,
+      initialModel,
+      settings,
+      solo: config.learner === 'no-comm' || config.learner === 'solo',
+      seed,
+      ...dataDir,
+      write: (fill) => (checkpoint = run.writeCheckpoint('sft', fill)),
+      onUpdate: (update) => {
+        run.appendMetrics({ stage: 'sft', ...update });
+        emit({ kind: 'sft', update, total: sft.updates });
+      },
+    });
+    run.commit({ sftDone: true, checkpoint });
+  } else if (!run.state.sftDone) {
+    run.commit({ sftDone: true });
+  }
+  // RL starts from the SFT result, or from the initial model when there is no SFT stage.
+  const rlStart = config.sft === null ? initialModel : run.resolve(path.join('checkpoints', 'sft'));
+  const startCheckpoint = run.state.updates === 0 ? rlStart : null;
+
+  const task = getTask(config.task);
+  const evaluate = async (which: 'before' | 'after', model: string): Promise<EvaluationResult> => {
+    emit({ kind: 'stage', stage: `eval-${which}`, detail: `N ∈ {${config.evaluation.teamSizes.join(', ')}}, ${config.evaluation.seeds} seeds, ${config.evaluation.problems} held-out problems` });
+    const policy = nativeEvalPolicy({ directory: model, tokenizerPath });
+    try {
+      const result = await runEvaluation({
+        task,
+        policy,
+        out: run.resolve(path.join('eval', which)),
+        sizes: config.evaluation.teamSizes,
+        seeds: config.evaluation.seeds,
+        problems: config.evaluation.problems,
+        temperature: config.evaluation.temperature,
+        communication: config.learner !== 'no-comm' && config.learner !== 'solo',
+        settings,
+        ...dataDir,
+      });
+      emit({ kind: 'eval', which, result });
+      return result;
+    } finally {
+      policy.close?.();
+    }
+  };
+  let before: EvaluationResult | null = null;
+  if (!options.skipEvaluation && !run.state.evalBeforeDone && startCheckpoint !== null) {
+    before = await evaluate('before', startCheckpoint);
+    run.commit({ evalBeforeDone: true });
+  }
+
+  // RL.
+  let finalCheckpoint = run.state.checkpoint === null ? initialModel : run.resolve(run.state.checkpoint);
+  if (run.state.updates < config.rlUpdates) {
+    emit({ kind: 'stage', stage: 'rl', detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner})` });
+    const from = run.state.checkpoint === null ? initialModel : run.resolve(run.state.checkpoint);
+    const trainer = Trainer.open(from, {
+      lr: config.optimizer.learningRate,
+      beta1: config.optimizer.betas[0],
+      beta2: config.optimizer.betas[1],
+      eps: config.optimizer.epsilon,
+      weightDecay: config.optimizer.weightDecay,
+      maxGradNorm: config.optimizer.gradClipNorm,
+      warmupSteps: config.optimizer.warmupUpdates,
+      icepopLow: config.pgCorrection.icePopLow,
+      icepopHigh: config.pgCorrection.icePopHigh,
+    });
+    const engine = InferenceEngine.load(from, engineOptions(config));
+    // The KL penalty's frozen reference: the policy RL started from.
+    const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, engineOptions(config)) : undefined;
+    try {
+      const policy = new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerPath) });
+      const problems = await task.loadProblems({ split: 'train', ...dataDir });
+      const last = await runRlLoop({
+        config,
+        run,
+        trainer,
+        engine,
+        policy,
+        tokenizerPath,
+        task,
+        problems,
+        settings,
+        seed,
+        synchronous: config.synchronousCollection,
+        ...(reference === undefined ? {} : { reference }),
+        onUpdate: (metrics) => emit({ kind: 'rl', metrics, total: config.rlUpdates }),
+      });
+      finalCheckpoint = run.resolve(last);
+    } finally {
+      engine.close();
+      reference?.close();
+    }
+  }
+
+  let after: EvaluationResult | null = null;
+  if (!options.skipEvaluation && !run.state.evalAfterDone) {
+    after = await evaluate('after', finalCheckpoint);
+    run.commit({ evalAfterDone: true });
+  }
+  return { runDirectory: root, finalCheckpoint, before, after };
+}

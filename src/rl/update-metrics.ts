@@ -1,0 +1,55 @@
+// The rollout side of one update's metrics.jsonl line: reward, success, tokens, token efficiency,
+// messages and (aggregation) communication-structure shares over the update's episodes, measured
+// with the evaluation's own per-episode metrics so training curves and evaluations agree.
+import { measureEpisode } from '../eval/metrics/episode-metrics.js';
+import { STRUCTURE_CLASSES, type StructureClass } from '../eval/summary.js';
+import { splitEpisodes } from '../harness/trace.js';
+import type { RolloutGroup } from './collector.js';
+import { episodeRewards } from './team-loss-units.js';
+import type { RewardSettings } from './loss-unit.js';
+
+/** Rollout metrics of one update. */
+export interface RolloutMetrics {
+  readonly episodes: number;
+  /** Mean team reward (Eq. 1). */
+  readonly reward: number;
+  /** Share of successful episodes. */
+  readonly success: number;
+  /** Mean tokens generated per episode (whole team). */
+  readonly tokens: number;
+  /** SR · N·L / T̄ (Appendix M). */
+  readonly tokenEfficiency: number;
+  /** Mean message calls per episode. */
+  readonly messages: number;
+  /** Share of episodes in each communication structure class (aggregation with messaging); null otherwise. */
+  readonly structure: Readonly<Record<StructureClass, number>> | null;
+}
+
+/** Measures the episodes of an update's groups. */
+export function rolloutMetrics(groups: readonly RolloutGroup[], settings: RewardSettings): RolloutMetrics {
+  const episodes = groups.flatMap((group) => group.episodes.map((episode) => ({ episode, problem: group.problem })));
+  const rewards = episodeRewards(
+    episodes.map((e) => e.episode),
+    settings,
+  );
+  const measured = episodes.map(({ episode, problem }) => measureEpisode({ episode: splitEpisodes(episode.trace)[0], problem }));
+  const count = Math.max(1, episodes.length);
+  const mean = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0) / count;
+  const success = mean(measured.map((m) => (m.success ? 1 : 0)));
+  const tokens = mean(measured.map((m) => m.tokens));
+  const n = episodes.length === 0 ? 1 : episodes[0].episode.agents.length;
+  const classes = measured.map((m) => m.structure).filter((s): s is StructureClass => s !== null);
+  const structure =
+    classes.length === 0
+      ? null
+      : (Object.fromEntries(STRUCTURE_CLASSES.map((name) => [name, classes.filter((c) => c === name).length / classes.length])) as Record<StructureClass, number>);
+  return {
+    episodes: episodes.length,
+    reward: mean(rewards),
+    success,
+    tokens,
+    tokenEfficiency: tokens > 0 ? (success * n * settings.allowance) / tokens : 0,
+    messages: mean(measured.map((m) => m.messageCalls)),
+    structure,
+  };
+}
