@@ -100,6 +100,16 @@ class AccumulateWorker : public Napi::AsyncWorker {
     o.Set("centering", result_.centering);
     o.Set("meanDrawWeight", result_.mean_draw_weight);
     o.Set("klMean", result_.kl_mean);
+    const train::RatioQuantiles& q = result_.ratio_quantiles;
+    Napi::Object quantiles = Napi::Object::New(env);
+    quantiles.Set("min", q.min);
+    quantiles.Set("p01", q.p01);
+    quantiles.Set("p10", q.p10);
+    quantiles.Set("p50", q.p50);
+    quantiles.Set("p90", q.p90);
+    quantiles.Set("p99", q.p99);
+    quantiles.Set("max", q.max);
+    o.Set("ratioQuantiles", quantiles);
     deferred_.Resolve(o);
   }
   void OnError(const Napi::Error& e) override {

@@ -3,7 +3,8 @@
 // under a negative one; packing sequences into one micro-batch gives the gradients of separate
 // micro-batches; checkpoints load with Qwen3Weights::load and resume bit-identically; the KL
 // penalty's loss matches the naive forward, kl_coef 0 changes no gradient bit, and a small gradient
-// step on the penalty alone lowers it.
+// step on the penalty alone lowers it; accumulate returns the ratio quantiles of the weighted
+// tokens (IcePop-masked ones included).
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -313,4 +314,61 @@ TEST(train_kl_penalty_alone_lowers_under_a_small_gradient_step_and_checks_its_in
   TrainBatch last_weighted = b;
   last_weighted.kl_weight.back() = 1.0f;
   CHECK_THROWS(s3::train::TrainerError, trainer.accumulate(last_weighted));
+}
+
+// accumulate returns the ratio quantiles of the weighted tokens (coef ≠ 0), IcePop-masked ones
+// included: with old = lp − s_t (lp from the naive forward) the ratios are exp(s_t), and the
+// quantiles equal the type-7 ones of those values; SFT gives all 1, no weighted token all 0.
+TEST(train_ratio_quantiles_cover_the_weighted_tokens_with_the_masked_tail) {
+  const Fixture f(28);
+  Trainer trainer = f.trainer(options(1e-3));
+  const std::vector<int32_t> tokens = random_tokens(41, f.model.config.vocab_size, 10);
+  const auto logits = s3test::naive_qwen3_logits(f.model, tokens);
+  TrainBatch b;
+  b.kind = LossKind::PolicyGradient;
+  b.tokens = tokens;
+  std::vector<double> ratios;
+  for (size_t t = 0; t < tokens.size(); t++) {
+    double lp = 0.0, coef = 0.0;
+    const double s = -2.5 + 0.125 * double(t);  // ratios from e^−2.5 (masked) to e^2.5 (masked)
+    if (t + 1 < tokens.size()) {
+      double max = -INFINITY, total = 0.0;
+      for (double z : logits[t]) max = std::max(max, z);
+      for (double z : logits[t]) total += std::exp(z - max);
+      lp = logits[t][size_t(tokens[t + 1])] - max - std::log(total);
+      coef = t % 4 == 3 ? 0.0 : 0.025;
+    }
+    if (coef != 0.0) ratios.push_back(std::exp(s));
+    b.coef.push_back(float(coef));
+    b.old_logprobs.push_back(float(lp - s));
+  }
+  const auto d = trainer.accumulate(b);
+  CHECK_EQ(d.tokens, int64_t(ratios.size()));
+  CHECK(d.fraction_masked > 0.0);
+  const s3::train::RatioQuantiles want = s3::train::ratio_quantiles(ratios);
+  const s3::train::RatioQuantiles& q = d.ratio_quantiles;
+  const double tol = 1e-4;
+  CHECK_NEAR(q.min, want.min, tol * want.min);
+  CHECK_NEAR(q.p01, want.p01, tol * want.p01);
+  CHECK_NEAR(q.p10, want.p10, tol * want.p10);
+  CHECK_NEAR(q.p50, want.p50, tol * want.p50);
+  CHECK_NEAR(q.p90, want.p90, tol * want.p90);
+  CHECK_NEAR(q.p99, want.p99, tol * want.p99);
+  CHECK_NEAR(q.max, want.max, tol * want.max);
+  CHECK(q.min < double(trainer.options().icepop_low) && q.max > double(trainer.options().icepop_high));
+  CHECK(q.min <= q.p01 && q.p01 <= q.p10 && q.p10 <= q.p50 && q.p50 <= q.p90 && q.p90 <= q.p99 && q.p99 <= q.max);
+  // SFT: ρ ≡ 1; no weighted token: every field 0.
+  trainer.zero_grad();
+  const auto sft = trainer.accumulate(sft_batch(tokens));
+  for (double v : {sft.ratio_quantiles.min, sft.ratio_quantiles.p01, sft.ratio_quantiles.p50, sft.ratio_quantiles.p99,
+                   sft.ratio_quantiles.max}) {
+    CHECK_EQ(v, 1.0);
+  }
+  b.coef.assign(b.coef.size(), 0.0f);
+  const auto none = trainer.accumulate(b);
+  CHECK_EQ(none.tokens, int64_t(0));
+  for (double v : {none.ratio_quantiles.min, none.ratio_quantiles.p10, none.ratio_quantiles.p50, none.ratio_quantiles.p90,
+                   none.ratio_quantiles.max}) {
+    CHECK_EQ(v, 0.0);
+  }
 }

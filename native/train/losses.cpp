@@ -1,6 +1,7 @@
 // losses.cpp: the implementation of train/losses.h (see the header for the contract and layouts).
 #include "train/losses.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -11,6 +12,29 @@
 #include "cpu/matrix_view.h"
 
 namespace s3::train {
+
+RatioQuantiles ratio_quantiles(std::vector<double> x) {
+  RatioQuantiles q;
+  if (x.empty()) return q;
+  // A strict weak order with NaN after every number (std::sort needs one).
+  std::sort(x.begin(), x.end(), [](double a, double b) { return std::isnan(a) ? false : std::isnan(b) || a < b; });
+  const size_t n = x.size();
+  const auto at = [&](double p) {
+    const double h = double(n - 1) * p;
+    const size_t lo = size_t(std::floor(h));
+    if (lo + 1 >= n) return x[n - 1];
+    const double frac = h - double(lo);
+    return frac == 0.0 ? x[lo] : x[lo] + frac * (x[lo + 1] - x[lo]);
+  };
+  q.min = x.front();
+  q.p01 = at(0.01);
+  q.p10 = at(0.1);
+  q.p50 = at(0.5);
+  q.p90 = at(0.9);
+  q.p99 = at(0.99);
+  q.max = x.back();
+  return q;
+}
 
 LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* head, int64_t T, int64_t C, int64_t V,
                           const LossInputs& in, const LossOptions& options, ThreadPool& pool) {
@@ -39,6 +63,8 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   const cpu::MatrixView head_view{head, DType::F32, V, C, nullptr};
   std::vector<float> hc(size_t(R * C)), logits(size_t(R * V)), dhc(size_t(R * C));
   std::vector<LossStats> row_stats(static_cast<size_t>(R));
+  std::vector<double> row_ratio(static_cast<size_t>(R));  // ρ_t of the chunk's rows (policy gradient, coef ≠ 0)
+  const bool pg = options.kind == LossKind::PolicyGradient;
   for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(R)) {
     const int64_t n = int64_t(std::min(rows.size() - r0, size_t(R)));
     for (int64_t i = 0; i < n; i++) std::memcpy(&hc[size_t(i * C)], h + rows[r0 + size_t(i)] * C, size_t(C) * sizeof(float));
@@ -71,6 +97,7 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
           } else {
             const double ratio = std::exp(lp - double(in.old_logprobs[t]));
             s.ratio_sum = ratio;
+            row_ratio[i] = ratio;
             const bool keep = ratio >= double(options.icepop_low) && ratio <= double(options.icepop_high);
             s.masked = keep ? 0 : 1;
             s.loss = keep ? -ratio * coef : 0.0;
@@ -114,7 +141,10 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
         }
       }
     });
-    for (int64_t i = 0; i < n; i++) stats.add(row_stats[size_t(i)]);
+    for (int64_t i = 0; i < n; i++) {
+      stats.add(row_stats[size_t(i)]);
+      if (pg && row_stats[size_t(i)].tokens > 0) stats.ratios.push_back(row_ratio[size_t(i)]);
+    }
     cpu::matmul_backward(dhc.data(), dhead, logits.data(), hc.data(), head, n, V, C, pool);
     for (int64_t i = 0; i < n; i++) std::memcpy(dh + rows[r0 + size_t(i)] * C, &dhc[size_t(i * C)], size_t(C) * sizeof(float));
   }

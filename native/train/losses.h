@@ -16,9 +16,13 @@
 //   kw_t ≥ 0 is its own weight (1/|T_g| · 1/|B| on generated tokens, 0 elsewhere), not coef_t, so
 //   the penalty does not take the sign of the advantage; the IcePop mask does not apply to it.
 // Rows with coef 0 (and, with the KL penalty, kl_weight 0) cost nothing.
+// Ratio quantiles (policy gradient): LossStats::ratios keeps ρ_t of every row counted in tokens
+// (target and coef ≠ 0, the rows mean_ratio averages over), IcePop-masked rows included (their
+// ratios are the tail the mask cuts), in row order; ratio_quantiles summarises them exactly.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/thread_pool.h"
 
@@ -56,7 +60,9 @@ struct LossStats {
   double draw_weight_sum = 0.0;  // Σ w_k over all draws
   double kl_sum = 0.0;        // Σ KL_t over rows with kl_weight > 0 (KL penalty on; unweighted)
   int64_t kl_tokens = 0;      // rows with a target and kl_weight > 0 (KL penalty on)
+  std::vector<double> ratios;  // policy gradient: ρ_t of each of the `tokens` rows (masked ones too), row order
   void add(const LossStats& o) {
+    ratios.insert(ratios.end(), o.ratios.begin(), o.ratios.end());
     centering += o.centering;
     draw_weight_sum += o.draw_weight_sum;
     loss += o.loss;
@@ -69,6 +75,15 @@ struct LossStats {
     kl_tokens += o.kl_tokens;
   }
 };
+
+// Exact quantiles of a set of importance ratios: the order statistics x_(0) ≤ … ≤ x_(n−1) of a
+// sorted copy (NaN sorted last), and p_q by linear interpolation between closest ranks (numpy's
+// default, Hyndman & Fan type 7): h = (n − 1)·q, p_q = x_(⌊h⌋) + (h − ⌊h⌋)·(x_(⌊h⌋+1) − x_(⌊h⌋)).
+// So min = p_0 and max = p_1; one value gives every field that value; no values: every field 0.
+struct RatioQuantiles {
+  double min = 0.0, p01 = 0.0, p10 = 0.0, p50 = 0.0, p90 = 0.0, p99 = 0.0, max = 0.0;
+};
+RatioQuantiles ratio_quantiles(std::vector<double> values);
 
 // dh [T × C] overwritten with ∂L/∂h; dhead [V × C] += ∂L/∂head. head is f32 [V × C].
 LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* head, int64_t T, int64_t C, int64_t V,

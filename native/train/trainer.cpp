@@ -172,6 +172,11 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
     d.mean_entropy = s.entropy_sum / double(s.tokens);
     d.mean_logprob = s.logprob_sum / double(s.tokens);
     if (b.num_draws > 0) d.mean_draw_weight = s.draw_weight_sum / double(s.tokens * b.num_draws);
+    if (b.kind == LossKind::PolicyGradient) {
+      d.ratio_quantiles = ratio_quantiles(s.ratios);
+    } else {
+      d.ratio_quantiles = RatioQuantiles{1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+    }
   }
   d.centering = s.centering;
   if (s.kl_tokens > 0) d.kl_mean = s.kl_sum / double(s.kl_tokens);

@@ -68,6 +68,10 @@ struct StepDiagnostics {
   double centering = 0.0;         // the score-centering surrogate (not in loss)
   double mean_draw_weight = 0.0;  // mean detached w_k per weighted token and draw
   double kl_mean = 0.0;           // KL penalty: mean k3 estimate over tokens with kl_weight > 0 (0 when off)
+  // Policy gradient: exact quantiles (losses.h: ratio_quantiles) of ρ_t over the `tokens` weighted
+  // tokens, IcePop-masked ones included; all 0 when tokens is 0. SFT: all 1 (ρ ≡ 1, like mean_ratio)
+  // when tokens > 0, else all 0.
+  RatioQuantiles ratio_quantiles;
 };
 
 class Trainer {

@@ -71,7 +71,7 @@ export function registerBench(program: Command): void {
     .command('train')
     .description('tokens/s of a training step (forward + backward + AdamW, SFT loss, one packed sequence), as a fraction of the FMA peak')
     .option('--model <dir>', 'a Qwen3 checkpoint folder')
-    .option('--shape <name>', 'random weights of a shape: tiny | small | qwen3-0.6b | qwen3-1.7b', 'small')
+    .option('--shape <name>', 'random weights of a shape: tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b', 'small')
     .option('--seq <n>', 'tokens in the packed sequence', '2048')
     .option('--repetitions <n>', 'timed steps (median reported)', '3')
     .option('--no-warm-up', 'skip the untimed first step (a 0.6B step takes minutes)')

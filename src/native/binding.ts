@@ -199,6 +199,13 @@ export interface NativeTrainDiagnostics {
   meanDrawWeight: number;
   /** Mean k3 KL estimate over tokens with klWeight > 0 (0 when the KL penalty is off). */
   klMean: number;
+  /**
+   * Quantiles of the importance ratio ρ = exp(logp_new − logp_old) over the `tokens` weighted tokens
+   * (the ones meanRatio averages over, IcePop-masked tokens included), computed exactly on the
+   * micro-batch: linear interpolation between closest ranks (numpy's default), min and max the
+   * extremes. All 0 when tokens is 0; all 1 for the SFT loss (ρ ≡ 1).
+   */
+  ratioQuantiles: { min: number; p01: number; p10: number; p50: number; p90: number; p99: number; max: number };
 }
 
 /** One f32 tensor under its checkpoint name. */

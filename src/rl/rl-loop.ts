@@ -43,6 +43,12 @@ export interface RlUpdateMetrics extends RolloutMetrics {
   /** Mean k3 KL estimate to the reference policy over generated tokens (0 without the penalty). */
   readonly kl: number;
   readonly meanRatio: number;
+  /**
+   * Quantiles of the importance ratio exp(logp_new − logp_old) over the trained tokens, IcePop-masked
+   * ones included (see weightedDiagnostics: min/max exact, inner quantiles a token-weighted mean over
+   * micro-batches). All 1 for online SFT; all 0 without trained tokens.
+   */
+  readonly ratioQuantiles: { readonly min: number; readonly p01: number; readonly p10: number; readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
   /** Share of trained tokens the IcePop mask removed. */
   readonly maskFraction: number;
   readonly entropy: number;
@@ -76,16 +82,50 @@ export interface RlLoopOptions {
   readonly onUpdate?: (metrics: RlUpdateMetrics) => void;
 }
 
-function weightedDiagnostics(parts: readonly NativeTrainDiagnostics[]): { loss: number; kl: number; meanRatio: number; maskFraction: number; entropy: number; tokens: number } {
+type RatioQuantiles = NativeTrainDiagnostics['ratioQuantiles'];
+
+/**
+ * Combines the micro-batches' diagnostics of one update, weighting per-token means by each part's
+ * token count. ratioQuantiles is an approximation: the exact quantiles would need every token's
+ * ratio, so the combined min is the min of the parts' mins, max the max of their maxes, and each
+ * inner quantile (p01 … p99) the token-weighted mean of the parts' quantiles (exact with one
+ * micro-batch). Parts without tokens are left out; with no tokens at all every field is 0.
+ * Exported for its test.
+ */
+export function weightedDiagnostics(parts: readonly NativeTrainDiagnostics[]): {
+  loss: number;
+  kl: number;
+  meanRatio: number;
+  maskFraction: number;
+  entropy: number;
+  ratioQuantiles: RatioQuantiles;
+  tokens: number;
+} {
   const tokens = parts.reduce((sum, d) => sum + d.tokens, 0);
   const weighted = (field: 'meanRatio' | 'fractionMasked' | 'meanEntropy' | 'klMean'): number =>
     tokens === 0 ? 0 : parts.reduce((sum, d) => sum + d[field] * d.tokens, 0) / tokens;
+  const counted = parts.filter((d) => d.tokens > 0);
+  const quantile = (field: 'p01' | 'p10' | 'p50' | 'p90' | 'p99'): number =>
+    tokens === 0 ? 0 : counted.reduce((sum, d) => sum + d.ratioQuantiles[field] * d.tokens, 0) / tokens;
+  const ratioQuantiles: RatioQuantiles =
+    counted.length === 0
+      ? { min: 0, p01: 0, p10: 0, p50: 0, p90: 0, p99: 0, max: 0 }
+      : {
+          min: Math.min(...counted.map((d) => d.ratioQuantiles.min)),
+          p01: quantile('p01'),
+          p10: quantile('p10'),
+          p50: quantile('p50'),
+          p90: quantile('p90'),
+          p99: quantile('p99'),
+          max: Math.max(...counted.map((d) => d.ratioQuantiles.max)),
+        };
   return {
     loss: parts.reduce((sum, d) => sum + d.loss, 0),
     kl: weighted('klMean'),
     meanRatio: weighted('meanRatio'),
     maskFraction: weighted('fractionMasked'),
     entropy: weighted('meanEntropy'),
+    ratioQuantiles,
     tokens,
   };
 }
@@ -199,6 +239,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         loss: diagnostics.loss,
         kl: diagnostics.kl,
         meanRatio: diagnostics.meanRatio,
+        ratioQuantiles: diagnostics.ratioQuantiles,
         maskFraction: diagnostics.maskFraction,
         entropy: diagnostics.entropy,
         gradNorm: step?.gradNorm ?? null,
