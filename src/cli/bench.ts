@@ -1,17 +1,19 @@
-// `swarm bench forward|decode|train|harness [--json]`: throughput figures measured side by side with the
+// `swarm bench forward|decode|train|harness|engine [--json]`: throughput figures measured side by side with the
 // machine's own limits (docs/benchmarks.md records them with the commands that made them).
 import type { Command } from 'commander';
 import { benchDecode, benchForward } from '../native/model-bench.js';
 import { benchTrain } from '../native/train-bench.js';
+import { benchEngine, soakEngine } from '../native/engine-bench.js';
 import { benchHarness } from '../harness/index.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { parseIntegerFlag, parseIntegerListFlag } from './options.js';
+import { ConfigError } from '../errors.js';
 
 const print = (json: boolean | undefined, value: unknown, text: () => string) =>
   process.stdout.write((json ? JSON.stringify(value, null, 2) : text()) + '\n');
 
-/** Registers `swarm bench forward`, `decode`, `train` and `harness`. */
+/** Registers `swarm bench forward`, `decode`, `train`, `harness` and `engine`. */
 export function registerBench(program: Command): void {
   const bench = program.command('bench').description('measure throughput (figures side by side with the machine limits)');
 
@@ -116,4 +118,77 @@ export function registerBench(program: Command): void {
         `${Math.round(result.eventsPerSecond)} agent events/s (harness share ${(100 * result.harnessShare).toFixed(0)}%, success ${(100 * result.successRate).toFixed(0)}%)`,
       );
     });
+
+  bench
+    .command('engine')
+    .description('aggregate decode tokens/s of the inference engine with many agents against one sequence at a time; or (--soak) teams through the harness for minutes')
+    .option('--model <dir>', 'a Qwen3 checkpoint folder')
+    .option('--shape <name>', 'random weights of a shape: tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b (default qwen3-0.6b; small with --soak)')
+    .option('--agents <n>', 'concurrent sequences', '64')
+    .option('--history <n>', 'random history tokens per sequence (prefilled first)', '2048')
+    .option('--piece <n>', 'tokens generated per sequence (temperature 1, no stop tokens; capped by the context)', '1024')
+    .option('--baseline-agents <n>', 'sequences timed one at a time (the rate is extrapolated per sequence)', '4')
+    .option('--soak', 'run concurrent teams of the aggregation task through the harness instead')
+    .option('--teams <n>', 'soak: teams kept in flight', '196')
+    .option('--n <n>', 'soak: agents per team', '4')
+    .option('--minutes <m>', 'soak: minutes to keep starting teams', '3')
+    .option('--json', 'print JSON')
+    .action(
+      async (options: {
+        model?: string;
+        shape?: string;
+        agents: string;
+        history: string;
+        piece: string;
+        baselineAgents: string;
+        soak?: boolean;
+        teams: string;
+        n: string;
+        minutes: string;
+        json?: boolean;
+      }) => {
+        if (options.soak) {
+          const minutes = Number(options.minutes);
+          if (!Number.isFinite(minutes) || minutes <= 0) throw new ConfigError(`--minutes must be a positive number; got "${options.minutes}"`);
+          const r = await soakEngine({
+            model: options.model,
+            shape: options.shape ?? 'small',
+            teams: parseIntegerFlag('--teams', options.teams, 1),
+            n: parseIntegerFlag('--n', options.n, 1),
+            minutes,
+          });
+          const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+          print(options.json, r, () =>
+            [
+              `model ${r.model}; ${r.teams} teams × ${r.n} agents in flight for ${r.minutes} min (+${r.drainSeconds.toFixed(1)} s drain), load ${r.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}`,
+              `episodes ${r.episodesCompleted} completed, ${r.episodesFailed} failed${r.firstError ? ` (${r.firstError})` : ''}; ${r.generatedTokens} tokens, ${r.tokensPerSecond.toFixed(0)} tokens/s, engine busy ${(100 * r.engineBusyShare).toFixed(0)}%, ${r.preemptions} preemptions`,
+              `RSS after warm-up ${mib(r.warmUp.rssBytes)} (${r.warmUp.openSequences} sequences, ${r.warmUp.kvBlocksUsed} KV blocks), at the deadline ${mib(r.atDeadline.rssBytes)}, end ${mib(r.end.rssBytes)}, peak ${mib(r.peakRssBytes)}; growth ${mib(r.rssGrowthBytes)} (${(100 * r.rssGrowthFraction).toFixed(1)}%)`,
+              `progress in ${r.deadlock.windows - r.deadlock.windowsWithoutProgress} of ${r.deadlock.windows} ${r.deadlock.windowSeconds}-s windows; at the end ${r.end.openSequences} open sequences, ${r.end.kvBlocksUsed} KV blocks used: ${r.released ? 'all released' : 'NOT all released'}`,
+            ].join('\n'),
+          );
+          if (!r.released || !r.deadlock.ok) process.exitCode = 1;
+          return;
+        }
+        const r = await benchEngine({
+          model: options.model,
+          shape: options.shape ?? 'qwen3-0.6b',
+          agents: parseIntegerFlag('--agents', options.agents, 1),
+          history: parseIntegerFlag('--history', options.history, 1),
+          piece: parseIntegerFlag('--piece', options.piece, 1),
+          baselineAgents: parseIntegerFlag('--baseline-agents', options.baselineAgents, 1),
+        });
+        const c = r.concurrent;
+        const s = r.sequential;
+        print(options.json, r, () =>
+          [
+            `model ${r.model}; ${r.machine.cpus} CPUs, load ${r.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}; KV cache ${(r.engine.kvCacheBytes / 2 ** 30).toFixed(2)} GiB`,
+            `${r.agents} agents × ${r.piece}-token piece after ${r.history} history tokens: prefill ${c.prefill.seconds.toFixed(2)} s, decode ${c.decode.seconds.toFixed(2)} s = ${c.decodeTokensPerSecond.toFixed(1)} tokens/s ` +
+              `(${c.decode.steps} steps: ${c.decode.busyMsPerStep.toFixed(1)} ms busy + ${c.decode.overheadMsPerStep.toFixed(2)} ms outside the batch per step)`,
+            `one at a time (${s.note}): prefill ${(s.prefill.seconds / s.sequences).toFixed(2)} s, decode ${(s.decode.seconds / s.sequences).toFixed(2)} s per sequence = ${s.decodeTokensPerSecond.toFixed(1)} tokens/s ` +
+              `(${s.decode.busyMsPerStep.toFixed(1)} ms busy + ${s.decode.overheadMsPerStep.toFixed(2)} ms outside per step)`,
+            `speed-up ${r.speedup.toFixed(1)}×; at the end ${r.finalStats.openSequences} open sequences, ${r.finalStats.kvBlocksUsed} KV blocks used`,
+          ].join('\n'),
+        );
+      },
+    );
 }
