@@ -3,6 +3,7 @@
 // at a time on the same engine, with the engine's per-step overhead; (2) a soak: concurrent teams
 // of a random model run through the harness (runEpisode + NativePolicy) for M minutes, watching
 // memory, the KV cache, progress and that every sequence is released at the end.
+import { benchCheckpointDirectory } from './random-checkpoint.js';
 import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,12 +13,10 @@ import { createRng } from '../common/random.js';
 import { ConfigError } from '../errors.js';
 import { runEpisode } from '../harness/run-episode.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
-import { modelShape, qwen3ConfigJson } from '../model/shapes.js';
 import { NativePolicy } from '../policy/native-policy.js';
 import { aggregationTask } from '../tasks/aggregation/task.js';
 import type { NativeEngineStats } from './binding.js';
 import { InferenceEngine, type EngineSequence } from './engine.js';
-import { initCheckpointWeights } from './model.js';
 
 const BLOCK_SIZE = 16;
 const MAX_PIECE = 1024;
@@ -26,14 +25,7 @@ const MAX_PIECE = 1024;
 export function engineBenchModel(options: { model?: string; shape?: string }): { directory: string; label: string } {
   if (options.model) return { directory: options.model, label: options.model };
   const name = options.shape ?? 'qwen3-0.6b';
-  const shape = modelShape(name);
-  const directory = path.join(os.tmpdir(), `s3-bench-${name}-bf16-seed0`);
-  if (!fs.existsSync(path.join(directory, 'model.safetensors'))) {
-    fs.mkdirSync(directory, { recursive: true });
-    fs.writeFileSync(path.join(directory, 'config.json'), JSON.stringify(qwen3ConfigJson({ shape, torchDtype: 'bfloat16' }), null, 2));
-    initCheckpointWeights({ directory, seed: 0n, dtype: 'bf16' });
-  }
-  return { directory, label: `${name} (random bf16 weights)` };
+  return { directory: benchCheckpointDirectory(name), label: `${name} (random bf16 weights)` };
 }
 
 interface KvShape {

@@ -1,11 +1,9 @@
 // The forward-pass benchmarks behind `swarm bench forward|decode`: a model (a checkpoint folder, or
 // a random one of a named shape made once and cached), the machine's own limits measured in the
 // same run, and each figure as a fraction of those limits (JSON shape in docs/cli.md).
-import fs from 'node:fs';
+import { benchCheckpointDirectory } from './random-checkpoint.js';
 import os from 'node:os';
-import path from 'node:path';
-import { modelShape, qwen3ConfigJson } from '../model/shapes.js';
-import { initCheckpointWeights, measureMachineLimits, Qwen3Model } from './model.js';
+import { measureMachineLimits, Qwen3Model } from './model.js';
 import type { NativeBenchFigures, NativeMachineLimits } from './binding.js';
 
 /** Which model to benchmark: a folder, or a shape to initialise randomly (bf16, seed 0). */
@@ -18,14 +16,7 @@ export interface BenchModelOptions {
 export function benchModel(options: BenchModelOptions): { model: Qwen3Model; label: string } {
   if (options.model) return { model: Qwen3Model.load(options.model), label: options.model };
   const name = options.shape ?? 'qwen3-0.6b';
-  const shape = modelShape(name);
-  const directory = path.join(os.tmpdir(), `s3-bench-${name}-bf16-seed0`);
-  if (!fs.existsSync(path.join(directory, 'model.safetensors'))) {
-    fs.mkdirSync(directory, { recursive: true });
-    fs.writeFileSync(path.join(directory, 'config.json'), JSON.stringify(qwen3ConfigJson({ shape, torchDtype: 'bfloat16' }), null, 2));
-    initCheckpointWeights({ directory, seed: 0n, dtype: 'bf16' });
-  }
-  return { model: Qwen3Model.load(directory), label: `${name} (random bf16 weights)` };
+  return { model: Qwen3Model.load(benchCheckpointDirectory(name)), label: `${name} (random bf16 weights)` };
 }
 
 /** One prefill measurement with its share of the FMA peak. */

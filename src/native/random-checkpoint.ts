@@ -2,9 +2,10 @@
 // when the vocabulary holds it, the built-in s3-mini tokenizer.json): what `swarm model init` writes
 // and where the built-in s3-mini model of `swarm train` starts.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { installBuiltinTokenizer, type InstalledTokenizer } from '../model/s3-mini-tokenizer.js';
-import { qwen3ConfigJson, type Qwen3Shape } from '../model/shapes.js';
+import { modelShape, qwen3ConfigJson, type Qwen3Shape } from '../model/shapes.js';
 import { initCheckpointWeights } from './model.js';
 
 /** config.json's torch_dtype of each weight dtype. */
@@ -28,4 +29,25 @@ export function writeRandomCheckpoint(options: { shape: Qwen3Shape; seed: bigint
   fs.writeFileSync(path.join(options.directory, 'config.json'), JSON.stringify(config, null, 2) + '\n');
   const parameters = initCheckpointWeights({ directory: options.directory, seed: options.seed, dtype: options.dtype });
   return { parameters, tokenizer };
+}
+
+/**
+ * The random bf16 checkpoint (seed 0) of a named shape that the benchmarks share, made once under
+ * the OS temp folder; written into a scratch folder and renamed, so concurrent benchmarks never read
+ * a half-written one.
+ */
+export function benchCheckpointDirectory(shapeName: string): string {
+  const directory = path.join(os.tmpdir(), `s3-bench-${shapeName}-bf16-seed0`);
+  if (fs.existsSync(path.join(directory, 'model.safetensors'))) return directory;
+  const scratch = `${directory}.${process.pid}.partial`;
+  fs.rmSync(scratch, { recursive: true, force: true });
+  writeRandomCheckpoint({ shape: modelShape(shapeName), seed: 0n, dtype: 'bf16', directory: scratch });
+  try {
+    fs.renameSync(scratch, directory);
+  } catch (error) {
+    // Another process finished first: keep its folder.
+    fs.rmSync(scratch, { recursive: true, force: true });
+    if (!fs.existsSync(path.join(directory, 'model.safetensors'))) throw error;
+  }
+  return directory;
 }

@@ -1,12 +1,9 @@
 // The training benchmark behind `swarm bench train`: forward + backward of the SFT loss over one
 // packed sequence and an AdamW step on the CPU trainer, with the machine's FMA peak measured in
 // the same run (native/model/train_bench.h gives the FLOPs-per-token formula).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { modelShape, qwen3ConfigJson } from '../model/shapes.js';
+import { benchCheckpointDirectory } from './random-checkpoint.js';
 import { loadAddon } from './addon.js';
-import { initCheckpointWeights, measureMachineLimits } from './model.js';
+import { measureMachineLimits } from './model.js';
 import type { NativeMachineLimits } from './binding.js';
 
 /** The native figures of one `benchTrain` run (native/napi/train_bench.cpp). */
@@ -58,14 +55,7 @@ export const TRAIN_FLOPS_FORMULA =
 function benchCheckpoint(options: { model?: string; shape?: string }): { directory: string; label: string } {
   if (options.model) return { directory: options.model, label: options.model };
   const name = options.shape ?? 'small';
-  const shape = modelShape(name);
-  const directory = path.join(os.tmpdir(), `s3-bench-${name}-bf16-seed0`);
-  if (!fs.existsSync(path.join(directory, 'model.safetensors'))) {
-    fs.mkdirSync(directory, { recursive: true });
-    fs.writeFileSync(path.join(directory, 'config.json'), JSON.stringify(qwen3ConfigJson({ shape, torchDtype: 'bfloat16' }), null, 2));
-    initCheckpointWeights({ directory, seed: 0n, dtype: 'bf16' });
-  }
-  return { directory, label: `${name} (random bf16 weights, trained in f32)` };
+  return { directory: benchCheckpointDirectory(name), label: `${name} (random bf16 weights, trained in f32)` };
 }
 
 /** Times training steps on the folder, or on the cached random bf16 checkpoint of the shape. */
