@@ -63,8 +63,8 @@ export function trainingEpisodeSettings(config: TrainConfig): EpisodeSettingsOve
   };
 }
 
-/** Engine limits sized for the run: every concurrent agent's whole context fits in the KV cache. */
-function engineOptions(config: TrainConfig): { maxContext: number; maxSequences: number; kvCacheBytes?: number } {
+/** Engine limits for the run: the config's context and 64 sequences per batch; the KV cache keeps the engine's default size (it preempts and recomputes when full). */
+function engineOptions(config: TrainConfig): { maxContext: number; maxSequences: number } {
   return { maxContext: config.contextLength, maxSequences: 64 };
 }
 
