@@ -1,5 +1,5 @@
-// The attention driver (tiling, page walking, threads), the scalar chunk kernel and the per-level
-// dispatch; see attention.h.
+// The attention driver (tiling, page walking, threads, the f32/bf16 page dispatch), the scalar
+// chunk kernel and the per-level dispatch; see attention.h.
 #include "cpu/attention.h"
 
 #include <algorithm>
@@ -7,10 +7,16 @@
 #include <limits>
 #include <vector>
 
+#include "core/dtype.h"
+
 namespace s3::cpu {
 namespace {
 
-void attend_chunk_scalar(const float* q, int64_t R, const float* k, const float* v, int64_t J, int64_t HD,
+inline float widen(float x) { return x; }
+inline float widen(uint16_t bf16) { return bf16_to_f32(bf16); }
+
+template <typename KV>
+void attend_chunk_scalar(const float* q, int64_t R, const KV* k, const KV* v, int64_t J, int64_t HD,
                          const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
   float score[kAttentionKeyChunk];
   for (int64_t r = 0; r < R; r++) {
@@ -20,7 +26,7 @@ void attend_chunk_scalar(const float* q, int64_t R, const float* k, const float*
     float chunk_max = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < seen; j++) {
       float dot = 0.0f;
-      for (int64_t d = 0; d < HD; d++) dot += qr[d] * k[j * HD + d];
+      for (int64_t d = 0; d < HD; d++) dot += qr[d] * widen(k[j * HD + d]);
       score[j] = dot * scale;
       chunk_max = std::max(chunk_max, score[j]);
     }
@@ -32,14 +38,14 @@ void attend_chunk_scalar(const float* q, int64_t R, const float* k, const float*
     for (int64_t j = 0; j < seen; j++) {
       const float p = std::exp(score[j] - new_max);
       sum += p;
-      for (int64_t d = 0; d < HD; d++) o[d] += p * v[j * HD + d];
+      for (int64_t d = 0; d < HD; d++) o[d] += p * widen(v[j * HD + d]);
     }
     row_sum[r] = row_sum[r] * correction + sum;
     row_max[r] = new_max;
   }
 }
 
-const AttentionKernels kAttentionScalar = {"scalar", attend_chunk_scalar};
+const AttentionKernels kAttentionScalar = {"scalar", attend_chunk_scalar<float>, attend_chunk_scalar<uint16_t>};
 
 // Query rows per tile: the G heads sharing a KV head times as many tokens as fit, so each
 // loaded key chunk serves many rows.
@@ -50,10 +56,14 @@ struct TileScratch {
   std::vector<int32_t> visible;
 };
 
-// Tokens [first, first + count) of `seq` (indices within the sequence) against KV head g.
+// Tokens [first, first + count) of `seq` (indices within the sequence) against KV head g; the
+// pages hold KV elements (float or bf16 bits), read by `attend_chunk`.
+template <typename KV>
 void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionSequence& seq, int64_t token_offset,
                  int64_t first, int64_t count, int64_t g, int64_t NH, int64_t NKV, int64_t HD,
-                 const AttentionKernels& kernels, TileScratch& scratch) {
+                 AttendChunk<KV> attend_chunk, TileScratch& scratch) {
+  const KV* keys = static_cast<const KV*>(kv.keys);
+  const KV* values = static_cast<const KV*>(kv.values);
   const int64_t G = NH / NKV;
   const int64_t R = count * G;
   scratch.q.resize(size_t(R * HD));
@@ -76,8 +86,8 @@ void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionS
     }
     const int64_t block = seq.block_table[chunk / kv.block_size];
     const int64_t row = ((block * NKV + g) * kv.block_size + chunk % kv.block_size) * HD;
-    kernels.attend_chunk(scratch.q.data(), R, kv.keys + row, kv.values + row, J, HD, scratch.visible.data(), scale,
-                         scratch.row_max.data(), scratch.row_sum.data(), scratch.out.data());
+    attend_chunk(scratch.q.data(), R, keys + row, values + row, J, HD, scratch.visible.data(), scale,
+                 scratch.row_max.data(), scratch.row_sum.data(), scratch.out.data());
   }
   for (int64_t r = 0; r < R; r++) {
     float* dst = out + ((token_offset + first + r / G) * NH + g * G + r % G) * HD;
@@ -117,7 +127,13 @@ void attention_forward(float* out, const float* q, const KvPages& kv, const Atte
         const int64_t tiles = (first_item[size_t(b + 1)] - first_item[size_t(b)]) / NKV;
         const int64_t g = local / tiles, first = (local % tiles) * tile_tokens;
         const int64_t count = std::min(tile_tokens, sequences[b].length - first);
-        attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD, kernels, scratch);
+        if (kv.dtype == KvDtype::Bf16) {
+          attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD,
+                      kernels.attend_chunk_bf16, scratch);
+        } else {
+          attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD,
+                      kernels.attend_chunk, scratch);
+        }
       }
     }
   });

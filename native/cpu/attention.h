@@ -18,12 +18,20 @@ namespace s3::cpu {
 // Keys per online-softmax step; cache blocks hold a multiple of it.
 constexpr int64_t kAttentionKeyChunk = 16;
 
-// One layer's K/V pages. Block b of a pool is [NKV × block_size × HD] f32: each KV head's rows
-// are contiguous, row i of block b holding the position block_table[...] maps to b plus i.
+// Element type of cached keys and values: f32, or bf16 (the top 16 bits of an f32, rounded to
+// nearest even when stored) that the kernels widen to f32 in registers as they read it.
+enum class KvDtype : uint8_t { F32, Bf16 };
+
+constexpr int64_t kv_dtype_size(KvDtype dtype) { return dtype == KvDtype::Bf16 ? 2 : 4; }
+
+// One layer's K/V pages. Block b of a pool is [NKV × block_size × HD] elements of `dtype` (float
+// or uint16_t bf16 bits): each KV head's rows are contiguous, row i of block b holding the
+// position block_table[...] maps to b plus i.
 struct KvPages {
-  const float* keys = nullptr;    // [num_blocks × NKV × block_size × HD]
-  const float* values = nullptr;  // [num_blocks × NKV × block_size × HD]
-  int64_t block_size = 0;         // positions per block, a multiple of kAttentionKeyChunk
+  const void* keys = nullptr;    // [num_blocks × NKV × block_size × HD]
+  const void* values = nullptr;  // [num_blocks × NKV × block_size × HD]
+  int64_t block_size = 0;        // positions per block, a multiple of kAttentionKeyChunk
+  KvDtype dtype = KvDtype::F32;
 };
 
 // One sequence of a batch.
@@ -36,15 +44,20 @@ struct AttentionSequence {
   int64_t num_table_blocks = 0;
 };
 
-// One implementation per SIMD level.
+// Folds J (≤ kAttentionKeyChunk) consecutive keys into R query rows' running softmax.
+// q: [R × HD]; k, v: [J × HD] of KV (float, or uint16_t bf16 bits); visible[r] ≤ J: row r sees
+// keys 0 .. visible[r] − 1 of the chunk; row_max[R], row_sum[R], out[R × HD]: running max of
+// scaled scores, sum of exp(score − max), and Σ exp(score − max)·v (unnormalized), updated in place.
+template <typename KV>
+using AttendChunk = void (*)(const float* q, int64_t R, const KV* k, const KV* v, int64_t J, int64_t HD,
+                             const int32_t* visible, float scale, float* row_max, float* row_sum, float* out);
+
+// One implementation per SIMD level. Both entries run the same code on the same f32 values: a bf16
+// cache gives the very bits an f32 cache holding the bf16-rounded keys and values gives.
 struct AttentionKernels {
   const char* name;
-  // Folds J (≤ kAttentionKeyChunk) consecutive keys into R query rows' running softmax.
-  // q: [R × HD]; k, v: [J × HD]; visible[r] ≤ J: row r sees keys 0 .. visible[r] − 1 of the chunk;
-  // row_max[R], row_sum[R], out[R × HD]: running max of scaled scores, sum of exp(score − max),
-  // and Σ exp(score − max)·v (unnormalized), updated in place.
-  void (*attend_chunk)(const float* q, int64_t R, const float* k, const float* v, int64_t J, int64_t HD,
-                       const int32_t* visible, float scale, float* row_max, float* row_sum, float* out);
+  AttendChunk<float> attend_chunk;
+  AttendChunk<uint16_t> attend_chunk_bf16;
 };
 
 // out, q: [T × NH × HD] for the T = Σ length new tokens, packed sequence after sequence. Each

@@ -1,6 +1,7 @@
 // AVX2 attention chunk kernel (compiled with -mavx2 -mfma -mf16c; called only after run-time
 // detection): attention_avx512.cpp's algorithm with 8 lanes, the 16 keys of a chunk handled as
 // two groups of 8. AVX2 has no masked loads for the HD tail, so it goes through zero-padded copies.
+// Keys and values are f32 or bf16 (8 lanes widened in registers: zero-extend, shift to the high half).
 #include <immintrin.h>
 
 #include <math.h>
@@ -25,6 +26,19 @@ inline __m256 load_partial(const float* src, int64_t count) {
   alignas(32) float padded[kLanes] = {};
   std::memcpy(padded, src, size_t(count) * sizeof(float));
   return _mm256_load_ps(padded);
+}
+
+// Up to 8 bf16 values from src as f32, zero-padded.
+inline __m256 load_partial(const uint16_t* src, int64_t count) {
+  __m128i raw;
+  if (count >= kLanes) {
+    raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+  } else {
+    alignas(16) uint16_t padded[kLanes] = {};
+    std::memcpy(padded, src, size_t(count) * sizeof(uint16_t));
+    raw = _mm_load_si128(reinterpret_cast<const __m128i*>(padded));
+  }
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
 }
 
 inline void store_partial(float* dst, __m256 value, int64_t count) {
@@ -82,7 +96,8 @@ inline __m256 sum_lanes_8(const __m256 (&v)[kLanes]) {
 }
 
 // The 8 scaled scores of one query row against 8 keys.
-inline __m256 group_scores(const float* q, const float* const* key, int64_t HD, float scale) {
+template <typename KV>
+inline __m256 group_scores(const float* q, const KV* const* key, int64_t HD, float scale) {
   __m256 acc[kLanes];
 #pragma GCC unroll 8
   for (int j = 0; j < kLanes; j++) acc[j] = _mm256_setzero_ps();
@@ -94,9 +109,10 @@ inline __m256 group_scores(const float* q, const float* const* key, int64_t HD, 
   return _mm256_mul_ps(sum_lanes_8(acc), _mm256_set1_ps(scale));
 }
 
-void attend_chunk_avx2(const float* q, int64_t R, const float* k, const float* v, int64_t J, int64_t HD,
+template <typename KV>
+void attend_chunk_avx2(const float* q, int64_t R, const KV* k, const KV* v, int64_t J, int64_t HD,
                        const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
-  const float* key[kAttentionKeyChunk];
+  const KV* key[kAttentionKeyChunk];
   for (int j = 0; j < int(kAttentionKeyChunk); j++) key[j] = k + smaller(j, J - 1) * HD;
   const __m256i lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   alignas(32) float p[kAttentionKeyChunk];
@@ -138,6 +154,6 @@ void attend_chunk_avx2(const float* q, int64_t R, const float* k, const float* v
 
 }  // namespace
 
-const AttentionKernels kAttentionAvx2 = {"avx2", attend_chunk_avx2};
+const AttentionKernels kAttentionAvx2 = {"avx2", attend_chunk_avx2<float>, attend_chunk_avx2<uint16_t>};
 
 }  // namespace s3::cpu

@@ -1,7 +1,8 @@
 // AVX-512 attention chunk kernel (compiled with -mavx512f/bw/vl/dq; called only after run-time
 // detection). For each query row: 16 dot products accumulated along HD in 16 vectors, reduced
 // together into one vector of 16 scores by a fixed transpose-add tree, then the online-softmax
-// update with a vectorized exp and the weighted sum of value rows.
+// update with a vectorized exp and the weighted sum of value rows. Keys and values are f32 or bf16
+// (16 lanes widened in registers: zero-extend to 32 bits, shift into the high half).
 #include <immintrin.h>
 
 #include <math.h>
@@ -21,6 +22,13 @@ static_assert(kAttentionKeyChunk == kLanes, "one score per lane");
 
 inline __mmask16 lane_mask(int64_t count) {
   return count >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
+}
+
+// Up to 16 keys/values elements as f32 (masked lanes zero).
+inline __m512 load_kv(const float* src, __mmask16 mask) { return _mm512_maskz_loadu_ps(mask, src); }
+inline __m512 load_kv(const uint16_t* src, __mmask16 mask) {
+  const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, src));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
 }
 
 // e^x for x ≤ 0 (Cephes expf: x = n·ln2 + r, a degree-6 polynomial in r, then ·2^n), about 1 ulp.
@@ -71,7 +79,8 @@ inline __m512 sum_lanes_16(const __m512 (&v)[kLanes]) {
 }
 
 // The 16 scaled scores of one query row against the chunk's keys (rows past J repeat row J − 1).
-inline __m512 chunk_scores(const float* q, const float* const (&key)[kLanes], int64_t HD, float scale) {
+template <typename KV>
+inline __m512 chunk_scores(const float* q, const KV* const (&key)[kLanes], int64_t HD, float scale) {
   __m512 acc[kLanes];
 #pragma GCC unroll 16
   for (int j = 0; j < kLanes; j++) acc[j] = _mm512_setzero_ps();
@@ -79,14 +88,15 @@ inline __m512 chunk_scores(const float* q, const float* const (&key)[kLanes], in
     const __mmask16 mask = lane_mask(HD - d);
     const __m512 qd = _mm512_maskz_loadu_ps(mask, q + d);
 #pragma GCC unroll 16
-    for (int j = 0; j < kLanes; j++) acc[j] = _mm512_fmadd_ps(qd, _mm512_maskz_loadu_ps(mask, key[j] + d), acc[j]);
+    for (int j = 0; j < kLanes; j++) acc[j] = _mm512_fmadd_ps(qd, load_kv(key[j] + d, mask), acc[j]);
   }
   return _mm512_mul_ps(sum_lanes_16(acc), _mm512_set1_ps(scale));
 }
 
-void attend_chunk_avx512(const float* q, int64_t R, const float* k, const float* v, int64_t J, int64_t HD,
+template <typename KV>
+void attend_chunk_avx512(const float* q, int64_t R, const KV* k, const KV* v, int64_t J, int64_t HD,
                          const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
-  const float* key[kLanes];
+  const KV* key[kLanes];
   for (int j = 0; j < kLanes; j++) key[j] = k + smaller(j, J - 1) * HD;
   alignas(64) float p[kLanes];
   for (int64_t r = 0; r < R; r++) {
@@ -107,7 +117,7 @@ void attend_chunk_avx512(const float* q, int64_t R, const float* k, const float*
       const __mmask16 mask = lane_mask(HD - d);
       __m512 acc = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, o + d), _mm512_set1_ps(correction));
       for (int64_t j = 0; j < seen; j++) {
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_maskz_loadu_ps(mask, v + j * HD + d), acc);
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), load_kv(v + j * HD + d, mask), acc);
       }
       _mm512_mask_storeu_ps(o + d, mask, acc);
     }
@@ -116,6 +126,6 @@ void attend_chunk_avx512(const float* q, int64_t R, const float* k, const float*
 
 }  // namespace
 
-const AttentionKernels kAttentionAvx512 = {"avx512", attend_chunk_avx512};
+const AttentionKernels kAttentionAvx512 = {"avx512", attend_chunk_avx512<float>, attend_chunk_avx512<uint16_t>};
 
 }  // namespace s3::cpu

@@ -10,16 +10,13 @@
 namespace s3::engine {
 namespace {
 
-int64_t bytes_per_block(const model::Qwen3Config& c, int64_t block_size) {
-  return c.num_hidden_layers * c.num_key_value_heads * block_size * c.head_dim * 2 * int64_t(sizeof(float));
-}
-
 int64_t resolve_num_blocks(const model::Qwen3Config& c, const EngineOptions& o) {
   if (o.block_size <= 0 || o.block_size % 16 != 0) {
     throw std::invalid_argument("Engine: blockSize must be a positive multiple of 16, got " + std::to_string(o.block_size));
   }
   if (o.num_blocks < 0) throw std::invalid_argument("Engine: numBlocks must not be negative");
-  return o.num_blocks > 0 ? o.num_blocks : std::max<int64_t>(1, o.kv_cache_bytes / bytes_per_block(c, o.block_size));
+  if (o.num_blocks > 0) return o.num_blocks;
+  return std::max<int64_t>(1, o.kv_cache_bytes / model::KvCache::bytes_per_block(c, o.block_size, o.kv_dtype));
 }
 
 int64_t resolve_max_context(const model::Qwen3Config& c, const EngineOptions& o, int64_t num_blocks) {
@@ -46,7 +43,7 @@ Engine::Engine(std::shared_ptr<const model::Qwen3Weights> weights, EngineOptions
       weights_(std::move(weights)),
       blocks_(resolve_num_blocks(config_, options_), options_.block_size),
       scheduler_(blocks_, options_.limits),
-      cache_(config_, options_.block_size, blocks_.num_blocks()) {
+      cache_(config_, options_.block_size, blocks_.num_blocks(), options_.kv_dtype) {
   max_context_ = resolve_max_context(config_, options_, blocks_.num_blocks());
   thread_ = std::thread([this] { loop(); });
 }
@@ -202,8 +199,8 @@ EngineStats Engine::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return EngineStats{options_.limits.max_sequences, options_.limits.max_batch_tokens, max_context_, options_.block_size,
                      scheduler_.num_running(), scheduler_.num_waiting(), scheduler_.num_idle(), int64_t(sequences_.size()),
-                     scheduler_.num_preemptions(), blocks_.num_used(), blocks_.num_blocks(), steps_, generated_, processed_,
-                     busy_seconds_, version_};
+                     scheduler_.num_preemptions(), blocks_.num_used(), blocks_.num_blocks(), options_.kv_dtype, steps_,
+                     generated_, processed_, busy_seconds_, version_};
 }
 
 bool Engine::has_work_locked() const {
@@ -280,7 +277,7 @@ EngineResult Engine::run_score(const ScoreJob& job, const model::Qwen3Weights& w
   r.request_id = job.id;
   const int64_t T = int64_t(job.tokens.size()), V = config_.vocab_size;
   try {
-    model::KvCache cache(config_, (T + 15) / 16 * 16, 1);
+    model::KvCache cache(config_, (T + 15) / 16 * 16, 1, options_.kv_dtype);  // as generation reads its cache
     const int32_t table[] = {0};
     const cpu::AttentionSequence seq{0, T, table, 1};
     std::vector<int64_t> rows(size_t(T - 1));

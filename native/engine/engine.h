@@ -34,6 +34,7 @@ struct EngineOptions {
   int64_t block_size = 16;          // positions per KV block, a multiple of 16
   int64_t num_blocks = 0;           // 0: as many as kv_cache_bytes holds
   int64_t kv_cache_bytes = int64_t(1) << 30;
+  cpu::KvDtype kv_dtype = cpu::KvDtype::F32;  // cached keys/values (scores use it too)
   int64_t max_context = 0;          // 0: the model's max_position_embeddings, capped by the cache
   SchedulerLimits limits;
 };
@@ -54,6 +55,7 @@ struct EngineStats {
   int64_t max_sequences, max_batch_tokens, max_context, block_size;
   int64_t running, waiting, idle, open_sequences, preemptions;
   int64_t kv_blocks_used, kv_blocks_total;
+  cpu::KvDtype kv_dtype;
   int64_t steps, generated_tokens, processed_tokens;
   double busy_seconds;
   int64_t policy_version;

@@ -1,18 +1,29 @@
 // The paged K/V cache; see kv_cache.h.
 #include "model/kv_cache.h"
 
-#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "cpu/convert.h"
+
 namespace s3::model {
 
-KvCache::KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_blocks)
+const char* kv_dtype_name(cpu::KvDtype dtype) { return dtype == cpu::KvDtype::Bf16 ? "bf16" : "f32"; }
+
+std::optional<cpu::KvDtype> parse_kv_dtype(std::string_view name) {
+  if (name == "f32") return cpu::KvDtype::F32;
+  if (name == "bf16") return cpu::KvDtype::Bf16;
+  return std::nullopt;
+}
+
+KvCache::KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_blocks, cpu::KvDtype dtype)
     : layers_(config.num_hidden_layers),
       kv_heads_(config.num_key_value_heads),
       head_dim_(config.head_dim),
       block_size_(block_size),
-      num_blocks_(num_blocks) {
+      num_blocks_(num_blocks),
+      dtype_(dtype) {
   if (block_size <= 0 || block_size % cpu::kAttentionKeyChunk != 0) {
     throw std::invalid_argument("KV cache block size " + std::to_string(block_size) +
                                 " is not a positive multiple of " + std::to_string(cpu::kAttentionKeyChunk) +
@@ -21,21 +32,28 @@ KvCache::KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_bloc
   if (num_blocks <= 0) {
     throw std::invalid_argument("KV cache needs at least one block; got " + std::to_string(num_blocks));
   }
-  const size_t floats = size_t(layers_ * num_blocks_ * kv_heads_ * block_size_ * head_dim_);
-  keys_.assign(floats, 0.0f);
-  values_.assign(floats, 0.0f);
+  const size_t bytes = size_t(layers_ * num_blocks_ * kv_heads_ * block_size_ * head_dim_ * cpu::kv_dtype_size(dtype_));
+  keys_.assign(bytes, 0);  // all-zero bits are 0.0 in f32 and bf16 alike
+  values_.assign(bytes, 0);
+}
+
+int64_t KvCache::bytes_per_block(const Qwen3Config& c, int64_t block_size, cpu::KvDtype dtype) {
+  return c.num_hidden_layers * c.num_key_value_heads * block_size * c.head_dim * 2 * cpu::kv_dtype_size(dtype);
 }
 
 size_t KvCache::block_offset(int64_t layer, int64_t block) const {
-  return size_t(((layer * num_blocks_ + block) * kv_heads_) * block_size_ * head_dim_);
+  return size_t(((layer * num_blocks_ + block) * kv_heads_) * block_size_ * head_dim_ * cpu::kv_dtype_size(dtype_));
 }
 
 cpu::KvPages KvCache::pages(int64_t layer) const {
-  return {keys_.data() + block_offset(layer, 0), values_.data() + block_offset(layer, 0), block_size_};
+  const size_t offset = block_offset(layer, 0);
+  return {keys_.data() + offset, values_.data() + offset, block_size_, dtype_};
 }
 
 void KvCache::store(int64_t layer, const cpu::AttentionSequence* sequences, int64_t B, const float* k, const float* v) {
   const int64_t HD = head_dim_, NKV = kv_heads_;
+  const size_t element = size_t(cpu::kv_dtype_size(dtype_)), row_bytes = size_t(HD) * element;
+  const cpu::ConvertKernels& convert = cpu::convert_kernels();
   int64_t token = 0;
   for (int64_t b = 0; b < B; b++) {
     const cpu::AttentionSequence& seq = sequences[b];
@@ -43,10 +61,15 @@ void KvCache::store(int64_t layer, const cpu::AttentionSequence* sequences, int6
       const int64_t position = seq.start + i;
       const int64_t block = seq.block_table[position / block_size_];
       for (int64_t h = 0; h < NKV; h++) {
-        const size_t dst = block_offset(layer, block) + size_t((h * block_size_ + position % block_size_) * HD);
+        const size_t dst = block_offset(layer, block) + size_t(h * block_size_ + position % block_size_) * row_bytes;
         const size_t src = size_t((token * NKV + h) * HD);
-        std::copy(k + src, k + src + HD, keys_.begin() + dst);
-        std::copy(v + src, v + src + HD, values_.begin() + dst);
+        if (dtype_ == cpu::KvDtype::Bf16) {
+          convert.f32_to_bf16(k + src, reinterpret_cast<uint16_t*>(keys_.data() + dst), size_t(HD));
+          convert.f32_to_bf16(v + src, reinterpret_cast<uint16_t*>(values_.data() + dst), size_t(HD));
+        } else {
+          std::memcpy(keys_.data() + dst, k + src, row_bytes);
+          std::memcpy(values_.data() + dst, v + src, row_bytes);
+        }
       }
     }
   }

@@ -1,11 +1,14 @@
 // kv_cache.h: the keys and values of every layer, in fixed-size blocks of positions that a
 // sequence addresses through its block table (vLLM's paged layout). The engine's block manager
 // hands out block ids; a contiguous per-sequence cache is the special case of one block per
-// sequence with block_size = its capacity (block table {slot}). Storage is f32 for now; the
-// layout (blocks × KV heads × positions × head_dim) is what a bf16 or fp8 cache would keep.
+// sequence with block_size = its capacity (block table {slot}). Storage is f32 or bf16
+// (cpu::KvDtype; rounded to nearest even on store) in one layout, blocks × KV heads × positions
+// × head_dim, that attention reads in place.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "cpu/attention.h"
@@ -13,17 +16,25 @@
 
 namespace s3::model {
 
+// "f32" or "bf16" (the names the engine's kvCacheDtype option takes).
+const char* kv_dtype_name(cpu::KvDtype dtype);
+std::optional<cpu::KvDtype> parse_kv_dtype(std::string_view name);
+
 class KvCache {
  public:
   // num_blocks blocks of block_size positions for every layer; block_size must be a positive
   // multiple of cpu::kAttentionKeyChunk (std::invalid_argument otherwise). Zero-filled.
-  KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_blocks);
+  KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_blocks, cpu::KvDtype dtype = cpu::KvDtype::F32);
+
+  // Bytes one block takes over every layer, keys and values.
+  static int64_t bytes_per_block(const Qwen3Config& config, int64_t block_size, cpu::KvDtype dtype);
 
   int64_t block_size() const { return block_size_; }
   int64_t num_blocks() const { return num_blocks_; }
   int64_t layers() const { return layers_; }
   int64_t kv_heads() const { return kv_heads_; }
   int64_t head_dim() const { return head_dim_; }
+  cpu::KvDtype dtype() const { return dtype_; }
 
   // Layer `layer`'s pages, as attention reads them.
   cpu::KvPages pages(int64_t layer) const;
@@ -34,10 +45,12 @@ class KvCache {
   void store(int64_t layer, const cpu::AttentionSequence* sequences, int64_t B, const float* k, const float* v);
 
  private:
+  // Offset in bytes of `block` of `layer`.
   size_t block_offset(int64_t layer, int64_t block) const;
 
   int64_t layers_, kv_heads_, head_dim_, block_size_, num_blocks_;
-  std::vector<float> keys_, values_;  // [L × num_blocks × NKV × block_size × HD]
+  cpu::KvDtype dtype_;
+  std::vector<uint8_t> keys_, values_;  // [L × num_blocks × NKV × block_size × HD] elements of dtype_
 };
 
 }  // namespace s3::model

@@ -5,6 +5,7 @@
 #include "napi/engine.h"
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include "core/thread_pool.h"
 #include "cpu/sampling.h"
 #include "engine/engine.h"
+#include "model/kv_cache.h"
 #include "model/qwen3_weights.h"
 #include "napi/guarded.h"
 #include "napi/trainer_handle.h"
@@ -27,6 +29,18 @@ int64_t integer_option(Napi::Object options, const char* name, int64_t fallback)
   const double d = v.As<Napi::Number>().DoubleValue();
   if (d != double(int64_t(d))) throw Napi::TypeError::New(options.Env(), std::string("Engine option ") + name + " must be an integer");
   return int64_t(d);
+}
+
+cpu::KvDtype kv_dtype_option(Napi::Object options, const char* name, cpu::KvDtype fallback) {
+  const Napi::Value v = options.Get(name);
+  if (v.IsUndefined()) return fallback;
+  const std::string text = v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
+  const std::optional<cpu::KvDtype> dtype = v.IsString() ? model::parse_kv_dtype(text) : std::nullopt;
+  if (!dtype) {
+    throw Napi::TypeError::New(options.Env(), std::string("Engine option ") + name + " must be 'f32' or 'bf16', got " +
+                                                  (v.IsString() ? "'" + text + "'" : std::string("a non-string value")));
+  }
+  return *dtype;
 }
 
 uint64_t id_argument(const Napi::CallbackInfo& info, size_t index, const char* what) {
@@ -96,7 +110,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
                         InstanceMethod("close", &Engine::close)});
   }
 
-  // new Engine(directory, {blockSize, numBlocks, kvCacheBytes, maxContext, maxSequences, maxBatchTokens}).
+  // new Engine(directory, {blockSize, numBlocks, kvCacheBytes, kvCacheDtype, maxContext, maxSequences, maxBatchTokens}).
   explicit Engine(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "new Engine(directory, options): directory must be a string");
@@ -105,6 +119,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
     o.block_size = integer_option(options, "blockSize", o.block_size);
     o.num_blocks = integer_option(options, "numBlocks", o.num_blocks);
     o.kv_cache_bytes = integer_option(options, "kvCacheBytes", o.kv_cache_bytes);
+    o.kv_dtype = kv_dtype_option(options, "kvCacheDtype", o.kv_dtype);
     o.max_context = integer_option(options, "maxContext", o.max_context);
     o.limits.max_sequences = integer_option(options, "maxSequences", o.limits.max_sequences);
     o.limits.max_batch_tokens = integer_option(options, "maxBatchTokens", o.limits.max_batch_tokens);
@@ -279,6 +294,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
     o.Set("preemptions", double(s.preemptions));
     o.Set("kvBlocksUsed", double(s.kv_blocks_used));
     o.Set("kvBlocksTotal", double(s.kv_blocks_total));
+    o.Set("kvCacheDtype", model::kv_dtype_name(s.kv_dtype));
     o.Set("steps", double(s.steps));
     o.Set("generatedTokens", double(s.generated_tokens));
     o.Set("processedTokens", double(s.processed_tokens));

@@ -1,11 +1,14 @@
 // Paged causal GQA attention (native/cpu/attention) at every SIMD level against a naive double
 // softmax, and its bit-for-bit invariants: a token's output is the same computed in a prefill
-// tile, alone as a decode step, next to other sequences, or with another block layout.
+// tile, alone as a decode step, next to other sequences, or with another block layout; and a bf16
+// cache gives what an f32 cache holding the same bf16-rounded keys and values gives.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "cpu/attention.h"
 #include "tests/test_framework.h"
@@ -24,35 +27,49 @@ std::vector<s3::SimdLevel> runnable_levels() {
 }
 
 // Keys/values of one sequence of `length` positions ([length × NKV × HD]) spread over a paged
-// pool through a block table of distinct, shuffled blocks.
+// pool through a block table of distinct, shuffled blocks, as f32 and as bf16 (RNE) pools.
+// With `bf16_exact` the values are rounded to bf16 first, so both pools hold the same numbers.
 struct PagedSequence {
   std::vector<float> keys, values;     // [length × NKV × HD] in position order
   std::vector<float> key_pool, value_pool;
+  std::vector<uint16_t> bf16_key_pool, bf16_value_pool;
   std::vector<int32_t> table;
   int64_t block_size;
 
-  PagedSequence(int64_t length, int64_t NKV, int64_t HD, int64_t block_size_, uint64_t seed) : block_size(block_size_) {
+  PagedSequence(int64_t length, int64_t NKV, int64_t HD, int64_t block_size_, uint64_t seed, bool bf16_exact = false)
+      : block_size(block_size_) {
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     keys.resize(size_t(length * NKV * HD));
     values.resize(keys.size());
     for (float& k : keys) k = 2.0f * normal(rng);
     for (float& v : values) v = normal(rng);
+    if (bf16_exact) {
+      for (float& k : keys) k = s3::bf16_to_f32(s3::f32_to_bf16(k));
+      for (float& v : values) v = s3::bf16_to_f32(s3::f32_to_bf16(v));
+    }
     const int64_t blocks = (length + block_size - 1) / block_size;
     for (int64_t b = 0; b < blocks; b++) table.push_back(int32_t(blocks - 1 - b));
     key_pool.assign(size_t(blocks * NKV * block_size * HD), NAN);  // unwritten rows must never be read
     value_pool.assign(key_pool.size(), NAN);
+    bf16_key_pool.assign(key_pool.size(), s3::f32_to_bf16(NAN));
+    bf16_value_pool.assign(key_pool.size(), s3::f32_to_bf16(NAN));
     for (int64_t p = 0; p < length; p++) {
       for (int64_t h = 0; h < NKV; h++) {
         const size_t dst = size_t(((table[size_t(p / block_size)] * NKV + h) * block_size + p % block_size) * HD);
         for (int64_t d = 0; d < HD; d++) {
           key_pool[dst + size_t(d)] = keys[size_t((p * NKV + h) * HD + d)];
           value_pool[dst + size_t(d)] = values[size_t((p * NKV + h) * HD + d)];
+          bf16_key_pool[dst + size_t(d)] = s3::f32_to_bf16(key_pool[dst + size_t(d)]);
+          bf16_value_pool[dst + size_t(d)] = s3::f32_to_bf16(value_pool[dst + size_t(d)]);
         }
       }
     }
   }
   KvPages pages() const { return {key_pool.data(), value_pool.data(), block_size}; }
+  KvPages bf16_pages() const {
+    return {bf16_key_pool.data(), bf16_value_pool.data(), block_size, s3::cpu::KvDtype::Bf16};
+  }
   AttentionSequence sequence(int64_t start, int64_t length) const {
     return {start, length, table.data(), int64_t(table.size())};
   }
@@ -138,5 +155,53 @@ TEST(attention_token_output_is_the_same_in_prefill_decode_and_any_batch) {
     s3::cpu::attention_forward(packed.data(), packed_q.data(), paged.pages(), batch, 2, NH, NKV, HD, two, kernels);
     CHECK(std::equal(packed.begin(), packed.begin() + NH * HD, prefill.begin() + 3 * NH * HD));
     CHECK(std::equal(packed.begin() + NH * HD, packed.end(), prefill.begin() + 40 * NH * HD));
+  }
+}
+
+TEST(attention_bf16_cache_equals_f32_cache_of_the_rounded_values_at_every_level) {
+  s3::ThreadPool pool(2);
+  // NH, NKV, HD: GQA ratios 1, 2, 3, 4 and 8; HD tails (20, 40) as well as whole vectors.
+  const int64_t shapes[][3] = {{2, 2, 64}, {16, 8, 128}, {6, 2, 20}, {8, 2, 40}, {16, 2, 64}};
+  const int64_t block_sizes[] = {16, 32, 48, 96};  // 96: the whole sequence in one block
+  for (s3::SimdLevel level : runnable_levels()) {
+    const s3::cpu::AttentionKernels& kernels = *s3::cpu::attention_kernels_for(level);
+    for (const auto& shape : shapes) {
+      const int64_t NH = shape[0], NKV = shape[1], HD = shape[2], start = 5, T = 60;
+      for (int64_t block_size : block_sizes) {
+        const PagedSequence kv(start + T + 1, NKV, HD, block_size, uint64_t(HD * block_size), true);
+        const std::vector<float> q = random_queries(T + 1, NH, HD, uint64_t(NH));
+        // A prefill of T tokens after `start` cached ones, and a decode step batched behind it.
+        const AttentionSequence batch[] = {kv.sequence(start, T), kv.sequence(start + T, 1)};
+        std::vector<float> from_f32(q.size()), from_bf16(q.size());
+        s3::cpu::attention_forward(from_f32.data(), q.data(), kv.pages(), batch, 2, NH, NKV, HD, pool, kernels);
+        s3::cpu::attention_forward(from_bf16.data(), q.data(), kv.bf16_pages(), batch, 2, NH, NKV, HD, pool, kernels);
+        // The kernels widen bf16 exactly and then run the f32 code, so the bits agree; 1e-5
+        // relative is the bound the cache's design promises, checked as well for the message.
+        CHECK(from_bf16 == from_f32);
+        for (size_t i = 0; i < q.size(); i++) {
+          CHECK_NEAR(from_bf16[i], from_f32[i], 1e-5 * std::max(1.0f, std::fabs(from_f32[i])));
+        }
+      }
+    }
+  }
+}
+
+TEST(attention_bf16_cache_of_unrounded_values_stays_within_bf16_tolerance) {
+  s3::ThreadPool pool(2);
+  const int64_t NH = 16, NKV = 8, HD = 128, T = 70;
+  for (s3::SimdLevel level : runnable_levels()) {
+    const s3::cpu::AttentionKernels& kernels = *s3::cpu::attention_kernels_for(level);
+    const PagedSequence kv(T, NKV, HD, 16, 11);  // f32 pool unrounded, bf16 pool RNE of it
+    const std::vector<float> q = random_queries(T, NH, HD, 12);
+    std::vector<float> from_f32(q.size()), from_bf16(q.size());
+    const AttentionSequence seq = kv.sequence(0, T);
+    s3::cpu::attention_forward(from_f32.data(), q.data(), kv.pages(), &seq, 1, NH, NKV, HD, pool, kernels);
+    s3::cpu::attention_forward(from_bf16.data(), q.data(), kv.bf16_pages(), &seq, 1, NH, NKV, HD, pool, kernels);
+    double worst = 0.0;
+    for (size_t i = 0; i < q.size(); i++) worst = std::max(worst, double(std::fabs(from_bf16[i] - from_f32[i])));
+    // Outputs are convex mixes of N(0, 1) values; bf16 keeps 8 significant bits (2^-9 relative),
+    // and the score error moves the weights a little: a few hundredths at most, but never zero.
+    CHECK(worst > 0.0);
+    CHECK(worst < 0.05);
   }
 }

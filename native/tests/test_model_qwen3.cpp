@@ -1,13 +1,15 @@
 // The Qwen3 CPU forward pass (native/model/qwen3_forward) against the naive double-precision
 // reference of naive_qwen3.h on random tiny and small models in every weight dtype, and the
 // invariants the engine relies on: causality, incremental decode equal to prefill, batched
-// equal to alone (bit for bit), paged equal to contiguous, thread count irrelevant.
+// equal to alone (bit for bit), paged equal to contiguous, thread count irrelevant; and the bf16
+// KV cache: RNE storage in the f32 layout, logits near the f32 cache's, decode equal to prefill.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "model/kv_cache.h"
 #include "model/qwen3_forward.h"
@@ -37,10 +39,11 @@ Qwen3Weights weights_of(const s3test::TestModel& model) {
 
 // One sequence through one prefill call (contiguous cache), logits of every position: [T × V].
 std::vector<float> prefill_logits(const Qwen3Weights& weights, const std::vector<int32_t>& tokens,
-                                  s3::ThreadPool& pool, int64_t rope_offset = 0) {
+                                  s3::ThreadPool& pool, int64_t rope_offset = 0,
+                                  s3::cpu::KvDtype kv_dtype = s3::cpu::KvDtype::F32) {
   const int64_t T = int64_t(tokens.size()), V = weights.config().vocab_size;
   const int64_t block_size = (T + 15) / 16 * 16;
-  KvCache cache(weights.config(), block_size, 1);
+  KvCache cache(weights.config(), block_size, 1, kv_dtype);
   const int32_t table[] = {0};
   const AttentionSequence seq{0, T, table, 1};
   std::vector<int64_t> rows(static_cast<size_t>(T));
@@ -279,4 +282,69 @@ TEST(qwen3_forward_rope_offset_matches_reference_with_shifted_positions) {
   CHECK(worst_relative_error(shifted, s3test::naive_qwen3_logits(model, tokens, 0)) <= 1e-3);
   const std::vector<float> unshifted = prefill_logits(weights, tokens, pool, 0);
   CHECK(unshifted != shifted);
+}
+
+TEST(kv_cache_bf16_stores_rounded_values_in_the_f32_layout) {
+  const Qwen3Config config = s3test::tiny_qwen3_config();
+  KvCache f32(config, 16, 3), bf16(config, 16, 3, s3::cpu::KvDtype::Bf16);
+  CHECK_EQ(KvCache::bytes_per_block(config, 16, s3::cpu::KvDtype::F32),
+           2 * KvCache::bytes_per_block(config, 16, s3::cpu::KvDtype::Bf16));
+  CHECK_EQ(KvCache::bytes_per_block(config, 16, s3::cpu::KvDtype::F32), 2 * 2 * 16 * 16 * 2 * 4);  // L·NKV·bs·HD·(K,V)·4
+  const int64_t NKV = config.num_key_value_heads, HD = config.head_dim, T = 40;
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> k(size_t(T * NKV * HD)), v(k.size());
+  for (float& x : k) x = normal(rng);
+  for (float& x : v) x = normal(rng);
+  k[5] = 1.00390625f;  // 1 + 2^-8: a tie that rounds to even (1.0)
+  const int32_t table[] = {2, 0, 1};
+  const AttentionSequence seq{0, T, table, 3};
+  for (KvCache* cache : {&f32, &bf16}) cache->store(1, &seq, 1, k.data(), v.data());
+  const s3::cpu::KvPages a = f32.pages(1), b = bf16.pages(1);
+  CHECK(b.dtype == s3::cpu::KvDtype::Bf16 && a.dtype == s3::cpu::KvDtype::F32);
+  const size_t elements = size_t(3 * NKV * 16 * HD);
+  const auto* fk = static_cast<const float*>(a.keys);
+  const auto* fv = static_cast<const float*>(a.values);
+  const auto* bk = static_cast<const uint16_t*>(b.keys);
+  const auto* bv = static_cast<const uint16_t*>(b.values);
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < elements; i++) {
+    mismatches += bk[i] != s3::f32_to_bf16(fk[i]) || bv[i] != s3::f32_to_bf16(fv[i]);
+  }
+  CHECK_EQ(mismatches, int64_t(0));
+  // Position 0, head 0 lives at the start of block table[0] = 2.
+  CHECK_EQ(bk[size_t(2 * NKV * 16 * HD + 5)], uint16_t(0x3F80));
+  CHECK(static_cast<const uint16_t*>(bf16.pages(0).keys)[0] == 0);  // layer 0 untouched
+}
+
+TEST(qwen3_forward_bf16_cache_is_near_f32_and_decode_equals_prefill_bit_for_bit) {
+  const s3test::TestModel model = s3test::make_test_model(s3test::small_qwen3_config(), DType::BF16, 5);
+  const Qwen3Weights weights = weights_of(model);
+  s3::ThreadPool pool(2);
+  const int64_t V = weights.config().vocab_size, T = 37, prompt = 21;
+  const std::vector<int32_t> tokens = random_tokens(size_t(T), V, 8);
+  const std::vector<float> f32 = prefill_logits(weights, tokens, pool, 0, s3::cpu::KvDtype::F32);
+  const std::vector<float> bf16 = prefill_logits(weights, tokens, pool, 0, s3::cpu::KvDtype::Bf16);
+  double worst = 0.0, scale = 0.0;
+  for (size_t i = 0; i < f32.size(); i++) {
+    worst = std::max(worst, double(std::fabs(bf16[i] - f32[i])));
+    scale = std::max(scale, double(std::fabs(f32[i])));
+  }
+  CHECK(worst > 0.0);
+  CHECK(worst <= 2e-2 * scale);
+  // Paged bf16 cache, prompt then one token at a time: the prefill's logits, bit for bit.
+  KvCache cache(weights.config(), 16, 3, s3::cpu::KvDtype::Bf16);
+  const int32_t table[] = {1, 2, 0};
+  Qwen3Workspace workspace;
+  std::vector<float> logits(static_cast<size_t>(V));
+  const int64_t last = prompt - 1;
+  AttentionSequence seq{0, prompt, table, 3};
+  s3::model::qwen3_forward(weights, {tokens.data(), &seq, 1, &last, 1}, cache, workspace, logits.data(), pool);
+  CHECK(std::equal(logits.begin(), logits.end(), bf16.begin() + last * V));
+  for (int64_t t = prompt; t < T; t++) {
+    seq = AttentionSequence{t, 1, table, 3};
+    const int64_t row = 0;
+    s3::model::qwen3_forward(weights, {&tokens[size_t(t)], &seq, 1, &row, 1}, cache, workspace, logits.data(), pool);
+    CHECK(std::equal(logits.begin(), logits.end(), bf16.begin() + t * V));
+  }
 }

@@ -7,7 +7,7 @@ import { benchEngine, soakEngine } from '../native/engine-bench.js';
 import { benchHarness } from '../harness/index.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
-import { parseIntegerFlag, parseIntegerListFlag } from './options.js';
+import { parseChoiceFlag, parseIntegerFlag, parseIntegerListFlag } from './options.js';
 import { ConfigError } from '../errors.js';
 
 const print = (json: boolean | undefined, value: unknown, text: () => string) =>
@@ -128,6 +128,7 @@ export function registerBench(program: Command): void {
     .option('--history <n>', 'random history tokens per sequence (prefilled first)', '2048')
     .option('--piece <n>', 'tokens generated per sequence (temperature 1, no stop tokens; capped by the context)', '1024')
     .option('--baseline-agents <n>', 'sequences timed one at a time (the rate is extrapolated per sequence)', '4')
+    .option('--kv-dtype <type>', 'element type of the KV cache: f32 | bf16 (half the memory and the bytes a decode step reads)', 'f32')
     .option('--soak', 'run concurrent teams of the aggregation task through the harness instead')
     .option('--teams <n>', 'soak: teams kept in flight', '196')
     .option('--n <n>', 'soak: agents per team', '4')
@@ -141,12 +142,14 @@ export function registerBench(program: Command): void {
         history: string;
         piece: string;
         baselineAgents: string;
+        kvDtype: string;
         soak?: boolean;
         teams: string;
         n: string;
         minutes: string;
         json?: boolean;
       }) => {
+        const kvDtype = parseChoiceFlag('--kv-dtype', options.kvDtype, ['f32', 'bf16'] as const);
         if (options.soak) {
           const minutes = Number(options.minutes);
           if (!Number.isFinite(minutes) || minutes <= 0) throw new ConfigError(`--minutes must be a positive number; got "${options.minutes}"`);
@@ -156,6 +159,7 @@ export function registerBench(program: Command): void {
             teams: parseIntegerFlag('--teams', options.teams, 1),
             n: parseIntegerFlag('--n', options.n, 1),
             minutes,
+            kvDtype,
           });
           const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
           print(options.json, r, () =>
@@ -176,12 +180,13 @@ export function registerBench(program: Command): void {
           history: parseIntegerFlag('--history', options.history, 1),
           piece: parseIntegerFlag('--piece', options.piece, 1),
           baselineAgents: parseIntegerFlag('--baseline-agents', options.baselineAgents, 1),
+          kvDtype,
         });
         const c = r.concurrent;
         const s = r.sequential;
         print(options.json, r, () =>
           [
-            `model ${r.model}; ${r.machine.cpus} CPUs, load ${r.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}; KV cache ${(r.engine.kvCacheBytes / 2 ** 30).toFixed(2)} GiB`,
+            `model ${r.model}; ${r.machine.cpus} CPUs, load ${r.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}; ${r.engine.kvCacheDtype} KV cache ${(r.engine.kvCacheBytes / 2 ** 30).toFixed(2)} GiB`,
             `${r.agents} agents × ${r.piece}-token piece after ${r.history} history tokens: prefill ${c.prefill.seconds.toFixed(2)} s, decode ${c.decode.seconds.toFixed(2)} s = ${c.decodeTokensPerSecond.toFixed(1)} tokens/s ` +
               `(${c.decode.steps} steps: ${c.decode.busyMsPerStep.toFixed(1)} ms busy + ${c.decode.overheadMsPerStep.toFixed(2)} ms outside the batch per step)`,
             `one at a time (${s.note}): prefill ${(s.prefill.seconds / s.sequences).toFixed(2)} s, decode ${(s.decode.seconds / s.sequences).toFixed(2)} s per sequence = ${s.decodeTokensPerSecond.toFixed(1)} tokens/s ` +

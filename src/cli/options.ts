@@ -1,4 +1,4 @@
-// Parsing helpers for command-line values: integers and lists with errors that name the flag.
+// Parsing helpers for command-line values: integers, lists and fixed choices, with errors that name the flag.
 import { ConfigError } from '../errors.js';
 
 /** Parses a non-negative integer flag value, or throws a ConfigError naming the flag. */
@@ -14,4 +14,11 @@ export function parseIntegerListFlag(flag: string, value: string, minimum = 0): 
   const parts = value.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
   if (parts.length === 0) throw new ConfigError(`${flag} needs at least one integer, got "${value}"`);
   return parts.map((p) => parseIntegerFlag(flag, p, minimum));
+}
+
+/** Parses one of a fixed set of values, e.g. "bf16" of ["f32", "bf16"]. */
+export function parseChoiceFlag<T extends string>(flag: string, value: string, choices: readonly T[]): T {
+  const found = choices.find((c) => c === value.trim());
+  if (found === undefined) throw new ConfigError(`${flag} must be ${choices.join(' or ')}, got "${value}"`);
+  return found;
 }

@@ -94,6 +94,7 @@ export interface NativeEngineOptions {
   blockSize?: number;
   numBlocks?: number;
   kvCacheBytes?: number;
+  kvCacheDtype?: 'f32' | 'bf16';
   maxContext?: number;
   maxSequences?: number;
   maxBatchTokens?: number;
@@ -133,6 +134,7 @@ export interface NativeEngineStats {
   preemptions: number;
   kvBlocksUsed: number;
   kvBlocksTotal: number;
+  kvCacheDtype: 'f32' | 'bf16';
   steps: number;
   generatedTokens: number;
   processedTokens: number;

@@ -16,7 +16,7 @@ import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { NativePolicy } from '../policy/native-policy.js';
 import { aggregationTask } from '../tasks/aggregation/task.js';
 import type { NativeEngineStats } from './binding.js';
-import { InferenceEngine, type EngineSequence } from './engine.js';
+import { InferenceEngine, KV_CACHE_DTYPE_BYTES, type EngineSequence, type KvCacheDtype } from './engine.js';
 
 const BLOCK_SIZE = 16;
 const MAX_PIECE = 1024;
@@ -34,16 +34,17 @@ interface KvShape {
   readonly headDim: number;
   readonly vocabSize: number;
   readonly maxPositions: number;
-  /** f32 keys and values of one position in every layer: 2 · layers · kvHeads · headDim · 4. */
+  readonly dtype: KvCacheDtype;
+  /** Keys and values of one position in every layer: 2 · layers · kvHeads · headDim · (4 for f32, 2 for bf16). */
   readonly bytesPerPosition: number;
 }
 
-function kvShape(directory: string): KvShape {
+function kvShape(directory: string, dtype: KvCacheDtype): KvShape {
   const config = JSON.parse(fs.readFileSync(path.join(directory, 'config.json'), 'utf8')) as Record<string, number>;
   const layers = config.num_hidden_layers;
   const kvHeads = config.num_key_value_heads ?? config.num_attention_heads;
   const headDim = config.head_dim ?? config.hidden_size / config.num_attention_heads;
-  return { layers, kvHeads, headDim, vocabSize: config.vocab_size, maxPositions: config.max_position_embeddings ?? 40960, bytesPerPosition: 2 * layers * kvHeads * headDim * 4 };
+  return { layers, kvHeads, headDim, vocabSize: config.vocab_size, maxPositions: config.max_position_embeddings ?? 40960, dtype, bytesPerPosition: 2 * layers * kvHeads * headDim * KV_CACHE_DTYPE_BYTES[dtype] };
 }
 
 const roundUp = (value: number, multiple: number): number => Math.ceil(value / multiple) * multiple;
@@ -118,6 +119,8 @@ export interface EngineBenchOptions {
   readonly piece: number;
   /** Sequences the one-at-a-time baseline times (its rate is extrapolated to `agents`). */
   readonly baselineAgents: number;
+  /** Element type of the KV cache (default 'f32'). */
+  readonly kvDtype?: KvCacheDtype;
   readonly seed?: number;
 }
 
@@ -125,7 +128,7 @@ export interface EngineBenchOptions {
 export interface EngineBenchReport {
   readonly model: string;
   readonly machine: { readonly cpus: number; readonly loadAverage: readonly number[] };
-  readonly engine: { readonly blockSize: number; readonly kvBlocksTotal: number; readonly kvCacheBytes: number; readonly maxContext: number; readonly maxSequences: number; readonly maxBatchTokens: number };
+  readonly engine: { readonly blockSize: number; readonly kvBlocksTotal: number; readonly kvCacheBytes: number; readonly kvCacheDtype: KvCacheDtype; readonly maxContext: number; readonly maxSequences: number; readonly maxBatchTokens: number };
   readonly agents: number;
   readonly history: number;
   /** Tokens per piece actually asked (the --piece, capped by the context). */
@@ -197,7 +200,7 @@ async function settled(engine: InferenceEngine): Promise<NativeEngineStats> {
 /** Aggregate decode of `agents` concurrent pieces against one sequence at a time (same engine, same run). */
 export async function benchEngine(options: EngineBenchOptions): Promise<EngineBenchReport> {
   const { directory, label } = engineBenchModel(options);
-  const kv = kvShape(directory);
+  const kv = kvShape(directory, options.kvDtype ?? 'f32');
   const seed = options.seed ?? 1;
   const { agents, history } = options;
   if (history < 1) throw new ConfigError('--history must be at least 1');
@@ -209,12 +212,12 @@ export async function benchEngine(options: EngineBenchOptions): Promise<EngineBe
   const kvCacheBytes = agents * blocksPerSequence * BLOCK_SIZE * kv.bytesPerPosition;
   if (kvCacheBytes > 0.8 * os.freemem()) {
     throw new ConfigError(
-      `bench engine: the f32 KV cache of ${agents} × ${history + piece + 1} positions would take ${(kvCacheBytes / 2 ** 30).toFixed(1)} GiB ` +
+      `bench engine: the ${kv.dtype} KV cache of ${agents} × ${history + piece + 1} positions would take ${(kvCacheBytes / 2 ** 30).toFixed(1)} GiB ` +
         `(${kv.bytesPerPosition} bytes per position), over 80% of the ${(os.freemem() / 2 ** 30).toFixed(1)} GiB free; lower --agents or --history`,
     );
   }
   const loadAverage = os.loadavg();
-  const engine = InferenceEngine.load(directory, { blockSize: BLOCK_SIZE, kvCacheBytes, maxContext, maxSequences: Math.max(agents, 1) });
+  const engine = InferenceEngine.load(directory, { blockSize: BLOCK_SIZE, kvCacheBytes, kvCacheDtype: kv.dtype, maxContext, maxSequences: Math.max(agents, 1) });
   try {
     const stats0 = engine.stats();
     const wave = { history, piece, vocab: kv.vocabSize, seed };
@@ -234,7 +237,7 @@ export async function benchEngine(options: EngineBenchOptions): Promise<EngineBe
     return {
       model: label,
       machine: { cpus: os.cpus().length, loadAverage },
-      engine: { blockSize: stats0.blockSize, kvBlocksTotal: stats0.kvBlocksTotal, kvCacheBytes, maxContext: stats0.maxContext, maxSequences: stats0.maxSequences, maxBatchTokens: stats0.maxBatchTokens },
+      engine: { blockSize: stats0.blockSize, kvBlocksTotal: stats0.kvBlocksTotal, kvCacheBytes, kvCacheDtype: stats0.kvCacheDtype, maxContext: stats0.maxContext, maxSequences: stats0.maxSequences, maxBatchTokens: stats0.maxBatchTokens },
       agents,
       history,
       piece,
@@ -274,6 +277,8 @@ export interface EngineSoakOptions {
   readonly generationPieceTokens?: number;
   /** Sequences in one engine batch (default 64, the engine's). */
   readonly maxSequences?: number;
+  /** Element type of the KV cache (default 'f32'). */
+  readonly kvDtype?: KvCacheDtype;
   readonly seed?: number;
   /** Seconds of a deadlock window (default 30). */
   readonly windowSeconds?: number;
@@ -298,7 +303,7 @@ export interface EngineSoakReport {
   readonly n: number;
   readonly minutes: number;
   readonly settings: { readonly workAllowance: number; readonly finalAllowance: number; readonly contextLimit: number; readonly generationPieceTokens: number; readonly promptStyle: 'compact' };
-  readonly engine: { readonly kvBlocksTotal: number; readonly kvCacheBytes: number; readonly maxSequences: number; readonly maxContext: number };
+  readonly engine: { readonly kvBlocksTotal: number; readonly kvCacheBytes: number; readonly kvCacheDtype: KvCacheDtype; readonly maxSequences: number; readonly maxContext: number };
   readonly episodesStarted: number;
   readonly episodesCompleted: number;
   readonly episodesFailed: number;
@@ -326,7 +331,7 @@ export interface EngineSoakReport {
 /** Keeps `teams` episodes of a random model in flight for `minutes` and watches memory, cache, progress and release. */
 export async function soakEngine(options: EngineSoakOptions): Promise<EngineSoakReport> {
   const { directory, label } = engineBenchModel({ model: options.model, shape: options.shape ?? 'small' });
-  const kv = kvShape(directory);
+  const kv = kvShape(directory, options.kvDtype ?? 'f32');
   const tokenizer = loadBuiltinTokenizer();
   if (kv.vocabSize < tokenizer.vocabSize) {
     throw new ConfigError(`bench engine --soak: the model's ${kv.vocabSize} ids cannot hold the s3-mini tokenizer's ${tokenizer.vocabSize}; use --shape small or s3-mini`);
@@ -346,7 +351,7 @@ export async function soakEngine(options: EngineSoakOptions): Promise<EngineSoak
   const maxSequences = options.maxSequences ?? 64;
   const windowSeconds = options.windowSeconds ?? 30;
   const loadAverage = os.loadavg();
-  const engine = InferenceEngine.load(directory, { blockSize: BLOCK_SIZE, kvCacheBytes, maxContext, maxSequences });
+  const engine = InferenceEngine.load(directory, { blockSize: BLOCK_SIZE, kvCacheBytes, kvCacheDtype: kv.dtype, maxContext, maxSequences });
   const problems = await aggregationTask.loadProblems({ split: 'train' });
   const policy = new NativePolicy({ engine, tokenizer });
   const seed = options.seed ?? 1;
@@ -448,7 +453,7 @@ export async function soakEngine(options: EngineSoakOptions): Promise<EngineSoak
     n: options.n,
     minutes: options.minutes,
     settings,
-    engine: { kvBlocksTotal: stats.kvBlocksTotal, kvCacheBytes, maxSequences: stats.maxSequences, maxContext: stats.maxContext },
+    engine: { kvBlocksTotal: stats.kvBlocksTotal, kvCacheBytes, kvCacheDtype: stats.kvCacheDtype, maxSequences: stats.maxSequences, maxContext: stats.maxContext },
     episodesStarted: started,
     episodesCompleted: completed,
     episodesFailed: failed,

@@ -8,6 +8,12 @@ import { NativeError } from '../errors.js';
 import type { NativeEngine, NativeEngineOptions, NativeEngineResult, NativeEngineStats } from './binding.js';
 import type { Trainer } from './trainer.js';
 
+/** Element types the KV cache can hold. */
+export type KvCacheDtype = 'f32' | 'bf16';
+
+/** Bytes one cached key or value element takes. */
+export const KV_CACHE_DTYPE_BYTES: Readonly<Record<KvCacheDtype, number>> = { f32: 4, bf16: 2 };
+
 /** Cache and batching limits; every field is optional. */
 export interface EngineOptions {
   /** Positions per KV block (a multiple of 16; default 16). */
@@ -16,6 +22,12 @@ export interface EngineOptions {
   readonly numBlocks?: number;
   /** Size of the KV cache when numBlocks is not given (default 1 GiB). */
   readonly kvCacheBytes?: number;
+  /**
+   * Element type of cached keys and values (default 'f32'). 'bf16' halves the cache (twice the
+   * blocks in kvCacheBytes) and the bytes a decode step reads; keys and values are rounded to bf16
+   * when stored, and scores read the same kind of cache.
+   */
+  readonly kvCacheDtype?: KvCacheDtype;
   /** Longest sequence (default: the model's positions, capped by the cache). */
   readonly maxContext?: number;
   /** Sequences in one batch (default 64). */

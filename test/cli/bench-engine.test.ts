@@ -23,6 +23,7 @@ describe('swarm bench engine', () => {
     expect(r.piece).toBe(16);
     // kvCacheBytes: 4 agents × 81 positions rounded to 16-position blocks × 2·4 layers·4 KV heads·32·4 bytes.
     expect(r.engine.kvCacheBytes).toBe(4 * 96 * 2 * 4 * 4 * 32 * 4);
+    expect(r.engine.kvCacheDtype).toBe('f32');
     const c = r.concurrent;
     expect(c.prefill.processedTokens).toBe(4 * 64);
     expect(c.prefill.seconds).toBeGreaterThan(0);
@@ -43,6 +44,18 @@ describe('swarm bench engine', () => {
     expect(s.decodeSecondsForAllAgents).toBeCloseTo(4 * s.decode.seconds, 9);
     expect(r.speedup).toBeCloseTo(c.decodeTokensPerSecond / s.decodeTokensPerSecond, 9);
     expect(r.finalStats).toEqual({ openSequences: 0, kvBlocksUsed: 0, preemptions: 0 });
+  }, 120_000);
+
+  it('runs on a bf16 KV cache with --kv-dtype bf16 (half the bytes, the same blocks) and refuses other types', () => {
+    const r = runJson(['--shape', 's3-mini', '--agents', '2', '--history', '64', '--piece', '8', '--baseline-agents', '1', '--kv-dtype', 'bf16']);
+    expect(r.engine.kvCacheDtype).toBe('bf16');
+    // 2 agents × 80 positions rounded to 16-position blocks × 2·4 layers·4 KV heads·32·2 bytes.
+    expect(r.engine.kvCacheBytes).toBe(2 * 80 * 2 * 4 * 4 * 32 * 2);
+    expect(r.engine.kvBlocksTotal).toBe(2 * 5);
+    expect(r.concurrent.decode.generatedTokens).toBe(2 * 8);
+    const bad = spawnSync(process.execPath, [swarm, 'bench', 'engine', '--kv-dtype', 'fp8'], { encoding: 'utf8', timeout: 60_000 });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/--kv-dtype must be f32 or bf16, got "fp8"/);
   }, 120_000);
 
   it('soaks teams through the harness and releases every sequence at the end', () => {

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InferenceEngine, type EngineOptions } from '../../src/native/engine.js';
 import { Qwen3Model } from '../../src/native/model.js';
-import { makeCheckpoint, prompt, referencePiece } from './helpers.js';
+import { makeCheckpoint, prompt, referencePiece, runAgents } from './helpers.js';
 
 let small: string;
 let other: string;
@@ -30,25 +30,6 @@ afterAll(() => {
   for (const engine of engines) engine.close();
   for (const dir of [small, other]) fs.rmSync(dir, { recursive: true, force: true });
 });
-
-/** Runs agents (prompt, seed) concurrently, each for `pieces` pieces with context appended between them. */
-async function runAgents(engine: InferenceEngine, agents: readonly { prompt: number[]; seed: bigint }[], order: readonly number[], pieces = 2): Promise<number[][]> {
-  const results: number[][] = agents.map(() => []);
-  await Promise.all(
-    order.map(async (index) => {
-      const { prompt: context, seed } = agents[index];
-      const sequence = engine.openSequence();
-      engine.append(sequence, context);
-      for (let p = 0; p < pieces; p += 1) {
-        const piece = await engine.generate(sequence, { maxNew: 12 + index, stopTokenIds: [], temperature: 1, seed });
-        results[index].push(...piece.tokens, -1);
-        engine.append(sequence, [p + 1, p + 2, p + 3]);
-      }
-      engine.release(sequence);
-    }),
-  );
-  return results;
-}
 
 const agents = Array.from({ length: 8 }, (_, i) => ({ prompt: prompt(5 + i * 9, i, V), seed: BigInt(1000 + i) }));
 

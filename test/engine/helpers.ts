@@ -1,12 +1,13 @@
 // Shared pieces of the engine tests: random checkpoints written the way `swarm model init` writes
 // them (with the s3-mini tokenizer when the vocabulary allows), and the engine's reference: one
-// sequence at a time through Model.logits and the engine's own sampler with the same Philox keys.
+// sequence at a time through Model.logits and the engine's own sampler with the same Philox keys;
+// and agents run concurrently in a chosen arrival order, for the determinism tests.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { installBuiltinTokenizer } from '../../src/model/s3-mini-tokenizer.js';
 import { modelShape, qwen3ConfigJson } from '../../src/model/shapes.js';
-import { sampleLogits } from '../../src/native/engine.js';
+import { sampleLogits, type InferenceEngine } from '../../src/native/engine.js';
 import { initCheckpointWeights, Qwen3Model } from '../../src/native/model.js';
 
 /** Writes a random bf16 checkpoint of `shape` into a fresh temporary folder and returns the folder. */
@@ -57,4 +58,23 @@ export function referencePiece(
 /** A deterministic prompt of `length` ids below `vocab`. */
 export function prompt(length: number, salt: number, vocab: number): number[] {
   return Array.from({ length }, (_, i) => (i * 7919 + salt * 104729 + 17) % vocab);
+}
+
+/** Runs agents (prompt, seed) concurrently, each for `pieces` pieces with context appended between them. */
+export async function runAgents(engine: InferenceEngine, agents: readonly { prompt: number[]; seed: bigint }[], order: readonly number[], pieces = 2): Promise<number[][]> {
+  const results: number[][] = agents.map(() => []);
+  await Promise.all(
+    order.map(async (index) => {
+      const { prompt: context, seed } = agents[index];
+      const sequence = engine.openSequence();
+      engine.append(sequence, context);
+      for (let p = 0; p < pieces; p += 1) {
+        const piece = await engine.generate(sequence, { maxNew: 12 + index, stopTokenIds: [], temperature: 1, seed });
+        results[index].push(...piece.tokens, -1);
+        engine.append(sequence, [p + 1, p + 2, p + 3]);
+      }
+      engine.release(sequence);
+    }),
+  );
+  return results;
 }
