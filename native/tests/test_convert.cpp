@@ -8,17 +8,12 @@
 #include "core/cpu_features.h"
 #include "core/dtype.h"
 #include "cpu/convert.h"
+#include "tests/simd_levels.h"
 #include "tests/test_framework.h"
 
 namespace {
 
-std::vector<s3::SimdLevel> runnable_levels() {
-  std::vector<s3::SimdLevel> levels = {s3::SimdLevel::Scalar};
-  const s3::SimdLevel best = s3::cpu_info().supported_level;
-  if (best >= s3::SimdLevel::Avx2) levels.push_back(s3::SimdLevel::Avx2);
-  if (best >= s3::SimdLevel::Avx512) levels.push_back(s3::SimdLevel::Avx512);
-  return levels;
-}
+using s3::tests::runnable_levels;
 
 uint32_t bits_of(float f) {
   uint32_t b;

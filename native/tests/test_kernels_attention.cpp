@@ -11,6 +11,7 @@
 #include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "cpu/attention.h"
+#include "tests/simd_levels.h"
 #include "tests/test_framework.h"
 
 namespace {
@@ -18,13 +19,7 @@ namespace {
 using s3::cpu::AttentionSequence;
 using s3::cpu::KvPages;
 
-std::vector<s3::SimdLevel> runnable_levels() {
-  std::vector<s3::SimdLevel> levels = {s3::SimdLevel::Scalar};
-  const s3::SimdLevel best = s3::cpu_info().supported_level;
-  if (best >= s3::SimdLevel::Avx2) levels.push_back(s3::SimdLevel::Avx2);
-  if (best >= s3::SimdLevel::Avx512) levels.push_back(s3::SimdLevel::Avx512);
-  return levels;
-}
+using s3::tests::runnable_levels;
 
 // Keys/values of one sequence of `length` positions ([length × NKV × HD]) spread over a paged
 // pool through a block table of distinct, shuffled blocks, as f32 and as bf16 (RNE) pools.

@@ -11,6 +11,7 @@
 #include "core/thread_pool.h"
 #include "cpu/matmul.h"
 #include "tests/naive_qwen3.h"
+#include "tests/simd_levels.h"
 #include "tests/test_framework.h"
 
 namespace {
@@ -18,13 +19,7 @@ namespace {
 using s3::DType;
 using s3::cpu::MatrixView;
 
-std::vector<s3::SimdLevel> runnable_levels() {
-  std::vector<s3::SimdLevel> levels = {s3::SimdLevel::Scalar};
-  const s3::SimdLevel best = s3::cpu_info().supported_level;
-  if (best >= s3::SimdLevel::Avx2) levels.push_back(s3::SimdLevel::Avx2);
-  if (best >= s3::SimdLevel::Avx512) levels.push_back(s3::SimdLevel::Avx512);
-  return levels;
-}
+using s3::tests::runnable_levels;
 
 // A random [N × K] weight in `dtype` (FP8 with block scales), through the test-model helpers.
 struct RandomWeight {

@@ -12,19 +12,14 @@
 #include "core/thread_pool.h"
 #include "cpu/attention_backward_rows.h"
 #include "cpu/matmul_nn.h"
+#include "tests/simd_levels.h"
 #include "tests/test_framework.h"
 
 namespace {
 
 using s3::cpu::MatmulNnArgs;
 
-std::vector<s3::SimdLevel> runnable_levels() {
-  std::vector<s3::SimdLevel> levels = {s3::SimdLevel::Scalar};
-  const s3::SimdLevel best = s3::cpu_info().supported_level;
-  if (best >= s3::SimdLevel::Avx2) levels.push_back(s3::SimdLevel::Avx2);
-  if (best >= s3::SimdLevel::Avx512) levels.push_back(s3::SimdLevel::Avx512);
-  return levels;
-}
+using s3::tests::runnable_levels;
 
 std::vector<float> random_vector(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
