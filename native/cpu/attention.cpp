@@ -86,6 +86,20 @@ void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionS
     }
     const int64_t block = seq.block_table[chunk / kv.block_size];
     const int64_t row = ((block * NKV + g) * kv.block_size + chunk % kv.block_size) * HD;
+    // The next chunk's keys and values usually sit in another page, which the hardware prefetcher
+    // does not foresee; ask for them while this chunk computes (decode steps are bound by this).
+    const int64_t next = chunk + kAttentionKeyChunk;
+    if (next <= last_position) {
+      const int64_t next_block = seq.block_table[next / kv.block_size];
+      const int64_t next_row = ((next_block * NKV + g) * kv.block_size + next % kv.block_size) * HD;
+      const int64_t bytes = std::min(kAttentionKeyChunk, last_position + 1 - next) * HD * int64_t(sizeof(KV));
+      const char* next_keys = reinterpret_cast<const char*>(keys + next_row);
+      const char* next_values = reinterpret_cast<const char*>(values + next_row);
+      for (int64_t offset = 0; offset < bytes; offset += 64) {
+        __builtin_prefetch(next_keys + offset);
+        __builtin_prefetch(next_values + offset);
+      }
+    }
     attend_chunk(scratch.q.data(), R, keys + row, values + row, J, HD, scratch.visible.data(), scale,
                  scratch.row_max.data(), scratch.row_sum.data(), scratch.out.data());
   }
