@@ -31,7 +31,7 @@ void attend_chunk_scalar(const float* q, int64_t R, const KV* k, const KV* v, in
       chunk_max = std::max(chunk_max, score[j]);
     }
     const float new_max = std::max(row_max[r], chunk_max);
-    const float correction = std::exp(row_max[r] - new_max);
+    const float correction = new_max == row_max[r] ? 1.0f : std::exp(row_max[r] - new_max);  // e^0 = 1 exactly
     float* o = out + r * HD;
     for (int64_t d = 0; d < HD; d++) o[d] *= correction;
     float sum = 0.0f;

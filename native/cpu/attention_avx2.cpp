@@ -131,7 +131,8 @@ void attend_chunk_avx2(const float* q, int64_t R, const KV* k, const KV* v, int6
       chunk_max = larger(chunk_max, max_lanes(scores[group]));
     }
     const float new_max = larger(row_max[r], chunk_max);
-    const float correction = expf(row_max[r] - new_max);
+    // e^0 is exactly 1: skip the call when the running max holds (most chunks).
+    const float correction = new_max == row_max[r] ? 1.0f : expf(row_max[r] - new_max);
     __m256 total = _mm256_setzero_ps();
     for (int group = 0; group < kGroups; group++) {
       const __m256 shifted = _mm256_sub_ps(scores[group], _mm256_set1_ps(new_max));

@@ -2,7 +2,8 @@
 // detection). For each query row: 16 dot products accumulated along HD in 16 vectors, reduced
 // together into one vector of 16 scores by a fixed transpose-add tree, then the online-softmax
 // update with a vectorized exp and the weighted sum of value rows. Keys and values are f32 or bf16
-// (16 lanes widened in registers: zero-extend to 32 bits, shift into the high half).
+// (16 lanes widened in registers: zero-extend to 32 bits, shift into the high half; a chunk that
+// many query rows read is widened once into stack buffers first).
 #include <immintrin.h>
 
 #include <math.h>
@@ -93,9 +94,35 @@ inline __m512 chunk_scores(const float* q, const KV* const (&key)[kLanes], int64
   return _mm512_mul_ps(sum_lanes_16(acc), _mm512_set1_ps(scale));
 }
 
+// A bf16 chunk that at least kWidenMinRows query rows read (prefill tiles), with head dims up to
+// kWidenMaxHeadDim, is widened once into f32 stack buffers (2 × 16 KB); the few rows of a decode
+// step (the G heads of one KV head) widen in registers, which measured faster than the round trip.
+constexpr int64_t kWidenMinRows = 8;
+constexpr int64_t kWidenMaxHeadDim = 256;
+
+// count bf16 elements to f32 (exact).
+inline void widen_bf16(const uint16_t* src, int64_t count, float* dst) {
+  for (int64_t i = 0; i < count; i += kLanes) {
+    const __mmask16 mask = lane_mask(count - i);
+    _mm512_mask_storeu_ps(dst + i, mask, load_kv(src + i, mask));
+  }
+}
+
 template <typename KV>
 void attend_chunk_avx512(const float* q, int64_t R, const KV* k, const KV* v, int64_t J, int64_t HD,
                          const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
+  if constexpr (sizeof(KV) == 2) {
+    // Many rows read every key and value: widen the chunk once rather than once per row. The
+    // f32 kernel then sees exactly the values the in-register path would, so results are equal.
+    if (R >= kWidenMinRows && HD <= kWidenMaxHeadDim) {
+      alignas(64) float keys[kLanes * kWidenMaxHeadDim];
+      alignas(64) float values[kLanes * kWidenMaxHeadDim];
+      widen_bf16(k, J * HD, keys);
+      widen_bf16(v, J * HD, values);
+      attend_chunk_avx512<float>(q, R, keys, values, J, HD, visible, scale, row_max, row_sum, out);
+      return;
+    }
+  }
   const KV* key[kLanes];
   for (int j = 0; j < kLanes; j++) key[j] = k + smaller(j, J - 1) * HD;
   alignas(64) float p[kLanes];
@@ -106,7 +133,8 @@ void attend_chunk_avx512(const float* q, int64_t R, const KV* k, const KV* v, in
     const __m512 all_scores = chunk_scores(q + r * HD, key, HD, scale);
     const __m512 scores = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), seen_mask, all_scores);
     const float new_max = larger(row_max[r], _mm512_reduce_max_ps(scores));
-    const float correction = expf(row_max[r] - new_max);
+    // e^0 is exactly 1: skip the call when the running max holds (most chunks).
+    const float correction = new_max == row_max[r] ? 1.0f : expf(row_max[r] - new_max);
     const __m512 shifted = _mm512_sub_ps(scores, _mm512_set1_ps(new_max));
     const __m512 weights = _mm512_maskz_mov_ps(seen_mask, exp_nonpositive(shifted));
     _mm512_store_ps(p, weights);
