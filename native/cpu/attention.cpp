@@ -1,5 +1,5 @@
-// The attention driver (tiling, page walking, threads, the f32/bf16 page dispatch), the scalar
-// chunk kernel and the per-level dispatch; see attention.h.
+// The attention driver (tiling, page walking, threads, the f32/bf16/fp8 page dispatch), the scalar
+// chunk kernel, fp8 row quantization and the per-level dispatch; see attention.h.
 #include "cpu/attention.h"
 
 #include <algorithm>
@@ -12,12 +12,17 @@
 namespace s3::cpu {
 namespace {
 
-inline float widen(float x) { return x; }
-inline float widen(uint16_t bf16) { return bf16_to_f32(bf16); }
+// Element d of row j as f32; `scales` (fp8 only) holds the chunk's row scales.
+inline float widen(const float* row, int64_t d, const float*, int64_t) { return row[d]; }
+inline float widen(const uint16_t* row, int64_t d, const float*, int64_t) { return bf16_to_f32(row[d]); }
+inline float widen(const uint8_t* row, int64_t d, const float* scales, int64_t j) {
+  return fp8e4m3_to_f32(row[d]) * scales[j];
+}
 
 template <typename KV>
-void attend_chunk_scalar(const float* q, int64_t R, const KV* k, const KV* v, int64_t J, int64_t HD,
-                         const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
+void attend_chunk_scalar(const float* q, int64_t R, const KV* k, const KV* v, const float* k_scale,
+                         const float* v_scale, int64_t J, int64_t HD, const int32_t* visible, float scale,
+                         float* row_max, float* row_sum, float* out) {
   float score[kAttentionKeyChunk];
   for (int64_t r = 0; r < R; r++) {
     const int64_t seen = visible[r];
@@ -26,7 +31,7 @@ void attend_chunk_scalar(const float* q, int64_t R, const KV* k, const KV* v, in
     float chunk_max = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < seen; j++) {
       float dot = 0.0f;
-      for (int64_t d = 0; d < HD; d++) dot += qr[d] * widen(k[j * HD + d]);
+      for (int64_t d = 0; d < HD; d++) dot += qr[d] * widen(k + j * HD, d, k_scale, j);
       score[j] = dot * scale;
       chunk_max = std::max(chunk_max, score[j]);
     }
@@ -38,14 +43,23 @@ void attend_chunk_scalar(const float* q, int64_t R, const KV* k, const KV* v, in
     for (int64_t j = 0; j < seen; j++) {
       const float p = std::exp(score[j] - new_max);
       sum += p;
-      for (int64_t d = 0; d < HD; d++) o[d] += p * widen(v[j * HD + d]);
+      for (int64_t d = 0; d < HD; d++) o[d] += p * widen(v + j * HD, d, v_scale, j);
     }
     row_sum[r] = row_sum[r] * correction + sum;
     row_max[r] = new_max;
   }
 }
 
-const AttentionKernels kAttentionScalar = {"scalar", attend_chunk_scalar<float>, attend_chunk_scalar<uint16_t>};
+const AttentionKernels kAttentionScalar = {"scalar", attend_chunk_scalar<float>, attend_chunk_scalar<uint16_t>,
+                                           attend_chunk_scalar<uint8_t>};
+
+// Asks for every 64-byte cache line that [start, start + bytes) touches, ahead of use.
+inline void prefetch(const void* start, int64_t bytes) {
+  const uintptr_t end = reinterpret_cast<uintptr_t>(start) + uintptr_t(bytes);
+  for (uintptr_t line = reinterpret_cast<uintptr_t>(start) & ~uintptr_t(63); line < end; line += 64) {
+    __builtin_prefetch(reinterpret_cast<const void*>(line));
+  }
+}
 
 // Query rows per tile: the G heads sharing a KV head times as many tokens as fit, so each
 // loaded key chunk serves many rows.
@@ -57,7 +71,7 @@ struct TileScratch {
 };
 
 // Tokens [first, first + count) of `seq` (indices within the sequence) against KV head g; the
-// pages hold KV elements (float or bf16 bits), read by `attend_chunk`.
+// pages hold KV elements (float, bf16 bits or fp8 bytes with row scales), read by `attend_chunk`.
 template <typename KV>
 void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionSequence& seq, int64_t token_offset,
                  int64_t first, int64_t count, int64_t g, int64_t NH, int64_t NKV, int64_t HD,
@@ -92,16 +106,18 @@ void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionS
     if (next <= last_position) {
       const int64_t next_block = seq.block_table[next / kv.block_size];
       const int64_t next_row = ((next_block * NKV + g) * kv.block_size + next % kv.block_size) * HD;
-      const int64_t bytes = std::min(kAttentionKeyChunk, last_position + 1 - next) * HD * int64_t(sizeof(KV));
-      const char* next_keys = reinterpret_cast<const char*>(keys + next_row);
-      const char* next_values = reinterpret_cast<const char*>(values + next_row);
-      for (int64_t offset = 0; offset < bytes; offset += 64) {
-        __builtin_prefetch(next_keys + offset);
-        __builtin_prefetch(next_values + offset);
+      const int64_t rows = std::min(kAttentionKeyChunk, last_position + 1 - next);
+      prefetch(keys + next_row, rows * HD * int64_t(sizeof(KV)));
+      prefetch(values + next_row, rows * HD * int64_t(sizeof(KV)));
+      if (kv.key_scales != nullptr) {
+        prefetch(kv.key_scales + next_row / HD, rows * int64_t(sizeof(float)));
+        prefetch(kv.value_scales + next_row / HD, rows * int64_t(sizeof(float)));
       }
     }
-    attend_chunk(scratch.q.data(), R, keys + row, values + row, J, HD, scratch.visible.data(), scale,
-                 scratch.row_max.data(), scratch.row_sum.data(), scratch.out.data());
+    const float* key_scales = kv.key_scales != nullptr ? kv.key_scales + row / HD : nullptr;
+    const float* value_scales = kv.value_scales != nullptr ? kv.value_scales + row / HD : nullptr;
+    attend_chunk(scratch.q.data(), R, keys + row, values + row, key_scales, value_scales, J, HD,
+                 scratch.visible.data(), scale, scratch.row_max.data(), scratch.row_sum.data(), scratch.out.data());
   }
   for (int64_t r = 0; r < R; r++) {
     float* dst = out + ((token_offset + first + r / G) * NH + g * G + r % G) * HD;
@@ -110,6 +126,20 @@ void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionS
 }
 
 }  // namespace
+
+float quantize_fp8_row(const float* x, int64_t count, uint8_t* bytes) {
+  float largest = 0.0f;
+  bool finite = true;
+  for (int64_t i = 0; i < count; i++) {
+    finite = finite && std::isfinite(x[i]);
+    largest = std::max(largest, std::fabs(x[i]));
+  }
+  float scale = largest / kFp8E4M3Max;
+  if (!finite) scale = std::numeric_limits<float>::quiet_NaN();
+  if (scale == 0.0f) scale = 1.0f;  // zeros, or magnitudes whose scale would underflow: all bytes 0
+  for (int64_t i = 0; i < count; i++) bytes[i] = finite ? f32_to_fp8e4m3(x[i] / scale) : uint8_t(0);
+  return scale;
+}
 
 void attention_forward(float* out, const float* q, const KvPages& kv, const AttentionSequence* sequences, int64_t B,
                        int64_t NH, int64_t NKV, int64_t HD, ThreadPool& pool, const AttentionKernels& kernels) {
@@ -141,12 +171,19 @@ void attention_forward(float* out, const float* q, const KvPages& kv, const Atte
         const int64_t tiles = (first_item[size_t(b + 1)] - first_item[size_t(b)]) / NKV;
         const int64_t g = local / tiles, first = (local % tiles) * tile_tokens;
         const int64_t count = std::min(tile_tokens, sequences[b].length - first);
-        if (kv.dtype == KvDtype::Bf16) {
-          attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD,
-                      kernels.attend_chunk_bf16, scratch);
-        } else {
-          attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD,
-                      kernels.attend_chunk, scratch);
+        switch (kv.dtype) {
+          case KvDtype::F32:
+            attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD,
+                        kernels.attend_chunk, scratch);
+            break;
+          case KvDtype::Bf16:
+            attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD,
+                        kernels.attend_chunk_bf16, scratch);
+            break;
+          case KvDtype::Fp8E4M3:
+            attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD,
+                        kernels.attend_chunk_fp8, scratch);
+            break;
         }
       }
     }

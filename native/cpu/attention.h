@@ -18,20 +18,36 @@ namespace s3::cpu {
 // Keys per online-softmax step; cache blocks hold a multiple of it.
 constexpr int64_t kAttentionKeyChunk = 16;
 
-// Element type of cached keys and values: f32, or bf16 (the top 16 bits of an f32, rounded to
-// nearest even when stored) that the kernels widen to f32 in registers as they read it.
-enum class KvDtype : uint8_t { F32, Bf16 };
+// Element type of cached keys and values: f32; bf16 (the top 16 bits of an f32, rounded to nearest
+// even when stored); or fp8 e4m3 ("fn": largest magnitude 448, no inf) with one f32 scale per
+// (position, KV head) row of HD values, so a row holds x ≈ fp8e4m3_to_f32(byte) × scale. The
+// kernels widen bf16 and fp8 to f32 in registers as they read them (no f32 copy of the cache).
+enum class KvDtype : uint8_t { F32, Bf16, Fp8E4M3 };
 
-constexpr int64_t kv_dtype_size(KvDtype dtype) { return dtype == KvDtype::Bf16 ? 2 : 4; }
+// Bytes of one cached element (an fp8 row's scale comes on top: kv_row_scale_bytes).
+constexpr int64_t kv_dtype_size(KvDtype dtype) {
+  return dtype == KvDtype::F32 ? 4 : dtype == KvDtype::Bf16 ? 2 : 1;
+}
+// Bytes of the scale each row of HD elements carries: 4 (one f32) for fp8, none otherwise.
+constexpr int64_t kv_row_scale_bytes(KvDtype dtype) { return dtype == KvDtype::Fp8E4M3 ? 4 : 0; }
 
-// One layer's K/V pages. Block b of a pool is [NKV × block_size × HD] elements of `dtype` (float
-// or uint16_t bf16 bits): each KV head's rows are contiguous, row i of block b holding the
-// position block_table[...] maps to b plus i.
+// fp8 quantization of one row of `count` values (RNE, saturating at ±448): returns the row's
+// scale max|x| / 448 (1 for a row of zeros, or one too small for a nonzero f32 scale; NaN for a
+// row holding inf or NaN, so it dequantizes to NaN as its f32 values would poison attention) and
+// writes bytes[i] = f32_to_fp8e4m3(x[i] / scale). No NaN code (0x7F, 0xFF) is ever written.
+float quantize_fp8_row(const float* x, int64_t count, uint8_t* bytes);
+
+// One layer's K/V pages. Block b of a pool is [NKV × block_size × HD] elements of `dtype` (float,
+// uint16_t bf16 bits or uint8_t fp8 bytes): each KV head's rows are contiguous, row i of block b
+// holding the position block_table[...] maps to b plus i. An fp8 cache keeps the rows' scales in
+// pools of their own with the same layout and HD = 1: the row at element offset o has scale o / HD.
 struct KvPages {
   const void* keys = nullptr;    // [num_blocks × NKV × block_size × HD]
   const void* values = nullptr;  // [num_blocks × NKV × block_size × HD]
   int64_t block_size = 0;        // positions per block, a multiple of kAttentionKeyChunk
   KvDtype dtype = KvDtype::F32;
+  const float* key_scales = nullptr;    // fp8 only: [num_blocks × NKV × block_size]
+  const float* value_scales = nullptr;  // fp8 only: [num_blocks × NKV × block_size]
 };
 
 // One sequence of a batch.
@@ -45,19 +61,24 @@ struct AttentionSequence {
 };
 
 // Folds J (≤ kAttentionKeyChunk) consecutive keys into R query rows' running softmax.
-// q: [R × HD]; k, v: [J × HD] of KV (float, or uint16_t bf16 bits); visible[r] ≤ J: row r sees
-// keys 0 .. visible[r] − 1 of the chunk; row_max[R], row_sum[R], out[R × HD]: running max of
-// scaled scores, sum of exp(score − max), and Σ exp(score − max)·v (unnormalized), updated in place.
+// q: [R × HD]; k, v: [J × HD] of KV (float, uint16_t bf16 bits or uint8_t fp8 bytes); k_scale,
+// v_scale: the J rows' scales when KV is fp8 (ignored otherwise); visible[r] ≤ J: row r sees keys
+// 0 .. visible[r] − 1 of the chunk; row_max[R], row_sum[R], out[R × HD]: running max of scaled
+// scores, sum of exp(score − max), and Σ exp(score − max)·v (unnormalized), updated in place.
 template <typename KV>
-using AttendChunk = void (*)(const float* q, int64_t R, const KV* k, const KV* v, int64_t J, int64_t HD,
-                             const int32_t* visible, float scale, float* row_max, float* row_sum, float* out);
+using AttendChunk = void (*)(const float* q, int64_t R, const KV* k, const KV* v, const float* k_scale,
+                             const float* v_scale, int64_t J, int64_t HD, const int32_t* visible, float scale,
+                             float* row_max, float* row_sum, float* out);
 
-// One implementation per SIMD level. Both entries run the same code on the same f32 values: a bf16
-// cache gives the very bits an f32 cache holding the bf16-rounded keys and values gives.
+// One implementation per SIMD level. All entries run the same code on the same f32 values: a bf16
+// cache gives the very bits an f32 cache holding the bf16-rounded keys and values gives, and an
+// fp8 cache those of an f32 cache holding the dequantized values fp8e4m3_to_f32(byte) × scale
+// (each element is widened and multiplied by its row's scale, rounded once, before it is used).
 struct AttentionKernels {
   const char* name;
   AttendChunk<float> attend_chunk;
   AttendChunk<uint16_t> attend_chunk_bf16;
+  AttendChunk<uint8_t> attend_chunk_fp8;
 };
 
 // out, q: [T × NH × HD] for the T = Σ length new tokens, packed sequence after sequence. Each

@@ -1,7 +1,7 @@
 // AVX2 attention chunk kernel (compiled with -mavx2 -mfma -mf16c; called only after run-time
 // detection): attention_avx512.cpp's algorithm with 8 lanes, the 16 keys of a chunk handled as
 // two groups of 8. AVX2 has no masked loads for the HD tail, so it goes through zero-padded copies.
-// Keys and values are f32 or bf16 (8 lanes widened in registers: zero-extend, shift to the high half).
+// Keys and values are f32, bf16 or fp8 e4m3 with row scales, 8 lanes widened in registers (load_kv).
 #include <immintrin.h>
 
 #include <math.h>
@@ -28,8 +28,13 @@ inline __m256 load_partial(const float* src, int64_t count) {
   return _mm256_load_ps(padded);
 }
 
-// Up to 8 bf16 values from src as f32, zero-padded.
-inline __m256 load_partial(const uint16_t* src, int64_t count) {
+// Up to 8 key/value elements of one row as f32, zero-padded. bf16: zero-extend, shift to the high
+// half. fp8: the f16-bits trick of attention_avx512.cpp's load_kv (the byte sign-extended, shifted
+// left 7, bit 14 cleared is an f16 of value e4m3 × 2^-8), F16C, then × factor = 2^8 × the row's
+// scale: fp8e4m3_to_f32(byte) × scale rounded once, as an f32 cache of it would hold.
+inline __m256 load_kv(const float* src, int64_t count, float) { return load_partial(src, count); }
+
+inline __m256 load_kv(const uint16_t* src, int64_t count, float) {
   __m128i raw;
   if (count >= kLanes) {
     raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
@@ -39,6 +44,29 @@ inline __m256 load_partial(const uint16_t* src, int64_t count) {
     raw = _mm_load_si128(reinterpret_cast<const __m128i*>(padded));
   }
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
+}
+
+inline __m256 load_kv(const uint8_t* src, int64_t count, float factor) {
+  __m128i raw;
+  if (count >= kLanes) {
+    raw = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src));
+  } else {
+    alignas(16) uint8_t padded[16] = {};
+    std::memcpy(padded, src, size_t(count));
+    raw = _mm_load_si128(reinterpret_cast<const __m128i*>(padded));
+  }
+  const __m128i f16_bits = _mm_and_si128(_mm_slli_epi16(_mm_cvtepi8_epi16(raw), 7), _mm_set1_epi16(int16_t(0xBF80)));
+  return _mm256_mul_ps(_mm256_cvtph_ps(f16_bits), _mm256_set1_ps(factor));
+}
+
+// load_kv's factors of the chunk's rows (rows past J repeat row J − 1): 2^8 × scale for fp8.
+template <typename KV>
+inline void row_factors(const float* scales, int64_t J, float (&factor)[kAttentionKeyChunk]) {
+  if constexpr (sizeof(KV) == 1) {
+    for (int j = 0; j < int(kAttentionKeyChunk); j++) factor[j] = 256.0f * scales[smaller(j, J - 1)];
+  } else {
+    for (int j = 0; j < int(kAttentionKeyChunk); j++) factor[j] = 1.0f;  // unused
+  }
 }
 
 inline void store_partial(float* dst, __m256 value, int64_t count) {
@@ -97,21 +125,25 @@ inline __m256 sum_lanes_8(const __m256 (&v)[kLanes]) {
 
 // The 8 scaled scores of one query row against 8 keys.
 template <typename KV>
-inline __m256 group_scores(const float* q, const KV* const* key, int64_t HD, float scale) {
+inline __m256 group_scores(const float* q, const KV* const* key, const float* factor, int64_t HD, float scale) {
   __m256 acc[kLanes];
 #pragma GCC unroll 8
   for (int j = 0; j < kLanes; j++) acc[j] = _mm256_setzero_ps();
   for (int64_t d = 0; d < HD; d += kLanes) {
     const __m256 qd = load_partial(q + d, HD - d);
 #pragma GCC unroll 8
-    for (int j = 0; j < kLanes; j++) acc[j] = _mm256_fmadd_ps(qd, load_partial(key[j] + d, HD - d), acc[j]);
+    for (int j = 0; j < kLanes; j++) acc[j] = _mm256_fmadd_ps(qd, load_kv(key[j] + d, HD - d, factor[j]), acc[j]);
   }
   return _mm256_mul_ps(sum_lanes_8(acc), _mm256_set1_ps(scale));
 }
 
 template <typename KV>
-void attend_chunk_avx2(const float* q, int64_t R, const KV* k, const KV* v, int64_t J, int64_t HD,
-                       const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
+void attend_chunk_avx2(const float* q, int64_t R, const KV* k, const KV* v, const float* k_scale, const float* v_scale,
+                       int64_t J, int64_t HD, const int32_t* visible, float scale, float* row_max, float* row_sum,
+                       float* out) {
+  float key_factor[kAttentionKeyChunk], value_factor[kAttentionKeyChunk];
+  row_factors<KV>(k_scale, J, key_factor);
+  row_factors<KV>(v_scale, J, value_factor);
   const KV* key[kAttentionKeyChunk];
   for (int j = 0; j < int(kAttentionKeyChunk); j++) key[j] = k + smaller(j, J - 1) * HD;
   const __m256i lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -126,7 +158,7 @@ void attend_chunk_avx2(const float* q, int64_t R, const KV* k, const KV* v, int6
       seen_mask[group] = _mm256_castsi256_ps(_mm256_cmpgt_epi32(seen_in_group, lane_index));
       scores[group] = _mm256_set1_ps(-INFINITY);
       if (seen <= group * kLanes) continue;  // no visible key in this group
-      const __m256 group_score = group_scores(q + r * HD, key + group * kLanes, HD, scale);
+      const __m256 group_score = group_scores(q + r * HD, key + group * kLanes, key_factor + group * kLanes, HD, scale);
       scores[group] = _mm256_blendv_ps(scores[group], group_score, seen_mask[group]);
       chunk_max = larger(chunk_max, max_lanes(scores[group]));
     }
@@ -146,7 +178,7 @@ void attend_chunk_avx2(const float* q, int64_t R, const KV* k, const KV* v, int6
     for (int64_t d = 0; d < HD; d += kLanes) {
       __m256 acc = _mm256_mul_ps(load_partial(o + d, HD - d), _mm256_set1_ps(correction));
       for (int64_t j = 0; j < seen; j++) {
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), load_partial(v + j * HD + d, HD - d), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), load_kv(v + j * HD + d, HD - d, value_factor[j]), acc);
       }
       store_partial(o + d, acc, HD - d);
     }
@@ -155,6 +187,7 @@ void attend_chunk_avx2(const float* q, int64_t R, const KV* k, const KV* v, int6
 
 }  // namespace
 
-const AttentionKernels kAttentionAvx2 = {"avx2", attend_chunk_avx2<float>, attend_chunk_avx2<uint16_t>};
+const AttentionKernels kAttentionAvx2 = {"avx2", attend_chunk_avx2<float>, attend_chunk_avx2<uint16_t>,
+                                         attend_chunk_avx2<uint8_t>};
 
 }  // namespace s3::cpu

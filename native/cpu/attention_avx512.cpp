@@ -1,9 +1,9 @@
 // AVX-512 attention chunk kernel (compiled with -mavx512f/bw/vl/dq; called only after run-time
 // detection). For each query row: 16 dot products accumulated along HD in 16 vectors, reduced
 // together into one vector of 16 scores by a fixed transpose-add tree, then the online-softmax
-// update with a vectorized exp and the weighted sum of value rows. Keys and values are f32 or bf16
-// (16 lanes widened in registers: zero-extend to 32 bits, shift into the high half; a chunk that
-// many query rows read is widened once into stack buffers first).
+// update with a vectorized exp and the weighted sum of value rows. Keys and values are f32, bf16
+// or fp8 e4m3 with row scales, widened 16 lanes at a time in registers (see load_kv); a chunk that
+// many query rows read is widened once into stack buffers first.
 #include <immintrin.h>
 
 #include <math.h>
@@ -25,11 +25,30 @@ inline __mmask16 lane_mask(int64_t count) {
   return count >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
 }
 
-// Up to 16 keys/values elements as f32 (masked lanes zero).
-inline __m512 load_kv(const float* src, __mmask16 mask) { return _mm512_maskz_loadu_ps(mask, src); }
-inline __m512 load_kv(const uint16_t* src, __mmask16 mask) {
+// Up to 16 key/value elements of one row as f32 (masked lanes zero). bf16: zero-extend to 32 bits,
+// shift into the high half. fp8: each byte becomes f16 bits (sign-extend to 16 bits, shift left 7,
+// clear bit 14: sign in bit 15, exponent and mantissa in bits 13..7), whose value is exactly the
+// e4m3 value × 2^-8, subnormals included; F16C widens them and `factor` = 2^8 × the row's scale
+// (exact) makes fp8e4m3_to_f32(byte) × scale, rounded once, as an f32 cache of it would hold.
+inline __m512 load_kv(const float* src, __mmask16 mask, float) { return _mm512_maskz_loadu_ps(mask, src); }
+inline __m512 load_kv(const uint16_t* src, __mmask16 mask, float) {
   const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, src));
   return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+inline __m512 load_kv(const uint8_t* src, __mmask16 mask, float factor) {
+  const __m256i shifted = _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_maskz_loadu_epi8(mask, src)), 7);
+  const __m256i f16_bits = _mm256_and_si256(shifted, _mm256_set1_epi16(int16_t(0xBF80)));
+  return _mm512_mul_ps(_mm512_cvtph_ps(f16_bits), _mm512_set1_ps(factor));
+}
+
+// load_kv's factors of the chunk's rows (rows past J repeat row J − 1): 2^8 × scale for fp8.
+template <typename KV>
+inline void row_factors(const float* scales, int64_t J, float (&factor)[kLanes]) {
+  if constexpr (sizeof(KV) == 1) {
+    for (int j = 0; j < kLanes; j++) factor[j] = 256.0f * scales[smaller(j, J - 1)];
+  } else {
+    for (int j = 0; j < kLanes; j++) factor[j] = 1.0f;  // unused
+  }
 }
 
 // e^x for x ≤ 0 (Cephes expf: x = n·ln2 + r, a degree-6 polynomial in r, then ·2^n), about 1 ulp.
@@ -81,7 +100,8 @@ inline __m512 sum_lanes_16(const __m512 (&v)[kLanes]) {
 
 // The 16 scaled scores of one query row against the chunk's keys (rows past J repeat row J − 1).
 template <typename KV>
-inline __m512 chunk_scores(const float* q, const KV* const (&key)[kLanes], int64_t HD, float scale) {
+inline __m512 chunk_scores(const float* q, const KV* const (&key)[kLanes], const float (&factor)[kLanes], int64_t HD,
+                           float scale) {
   __m512 acc[kLanes];
 #pragma GCC unroll 16
   for (int j = 0; j < kLanes; j++) acc[j] = _mm512_setzero_ps();
@@ -89,37 +109,45 @@ inline __m512 chunk_scores(const float* q, const KV* const (&key)[kLanes], int64
     const __mmask16 mask = lane_mask(HD - d);
     const __m512 qd = _mm512_maskz_loadu_ps(mask, q + d);
 #pragma GCC unroll 16
-    for (int j = 0; j < kLanes; j++) acc[j] = _mm512_fmadd_ps(qd, load_kv(key[j] + d, mask), acc[j]);
+    for (int j = 0; j < kLanes; j++) acc[j] = _mm512_fmadd_ps(qd, load_kv(key[j] + d, mask, factor[j]), acc[j]);
   }
   return _mm512_mul_ps(sum_lanes_16(acc), _mm512_set1_ps(scale));
 }
 
-// A bf16 chunk that at least kWidenMinRows query rows read (prefill tiles), with head dims up to
-// kWidenMaxHeadDim, is widened once into f32 stack buffers (2 × 16 KB); the few rows of a decode
-// step (the G heads of one KV head) widen in registers, which measured faster than the round trip.
+// A bf16 or fp8 chunk that at least kWidenMinRows query rows read (prefill tiles), with head dims
+// up to kWidenMaxHeadDim, is widened once into f32 stack buffers (2 × 16 KB); the few rows of a
+// decode step (the G heads of one KV head) widen in registers, which measured faster than the
+// round trip for bf16.
 constexpr int64_t kWidenMinRows = 8;
 constexpr int64_t kWidenMaxHeadDim = 256;
 
-// count bf16 elements to f32 (exact).
-inline void widen_bf16(const uint16_t* src, int64_t count, float* dst) {
-  for (int64_t i = 0; i < count; i += kLanes) {
-    const __mmask16 mask = lane_mask(count - i);
-    _mm512_mask_storeu_ps(dst + i, mask, load_kv(src + i, mask));
+// J rows of HD elements to f32, as load_kv makes them.
+template <typename KV>
+inline void widen_rows(const KV* src, const float (&factor)[kLanes], int64_t J, int64_t HD, float* dst) {
+  for (int64_t j = 0; j < J; j++) {
+    for (int64_t d = 0; d < HD; d += kLanes) {
+      const __mmask16 mask = lane_mask(HD - d);
+      _mm512_mask_storeu_ps(dst + j * HD + d, mask, load_kv(src + j * HD + d, mask, factor[j]));
+    }
   }
 }
 
 template <typename KV>
-void attend_chunk_avx512(const float* q, int64_t R, const KV* k, const KV* v, int64_t J, int64_t HD,
-                         const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
-  if constexpr (sizeof(KV) == 2) {
+void attend_chunk_avx512(const float* q, int64_t R, const KV* k, const KV* v, const float* k_scale,
+                         const float* v_scale, int64_t J, int64_t HD, const int32_t* visible, float scale,
+                         float* row_max, float* row_sum, float* out) {
+  float key_factor[kLanes], value_factor[kLanes];
+  row_factors<KV>(k_scale, J, key_factor);
+  row_factors<KV>(v_scale, J, value_factor);
+  if constexpr (sizeof(KV) < sizeof(float)) {
     // Many rows read every key and value: widen the chunk once rather than once per row. The
     // f32 kernel then sees exactly the values the in-register path would, so results are equal.
     if (R >= kWidenMinRows && HD <= kWidenMaxHeadDim) {
       alignas(64) float keys[kLanes * kWidenMaxHeadDim];
       alignas(64) float values[kLanes * kWidenMaxHeadDim];
-      widen_bf16(k, J * HD, keys);
-      widen_bf16(v, J * HD, values);
-      attend_chunk_avx512<float>(q, R, keys, values, J, HD, visible, scale, row_max, row_sum, out);
+      widen_rows(k, key_factor, J, HD, keys);
+      widen_rows(v, value_factor, J, HD, values);
+      attend_chunk_avx512<float>(q, R, keys, values, nullptr, nullptr, J, HD, visible, scale, row_max, row_sum, out);
       return;
     }
   }
@@ -130,7 +158,7 @@ void attend_chunk_avx512(const float* q, int64_t R, const KV* k, const KV* v, in
     const int64_t seen = visible[r];
     if (seen == 0) continue;
     const __mmask16 seen_mask = lane_mask(seen);
-    const __m512 all_scores = chunk_scores(q + r * HD, key, HD, scale);
+    const __m512 all_scores = chunk_scores(q + r * HD, key, key_factor, HD, scale);
     const __m512 scores = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), seen_mask, all_scores);
     const float new_max = larger(row_max[r], _mm512_reduce_max_ps(scores));
     // e^0 is exactly 1: skip the call when the running max holds (most chunks).
@@ -145,7 +173,7 @@ void attend_chunk_avx512(const float* q, int64_t R, const KV* k, const KV* v, in
       const __mmask16 mask = lane_mask(HD - d);
       __m512 acc = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, o + d), _mm512_set1_ps(correction));
       for (int64_t j = 0; j < seen; j++) {
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), load_kv(v + j * HD + d, mask), acc);
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), load_kv(v + j * HD + d, mask, value_factor[j]), acc);
       }
       _mm512_mask_storeu_ps(o + d, mask, acc);
     }
@@ -154,6 +182,7 @@ void attend_chunk_avx512(const float* q, int64_t R, const KV* k, const KV* v, in
 
 }  // namespace
 
-const AttentionKernels kAttentionAvx512 = {"avx512", attend_chunk_avx512<float>, attend_chunk_avx512<uint16_t>};
+const AttentionKernels kAttentionAvx512 = {"avx512", attend_chunk_avx512<float>, attend_chunk_avx512<uint16_t>,
+                                           attend_chunk_avx512<uint8_t>};
 
 }  // namespace s3::cpu

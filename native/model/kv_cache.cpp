@@ -9,11 +9,22 @@
 
 namespace s3::model {
 
-const char* kv_dtype_name(cpu::KvDtype dtype) { return dtype == cpu::KvDtype::Bf16 ? "bf16" : "f32"; }
+const char* kv_dtype_name(cpu::KvDtype dtype) {
+  switch (dtype) {
+    case cpu::KvDtype::F32:
+      return "f32";
+    case cpu::KvDtype::Bf16:
+      return "bf16";
+    case cpu::KvDtype::Fp8E4M3:
+      return "fp8";
+  }
+  return "?";
+}
 
 std::optional<cpu::KvDtype> parse_kv_dtype(std::string_view name) {
   if (name == "f32") return cpu::KvDtype::F32;
   if (name == "bf16") return cpu::KvDtype::Bf16;
+  if (name == "fp8") return cpu::KvDtype::Fp8E4M3;
   return std::nullopt;
 }
 
@@ -33,21 +44,28 @@ KvCache::KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_bloc
     throw std::invalid_argument("KV cache needs at least one block; got " + std::to_string(num_blocks));
   }
   const size_t bytes = size_t(layers_ * num_blocks_ * kv_heads_ * block_size_ * head_dim_ * cpu::kv_dtype_size(dtype_));
-  keys_.assign(bytes, 0);  // all-zero bits are 0.0 in f32 and bf16 alike
+  keys_.assign(bytes, 0);  // all-zero bits are 0.0 in f32, bf16 and fp8 alike
   values_.assign(bytes, 0);
+  if (dtype_ == cpu::KvDtype::Fp8E4M3) {
+    key_scales_.assign(size_t(layers_ * num_blocks_ * kv_heads_ * block_size_), 1.0f);
+    value_scales_.assign(key_scales_.size(), 1.0f);
+  }
 }
 
 int64_t KvCache::bytes_per_block(const Qwen3Config& c, int64_t block_size, cpu::KvDtype dtype) {
-  return c.num_hidden_layers * c.num_key_value_heads * block_size * c.head_dim * 2 * cpu::kv_dtype_size(dtype);
+  const int64_t row_bytes = c.head_dim * cpu::kv_dtype_size(dtype) + cpu::kv_row_scale_bytes(dtype);
+  return c.num_hidden_layers * c.num_key_value_heads * block_size * row_bytes * 2;
 }
 
-size_t KvCache::block_offset(int64_t layer, int64_t block) const {
-  return size_t(((layer * num_blocks_ + block) * kv_heads_) * block_size_ * head_dim_ * cpu::kv_dtype_size(dtype_));
+size_t KvCache::block_row(int64_t layer, int64_t block) const {
+  return size_t(((layer * num_blocks_ + block) * kv_heads_) * block_size_);
 }
 
 cpu::KvPages KvCache::pages(int64_t layer) const {
-  const size_t offset = block_offset(layer, 0);
-  return {keys_.data() + offset, values_.data() + offset, block_size_, dtype_};
+  const size_t row = block_row(layer, 0), offset = row * size_t(head_dim_ * cpu::kv_dtype_size(dtype_));
+  if (dtype_ != cpu::KvDtype::Fp8E4M3) return {keys_.data() + offset, values_.data() + offset, block_size_, dtype_};
+  return {keys_.data() + offset, values_.data() + offset, block_size_, dtype_, key_scales_.data() + row,
+          value_scales_.data() + row};
 }
 
 void KvCache::store(int64_t layer, const cpu::AttentionSequence* sequences, int64_t B, const float* k, const float* v) {
@@ -61,14 +79,22 @@ void KvCache::store(int64_t layer, const cpu::AttentionSequence* sequences, int6
       const int64_t position = seq.start + i;
       const int64_t block = seq.block_table[position / block_size_];
       for (int64_t h = 0; h < NKV; h++) {
-        const size_t dst = block_offset(layer, block) + size_t(h * block_size_ + position % block_size_) * row_bytes;
+        const size_t row = block_row(layer, block) + size_t(h * block_size_ + position % block_size_);
+        const size_t dst = row * row_bytes;
         const size_t src = size_t((token * NKV + h) * HD);
-        if (dtype_ == cpu::KvDtype::Bf16) {
-          convert.f32_to_bf16(k + src, reinterpret_cast<uint16_t*>(keys_.data() + dst), size_t(HD));
-          convert.f32_to_bf16(v + src, reinterpret_cast<uint16_t*>(values_.data() + dst), size_t(HD));
-        } else {
-          std::memcpy(keys_.data() + dst, k + src, row_bytes);
-          std::memcpy(values_.data() + dst, v + src, row_bytes);
+        switch (dtype_) {
+          case cpu::KvDtype::F32:
+            std::memcpy(keys_.data() + dst, k + src, row_bytes);
+            std::memcpy(values_.data() + dst, v + src, row_bytes);
+            break;
+          case cpu::KvDtype::Bf16:
+            convert.f32_to_bf16(k + src, reinterpret_cast<uint16_t*>(keys_.data() + dst), size_t(HD));
+            convert.f32_to_bf16(v + src, reinterpret_cast<uint16_t*>(values_.data() + dst), size_t(HD));
+            break;
+          case cpu::KvDtype::Fp8E4M3:
+            key_scales_[row] = cpu::quantize_fp8_row(k + src, HD, keys_.data() + dst);
+            value_scales_[row] = cpu::quantize_fp8_row(v + src, HD, values_.data() + dst);
+            break;
         }
       }
     }

@@ -37,7 +37,7 @@ cpu::KvDtype kv_dtype_option(Napi::Object options, const char* name, cpu::KvDtyp
   const std::string text = v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
   const std::optional<cpu::KvDtype> dtype = v.IsString() ? model::parse_kv_dtype(text) : std::nullopt;
   if (!dtype) {
-    throw Napi::TypeError::New(options.Env(), std::string("Engine option ") + name + " must be 'f32' or 'bf16', got " +
+    throw Napi::TypeError::New(options.Env(), std::string("Engine option ") + name + " must be 'f32', 'bf16' or 'fp8', got " +
                                                   (v.IsString() ? "'" + text + "'" : std::string("a non-string value")));
   }
   return *dtype;
@@ -295,6 +295,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
     o.Set("kvBlocksUsed", double(s.kv_blocks_used));
     o.Set("kvBlocksTotal", double(s.kv_blocks_total));
     o.Set("kvCacheDtype", model::kv_dtype_name(s.kv_dtype));
+    o.Set("kvBytesPerBlock", double(model::KvCache::bytes_per_block(engine_->config(), s.block_size, s.kv_dtype)));
     o.Set("steps", double(s.steps));
     o.Set("generatedTokens", double(s.generated_tokens));
     o.Set("processedTokens", double(s.processed_tokens));

@@ -16,7 +16,7 @@ import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { NativePolicy } from '../policy/native-policy.js';
 import { aggregationTask } from '../tasks/aggregation/task.js';
 import type { NativeEngineStats } from './binding.js';
-import { InferenceEngine, KV_CACHE_DTYPE_BYTES, type EngineSequence, type KvCacheDtype } from './engine.js';
+import { InferenceEngine, kvCacheBytesPerPosition, type EngineSequence, type KvCacheDtype } from './engine.js';
 
 const BLOCK_SIZE = 16;
 const MAX_PIECE = 1024;
@@ -35,7 +35,7 @@ interface KvShape {
   readonly vocabSize: number;
   readonly maxPositions: number;
   readonly dtype: KvCacheDtype;
-  /** Keys and values of one position in every layer: 2 · layers · kvHeads · headDim · (4 for f32, 2 for bf16). */
+  /** Keys and values of one position in every layer: 2 · layers · kvHeads · (headDim · (4 f32, 2 bf16, 1 fp8) + 4 for an fp8 row's scale). */
   readonly bytesPerPosition: number;
 }
 
@@ -44,7 +44,7 @@ function kvShape(directory: string, dtype: KvCacheDtype): KvShape {
   const layers = config.num_hidden_layers;
   const kvHeads = config.num_key_value_heads ?? config.num_attention_heads;
   const headDim = config.head_dim ?? config.hidden_size / config.num_attention_heads;
-  return { layers, kvHeads, headDim, vocabSize: config.vocab_size, maxPositions: config.max_position_embeddings ?? 40960, dtype, bytesPerPosition: 2 * layers * kvHeads * headDim * KV_CACHE_DTYPE_BYTES[dtype] };
+  return { layers, kvHeads, headDim, vocabSize: config.vocab_size, maxPositions: config.max_position_embeddings ?? 40960, dtype, bytesPerPosition: kvCacheBytesPerPosition({ layers, kvHeads, headDim }, dtype) };
 }
 
 const roundUp = (value: number, multiple: number): number => Math.ceil(value / multiple) * multiple;

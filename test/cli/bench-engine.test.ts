@@ -53,9 +53,25 @@ describe('swarm bench engine', () => {
     expect(r.engine.kvCacheBytes).toBe(2 * 80 * 2 * 4 * 4 * 32 * 2);
     expect(r.engine.kvBlocksTotal).toBe(2 * 5);
     expect(r.concurrent.decode.generatedTokens).toBe(2 * 8);
-    const bad = spawnSync(process.execPath, [swarm, 'bench', 'engine', '--kv-dtype', 'fp8'], { encoding: 'utf8', timeout: 60_000 });
+    const bad = spawnSync(process.execPath, [swarm, 'bench', 'engine', '--kv-dtype', 'fp16'], { encoding: 'utf8', timeout: 60_000 });
     expect(bad.status).not.toBe(0);
-    expect(bad.stderr).toMatch(/--kv-dtype must be f32 or bf16, got "fp8"/);
+    expect(bad.stderr).toMatch(/--kv-dtype must be f32 or bf16 or fp8, got "fp16"/);
+  }, 120_000);
+
+  it('runs on an fp8 KV cache with --kv-dtype fp8 (a byte per element plus a scale per row), the soak too', () => {
+    const r = runJson(['--shape', 's3-mini', '--agents', '2', '--history', '64', '--piece', '8', '--baseline-agents', '1', '--kv-dtype', 'fp8']);
+    expect(r.engine.kvCacheDtype).toBe('fp8');
+    // 2 agents × 80 positions rounded to 16-position blocks × 2·4 layers·4 KV heads·(32 bytes + a 4-byte scale).
+    expect(r.engine.kvCacheBytes).toBe(2 * 80 * 2 * 4 * 4 * (32 + 4));
+    expect(r.engine.kvBlocksTotal).toBe(2 * 5);
+    expect(r.concurrent.decode.generatedTokens).toBe(2 * 8);
+    expect(r.finalStats).toEqual({ openSequences: 0, kvBlocksUsed: 0, preemptions: 0 });
+    const soak = runJson(['--soak', '--shape', 's3-mini', '--teams', '2', '--n', '2', '--minutes', '0.05', '--kv-dtype', 'fp8']);
+    expect(soak.engine.kvCacheDtype).toBe('fp8');
+    expect(soak.episodesFailed).toBe(0);
+    expect(soak.episodesCompleted).toBeGreaterThan(0);
+    expect(soak.released).toBe(true);
+    expect(soak.deadlock.ok).toBe(true);
   }, 120_000);
 
   it('soaks teams through the harness and releases every sequence at the end', () => {
