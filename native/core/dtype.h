@@ -65,6 +65,15 @@ S3_HOST_DEVICE inline uint16_t f32_to_bf16(float value) {
   return uint16_t((bits + 0x7FFFu + lsb) >> 16);
 }
 
+// Stochastic rounding: up (away from zero) with probability (dropped low 16 bits) / 2^16, given
+// 16 uniform random bits in `random16`, so the expected result is exactly `value`. Overflow rounds
+// to inf; NaN stays NaN (quiet), as in f32_to_bf16.
+S3_HOST_DEVICE inline uint16_t f32_to_bf16_stochastic(float value, uint32_t random16) {
+  uint32_t bits = f32_bits(value);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return uint16_t((bits >> 16) | 0x0040u);
+  return uint16_t((bits + (random16 & 0xFFFFu)) >> 16);
+}
+
 // ---- f16: IEEE binary16, 5 exponent bits (bias 15), 10 mantissa bits ----
 
 S3_HOST_DEVICE inline float f16_to_f32(uint16_t f16) {

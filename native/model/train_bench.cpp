@@ -52,9 +52,10 @@ double train_flops_per_token(const Qwen3Config& c, int64_t T) {
 }
 
 TrainBenchFigures bench_train(const std::string& checkpoint_dir, int64_t tokens, int repetitions, bool warm_up,
-                              size_t threads) {
+                              size_t threads, train::OptimizerStateDtype optimizer_state) {
   train::TrainerOptions options;
   options.threads = threads;
+  options.adamw.state_dtype = optimizer_state;
   options.adamw.lr = 1e-6;  // small: repeated steps on one batch stay near the initial weights
   train::Trainer trainer(checkpoint_dir, options);
   const Qwen3Config& c = trainer.config();

@@ -10,7 +10,8 @@
 namespace s3::napi {
 namespace {
 
-// benchTrain(directory, {tokens, repetitions, warmUp}) → figures (see src/native/train-bench.ts).
+// benchTrain(directory, {tokens, repetitions, warmUp, optimizerStateDtype?}) → figures (see
+// src/native/train-bench.ts).
 Napi::Value bench_train(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::string directory = info[0].As<Napi::String>();
@@ -18,8 +19,14 @@ Napi::Value bench_train(const Napi::CallbackInfo& info) {
   const int64_t tokens = options.Get("tokens").As<Napi::Number>().Int64Value();
   const int repetitions = options.Get("repetitions").As<Napi::Number>().Int32Value();
   const bool warm_up = options.Get("warmUp").As<Napi::Boolean>().Value();
-  const model::TrainBenchFigures f =
-      guarded(env, [&] { return model::bench_train(directory, tokens, repetitions, warm_up, 0); });
+  const Napi::Value state_value = options.Get("optimizerStateDtype");
+  const std::string state_name = state_value.IsUndefined() ? "f32" : state_value.ToString().Utf8Value();
+  const auto optimizer_state = train::parse_optimizer_state_dtype(state_name);
+  if (!optimizer_state) {
+    throw Napi::TypeError::New(env, "benchTrain: optimizerStateDtype must be 'f32' or 'bf16', got " + state_name);
+  }
+  const model::TrainBenchFigures f = guarded(
+      env, [&] { return model::bench_train(directory, tokens, repetitions, warm_up, 0, *optimizer_state); });
   Napi::Object o = Napi::Object::New(env);
   o.Set("tokens", double(f.tokens));
   o.Set("bestSeconds", f.best_seconds);

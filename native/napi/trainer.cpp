@@ -40,6 +40,15 @@ train::TrainerOptions parse_options(Napi::Env env, const Napi::Value& value) {
   o.icepop_low = float(number_option(obj, "icepopLow", o.icepop_low));
   o.icepop_high = float(number_option(obj, "icepopHigh", o.icepop_high));
   o.threads = size_t(number_option(obj, "threads", 0.0));
+  const Napi::Value state_value = obj.Get("optimizerStateDtype");
+  if (!state_value.IsUndefined()) {
+    const std::string state_name = state_value.ToString().Utf8Value();
+    const auto state_dtype = train::parse_optimizer_state_dtype(state_value.IsString() ? state_name : "");
+    if (!state_dtype) {
+      throw Napi::TypeError::New(env, "Trainer options: optimizerStateDtype must be 'f32' or 'bf16', got " + state_name);
+    }
+    o.adamw.state_dtype = *state_dtype;
+  }
   return o;
 }
 

@@ -4,13 +4,18 @@
 // micro-batches; checkpoints load with Qwen3Weights::load and resume bit-identically; the KL
 // penalty's loss matches the naive forward, kl_coef 0 changes no gradient bit, and a small gradient
 // step on the penalty alone lowers it; accumulate returns the ratio quantiles of the weighted
-// tokens (IcePop-masked ones included).
+// tokens (IcePop-masked ones included); bf16 optimizer moments are saved as BF16 and resume
+// bit-identically, and a checkpoint of the other moment dtype is refused.
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "core/safetensors.h"
 #include "model/qwen3_backward.h"
 #include "model/qwen3_weights.h"
 #include "tests/naive_qwen3.h"
@@ -184,6 +189,75 @@ TEST(train_checkpoint_resume_is_bit_identical) {
   const auto layout = s3::model::Qwen3ParamLayout::make(loaded.config());
   const auto params = s3::model::qwen3_params_from_weights(loaded, layout);
   CHECK_EQ(params.size(), a.params().size());
+}
+
+TEST(train_bf16_optimizer_state_saves_as_bf16_and_resumes_bit_identically) {
+  const Fixture f(26);
+  s3test::TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  TrainerOptions o = options(1e-3);
+  o.adamw.state_dtype = s3::train::OptimizerStateDtype::Bf16;
+  const auto b1 = sft_batch(random_tokens(12, f.model.config.vocab_size, 8));
+  const auto b2 = sft_batch(random_tokens(10, f.model.config.vocab_size, 9));
+  Trainer a = f.trainer(o);
+  for (int i = 0; i < 3; i++) {
+    a.accumulate(i % 2 ? b1 : b2);
+    a.step();
+  }
+  a.save(ckpt);
+  for (int i = 0; i < 2; i++) {
+    a.accumulate(i % 2 ? b2 : b1);
+    a.step();
+  }
+  const s3::SafetensorsFile opt = s3::SafetensorsFile::open(ckpt + "/optimizer.safetensors");
+  CHECK(opt.info("exp_avg_sq.model.norm.weight").dtype == DType::BF16);
+  std::ifstream state_file(ckpt + "/trainer_state.json");
+  std::stringstream state;
+  state << state_file.rdbuf();
+  CHECK(state.str().find("\"state_dtype\": \"bf16\"") != std::string::npos);
+  TrainerOptions other_threads = o;
+  other_threads.threads = 3;  // the stochastic rounding does not depend on the pool
+  Trainer b(ckpt, other_threads);
+  CHECK_EQ(b.step_count(), int64_t(3));
+  Trainer c = f.trainer(o);
+  c.load(ckpt);
+  for (Trainer* t : {&b, &c}) {
+    for (int i = 0; i < 2; i++) {
+      t->accumulate(i % 2 ? b2 : b1);
+      t->step();
+    }
+    CHECK(std::memcmp(t->params().data(), a.params().data(), a.params().size() * sizeof(float)) == 0);
+  }
+}
+
+TEST(train_checkpoint_of_the_other_optimizer_state_dtype_is_refused) {
+  const Fixture f(27);
+  s3test::TempDir dir;
+  const TrainerOptions f32 = options(1e-3);
+  TrainerOptions bf16 = f32;
+  bf16.adamw.state_dtype = s3::train::OptimizerStateDtype::Bf16;
+  const auto batch = sft_batch(random_tokens(9, f.model.config.vocab_size, 10));
+  for (const auto& [saved, loading, expected] : {std::make_tuple(f32, bf16, "BF16"), std::make_tuple(bf16, f32, "F32")}) {
+    const std::string ckpt = dir.file(std::string("ckpt-") + expected);
+    Trainer saver = f.trainer(saved);
+    saver.accumulate(batch);
+    saver.step();
+    saver.save(ckpt);
+    Trainer loader = f.trainer(loading);
+    const std::vector<float> before = loader.params();
+    std::string message;
+    try {
+      loader.load(ckpt);
+    } catch (const s3::train::TrainerError& e) {
+      message = e.what();
+    }
+    CHECK(message.find(ckpt + "/optimizer.safetensors") != std::string::npos);
+    CHECK(message.find("exp_avg.") != std::string::npos);
+    CHECK(message.find(std::string("optimizer state in ") + expected) != std::string::npos);
+    CHECK(loader.params() == before);  // untouched
+    CHECK_EQ(loader.step_count(), int64_t(0));
+    CHECK_THROWS(s3::train::TrainerError, Trainer(ckpt, loading));
+  }
 }
 
 TEST(train_adamw_matches_hand_computed_updates_with_clipping_warmup_and_decay) {

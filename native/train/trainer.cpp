@@ -69,9 +69,14 @@ void Trainer::init(const model::Qwen3Weights& weights) {
   layout_ = model::Qwen3ParamLayout::make(config_);
   params_ = model::qwen3_params_from_weights(weights, layout_);
   grads_.assign(layout_.total, 0.0f);
-  adam_.m.assign(layout_.total, 0.0f);
-  adam_.v.assign(layout_.total, 0.0f);
-  adam_.step = 0;
+  adam_ = AdamWState{};
+  if (options_.adamw.state_dtype == OptimizerStateDtype::Bf16) {
+    adam_.m_bf16.assign(layout_.total, 0);
+    adam_.v_bf16.assign(layout_.total, 0);
+  } else {
+    adam_.m.assign(layout_.total, 0.0f);
+    adam_.v.assign(layout_.total, 0.0f);
+  }
   pool_ = std::make_unique<ThreadPool>(options_.threads > 0 ? options_.threads : default_thread_count());
 }
 
@@ -203,11 +208,15 @@ void Trainer::save(const std::string& dir, const std::string& run_config_json) c
     write_file_atomic(dir + "/run_config.json", run_config_json.data(), run_config_json.size());
   }
   write_file_atomic(dir + "/config.json", config_json_.data(), config_json_.size());
+  const bool bf16 = options_.adamw.state_dtype == OptimizerStateDtype::Bf16;
+  const DType moment_dtype = bf16 ? DType::BF16 : DType::F32;
   std::vector<TensorToWrite> model_tensors, optimizer_tensors;
   for (const auto& e : layout_.entries) {
     model_tensors.push_back({e.name, DType::F32, e.shape, params_.data() + e.offset});
-    optimizer_tensors.push_back({"exp_avg." + e.name, DType::F32, e.shape, adam_.m.data() + e.offset});
-    optimizer_tensors.push_back({"exp_avg_sq." + e.name, DType::F32, e.shape, adam_.v.data() + e.offset});
+    optimizer_tensors.push_back({"exp_avg." + e.name, moment_dtype, e.shape,
+                                 bf16 ? static_cast<const void*>(adam_.m_bf16.data() + e.offset) : adam_.m.data() + e.offset});
+    optimizer_tensors.push_back({"exp_avg_sq." + e.name, moment_dtype, e.shape,
+                                 bf16 ? static_cast<const void*>(adam_.v_bf16.data() + e.offset) : adam_.v.data() + e.offset});
   }
   write_safetensors(dir + "/model.safetensors", model_tensors, {{"format", "pt"}});
   write_safetensors(dir + "/optimizer.safetensors", optimizer_tensors);
@@ -216,7 +225,8 @@ void Trainer::save(const std::string& dir, const std::string& run_config_json) c
                       ", \"beta1\": " + number(a.beta1) + ", \"beta2\": " + number(a.beta2) +
                       ", \"eps\": " + number(a.eps) + ", \"weight_decay\": " + number(a.weight_decay) +
                       ", \"max_grad_norm\": " + number(a.max_grad_norm) +
-                      ", \"warmup_steps\": " + std::to_string(a.warmup_steps) + "}, \"loss\": {\"icepop_low\": " +
+                      ", \"warmup_steps\": " + std::to_string(a.warmup_steps) + ", \"state_dtype\": \"" +
+                      optimizer_state_dtype_name(a.state_dtype) + "\"}, \"loss\": {\"icepop_low\": " +
                       number(options_.icepop_low) + ", \"icepop_high\": " + number(options_.icepop_high) + "}}\n";
   write_file_atomic(dir + "/trainer_state.json", state.data(), state.size());
 }
@@ -233,19 +243,38 @@ void Trainer::load(const std::string& dir) {
   if (layout.total != layout_.total || layout.entries.size() != layout_.entries.size()) {
     throw TrainerError("load: " + dir + " holds a model of another shape");
   }
-  params_ = model::qwen3_params_from_weights(weights, layout_);
-  zero_grad();
   const JsonValue state = parse_json(read_text(dir + "/trainer_state.json"));
   const JsonValue* step = state.find("step");
   if (step == nullptr || !step->as_uint64()) throw TrainerError("load: " + dir + "/trainer_state.json has no step");
-  const SafetensorsFile opt = SafetensorsFile::open(dir + "/optimizer.safetensors");
+  // Every moment is checked before anything is replaced, so a refused checkpoint leaves the trainer as it was.
+  const std::string optimizer_file = dir + "/optimizer.safetensors";
+  const SafetensorsFile opt = SafetensorsFile::open(optimizer_file);
+  const OptimizerStateDtype state_dtype = options_.adamw.state_dtype;
+  const bool bf16 = state_dtype == OptimizerStateDtype::Bf16;
+  const DType moment_dtype = bf16 ? DType::BF16 : DType::F32;
+  auto moment_name = [](int which, const std::string& param) { return (which == 0 ? "exp_avg." : "exp_avg_sq.") + param; };
   for (const auto& e : layout_.entries) {
     for (int which = 0; which < 2; which++) {
-      const TensorInfo& info = opt.info((which == 0 ? "exp_avg." : "exp_avg_sq.") + e.name);
-      if (info.dtype != DType::F32 || info.nbytes != e.count * sizeof(float)) {
-        throw TrainerError("load: optimizer state for " + e.name + " has the wrong dtype or shape");
+      const TensorInfo& info = opt.info(moment_name(which, e.name));
+      if (info.dtype != moment_dtype) {
+        throw TrainerError("load: " + optimizer_file + " holds " + info.name + " as " + dtype_name(info.dtype) +
+                           ", but this trainer keeps its optimizer state in " + dtype_name(moment_dtype) +
+                           " (optimizer state dtype \"" + optimizer_state_dtype_name(state_dtype) +
+                           "\"); open it with the state dtype the checkpoint was saved with");
       }
-      std::memcpy((which == 0 ? adam_.m.data() : adam_.v.data()) + e.offset, info.data, info.nbytes);
+      if (info.nbytes != e.count * dtype_size(moment_dtype)) {
+        throw TrainerError("load: " + optimizer_file + " holds " + info.name + " with the wrong shape");
+      }
+    }
+  }
+  params_ = model::qwen3_params_from_weights(weights, layout_);
+  zero_grad();
+  for (const auto& e : layout_.entries) {
+    for (int which = 0; which < 2; which++) {
+      const TensorInfo& info = opt.info(moment_name(which, e.name));
+      void* target = bf16 ? static_cast<void*>((which == 0 ? adam_.m_bf16 : adam_.v_bf16).data() + e.offset)
+                          : static_cast<void*>((which == 0 ? adam_.m : adam_.v).data() + e.offset);
+      std::memcpy(target, info.data, info.nbytes);
     }
   }
   adam_.step = int64_t(*step->as_uint64());

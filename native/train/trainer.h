@@ -4,10 +4,14 @@
 //   DIR/config.json             the model's Hugging Face config (copied from the source checkpoint)
 //   DIR/model.safetensors       the weights, F32, under the checkpoint's tensor names (loadable
 //                               by Qwen3Weights::load and transformers)
-//   DIR/optimizer.safetensors   exp_avg.NAME and exp_avg_sq.NAME per parameter (F32)
+//   DIR/optimizer.safetensors   exp_avg.NAME and exp_avg_sq.NAME per parameter, in the dtype of
+//                               the moments (options.adamw.state_dtype: F32, or BF16)
 //   DIR/run_config.json         the caller's run configuration (JSON text), when one is given
-//   DIR/trainer_state.json      {"step", "adamw": {...}, "loss": {...}}, written last
-// Every file is written atomically (temp + fsync + rename).
+//   DIR/trainer_state.json      {"step", "adamw": {..., "state_dtype": "f32" | "bf16"}, "loss": {...}},
+//                               written last
+// Every file is written atomically (temp + fsync + rename). A checkpoint whose moments are of the
+// other dtype than the trainer's is refused on load (TrainerError naming the file, the tensor and
+// the dtype expected), not converted: open the trainer with the checkpoint's state dtype.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { benchDecode, benchForward } from '../native/model-bench.js';
 import { benchTrain } from '../native/train-bench.js';
+import { OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
 import { benchEngine, soakEngine } from '../native/engine-bench.js';
 import { benchHarness } from '../harness/index.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
@@ -77,19 +78,21 @@ export function registerBench(program: Command): void {
     .option('--seq <n>', 'tokens in the packed sequence', '2048')
     .option('--repetitions <n>', 'timed steps (median reported)', '3')
     .option('--no-warm-up', 'skip the untimed first step (a 0.6B step takes minutes)')
+    .option('--optimizer-state <dtype>', 'AdamW moments: f32 | bf16 (stochastically rounded, half the memory)', 'f32')
     .option('--json', 'print JSON')
-    .action((options: { model?: string; shape: string; seq: string; repetitions: string; warmUp: boolean; json?: boolean }) => {
+    .action((options: { model?: string; shape: string; seq: string; repetitions: string; warmUp: boolean; optimizerState: string; json?: boolean }) => {
       const report = benchTrain({
         model: options.model,
         shape: options.shape,
         seq: parseIntegerFlag('--seq', options.seq, 2),
         repetitions: parseIntegerFlag('--repetitions', options.repetitions, 1),
         warmUp: options.warmUp,
+        optimizerStateDtype: parseChoiceFlag('--optimizer-state', options.optimizerState, OPTIMIZER_STATE_DTYPES),
       });
       const f = report.train;
       print(options.json, report, () =>
         [
-          `model ${report.model}; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak (${report.limits.threads} threads, ${report.limits.simd})`,
+          `model ${report.model}, ${report.optimizerStateDtype} AdamW moments; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak (${report.limits.threads} threads, ${report.limits.simd})`,
           `train ${f.tokens} tokens: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
             `${f.gflops.toFixed(0)} GFLOP/s = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of peak, peak memory ${f.peakMemoryGiB.toFixed(2)} GiB`,
           `FLOPs per token: ${report.flopsFormula} = ${(f.flopsPerToken / 1e9).toFixed(3)} GFLOP`,
@@ -128,7 +131,7 @@ export function registerBench(program: Command): void {
     .option('--history <n>', 'random history tokens per sequence (prefilled first)', '2048')
     .option('--piece <n>', 'tokens generated per sequence (temperature 1, no stop tokens; capped by the context)', '1024')
     .option('--baseline-agents <n>', 'sequences timed one at a time (the rate is extrapolated per sequence)', '4')
-    .option('--kv-dtype <type>', 'element type of the KV cache: f32 | bf16 (half the memory and the bytes a decode step reads)', 'f32')
+    .option('--kv-dtype <type>', 'element type of the KV cache: f32 | bf16 (half the memory and the bytes a decode step reads) | fp8 (e4m3 with a scale per row: about a quarter)', 'f32')
     .option('--soak', 'run concurrent teams of the aggregation task through the harness instead')
     .option('--teams <n>', 'soak: teams kept in flight', '196')
     .option('--n <n>', 'soak: agents per team', '4')
@@ -149,7 +152,7 @@ export function registerBench(program: Command): void {
         minutes: string;
         json?: boolean;
       }) => {
-        const kvDtype = parseChoiceFlag('--kv-dtype', options.kvDtype, ['f32', 'bf16'] as const);
+        const kvDtype = parseChoiceFlag('--kv-dtype', options.kvDtype, ['f32', 'bf16', 'fp8'] as const);
         if (options.soak) {
           const minutes = Number(options.minutes);
           if (!Number.isFinite(minutes) || minutes <= 0) throw new ConfigError(`--minutes must be a positive number; got "${options.minutes}"`);

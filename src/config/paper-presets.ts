@@ -42,7 +42,7 @@ export const PAPER_AGGREGATION: TrainConfig = {
   // Table 4: maximum policy lag — 4 updates.
   maxPolicyLag: 4,
   // Table 4: AdamW β = (0.9, 0.999), ε = 1e-8; learning rate 5e-7 constant, no warm-up; weight decay 0; clip norm 1.0.
-  optimizer: { learningRate: 5e-7, warmupUpdates: 0, betas: [0.9, 0.999], epsilon: 1e-8, weightDecay: 0, gradClipNorm: 1.0 },
+  optimizer: { learningRate: 5e-7, warmupUpdates: 0, betas: [0.9, 0.999], epsilon: 1e-8, weightDecay: 0, gradClipNorm: 1.0, stateDtype: 'f32' },
   // Table 4: probability mask and KL penalty; Eq. 6 (Appendix A.1): mask 1[0.2 ≤ π_θ/μ ≤ 5.0]; no score centering (Appendix A.1).
   // The KL coefficient and estimator are not given in the paper (see deviations).
   pgCorrection: { icePopLow: 0.2, icePopHigh: 5.0, klCoefficient: 0.001, klEstimator: 'k3', scoreCenteringDraws: 0 },
@@ -100,7 +100,7 @@ export const PAPER_EXPLORATION: TrainConfig = {
   // Table 4: maximum policy lag — 4 updates.
   maxPolicyLag: 4,
   // Table 4: AdamW β = (0.9, 0.999), ε = 1e-8 (same); learning rate 2.5e-7 constant; weight decay 0; clip norm 1.0 (same).
-  optimizer: { learningRate: 2.5e-7, warmupUpdates: 0, betas: [0.9, 0.999], epsilon: 1e-8, weightDecay: 0, gradClipNorm: 1.0 },
+  optimizer: { learningRate: 2.5e-7, warmupUpdates: 0, betas: [0.9, 0.999], epsilon: 1e-8, weightDecay: 0, gradClipNorm: 1.0, stateDtype: 'f32' },
   // Table 4: IcePop and MC32 score centering, K = 32 per generated-token context; Eq. 6: mask 1[0.2 ≤ π_θ/μ ≤ 5.0]; no KL term.
   pgCorrection: { icePopLow: 0.2, icePopHigh: 5.0, klCoefficient: 0, klEstimator: 'none', scoreCenteringDraws: 32 },
   // Table 4 / Appendix A.1: precision.

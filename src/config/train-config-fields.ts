@@ -3,6 +3,7 @@
 // `swarm train --dry-run`). Groups that may be null as a whole are listed in NULLABLE_GROUPS.
 import { PROMPT_STYLES } from '../tasks/task.js';
 import { KL_ESTIMATORS, LEARNERS, TRAIN_TASKS } from './train-config.js';
+import { OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
 
 /** The type and range of one config leaf. */
 export type FieldType =
@@ -63,6 +64,7 @@ export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
   { path: 'optimizer.epsilon', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Table 4: optimizer ε' },
   { path: 'optimizer.weightDecay', type: { kind: 'number', min: 0 }, reference: 'Table 4: weight decay' },
   { path: 'optimizer.gradClipNorm', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Table 4: gradient clipping' },
+  { path: 'optimizer.stateDtype', type: { kind: 'enum', values: OPTIMIZER_STATE_DTYPES }, reference: 'Table 4: precision (FP32 AdamW states); bf16 is ours' },
   { path: 'pgCorrection.icePopLow', type: { kind: 'number', min: 0 }, reference: 'Appendix A.1, Eq. 6: mask lower bound' },
   { path: 'pgCorrection.icePopHigh', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Appendix A.1, Eq. 6: mask upper bound' },
   { path: 'pgCorrection.klCoefficient', type: { kind: 'number', min: 0 }, reference: 'Table 4: PG correction (KL penalty)' },

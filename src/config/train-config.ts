@@ -4,6 +4,7 @@
 // references is train-config-fields.ts.
 
 import type { PromptStyle } from '../tasks/task.js';
+import type { OptimizerStateDtype } from '../native/trainer.js';
 
 /** The learners of Table 1 (Appendix C). */
 export const LEARNERS = ['s3', 'no-comm', 'individual', 'online-sft', 'solo'] as const;
@@ -42,6 +43,8 @@ export interface OptimizerConfig {
   weightDecay: number;
   /** Global gradient-norm clip. */
   gradClipNorm: number;
+  /** Storage of AdamW's moments: f32 (Table 4), or bf16 with stochastic rounding (ours: half their memory). */
+  stateDtype: OptimizerStateDtype;
 }
 
 /** The off-policy correction of the policy gradient (Appendix A.1). */

@@ -94,7 +94,7 @@ export interface NativeEngineOptions {
   blockSize?: number;
   numBlocks?: number;
   kvCacheBytes?: number;
-  kvCacheDtype?: 'f32' | 'bf16';
+  kvCacheDtype?: 'f32' | 'bf16' | 'fp8';
   maxContext?: number;
   maxSequences?: number;
   maxBatchTokens?: number;
@@ -134,7 +134,9 @@ export interface NativeEngineStats {
   preemptions: number;
   kvBlocksUsed: number;
   kvBlocksTotal: number;
-  kvCacheDtype: 'f32' | 'bf16';
+  kvCacheDtype: 'f32' | 'bf16' | 'fp8';
+  /** Bytes one KV block takes over every layer, keys and values (fp8: row scales included). */
+  kvBytesPerBlock: number;
   steps: number;
   generatedTokens: number;
   processedTokens: number;
@@ -170,6 +172,12 @@ export interface NativeTrainerOptions {
   icepopLow?: number;
   icepopHigh?: number;
   threads?: number;
+  /**
+   * Storage of AdamW's moments: 'f32' (default) or 'bf16' (half their memory; updated in f32 and
+   * stored with deterministic stochastic rounding, native/train/adamw.h). A checkpoint keeps the
+   * dtype it was saved with; loading it into a trainer of the other dtype is refused.
+   */
+  optimizerStateDtype?: 'f32' | 'bf16';
 }
 
 /** One packed micro-batch: coef[t] (and oldLogprobs[t]) weight log p(tokens[t+1] | its sequence up to t). */

@@ -5,6 +5,7 @@ import { benchCheckpointDirectory } from './random-checkpoint.js';
 import { loadAddon } from './addon.js';
 import { measureMachineLimits } from './model.js';
 import type { NativeMachineLimits } from './binding.js';
+import type { OptimizerStateDtype } from './trainer.js';
 
 /** The native figures of one `benchTrain` run (native/napi/train_bench.cpp). */
 export interface NativeTrainBenchFigures {
@@ -21,7 +22,7 @@ export interface NativeTrainBenchFigures {
 }
 
 type TrainBenchBinding = {
-  benchTrain(directory: string, options: { tokens: number; repetitions: number; warmUp: boolean }): NativeTrainBenchFigures;
+  benchTrain(directory: string, options: { tokens: number; repetitions: number; warmUp: boolean; optimizerStateDtype: OptimizerStateDtype }): NativeTrainBenchFigures;
 };
 
 /** Options of `swarm bench train`. */
@@ -33,12 +34,15 @@ export interface TrainBenchOptions {
   readonly repetitions: number;
   /** One untimed step first (default true; a 0.6B step takes minutes). */
   readonly warmUp?: boolean;
+  /** AdamW's moments in f32 (default) or bf16. */
+  readonly optimizerStateDtype?: OptimizerStateDtype;
 }
 
 /** `swarm bench train --json`. */
 export interface TrainBenchReport {
   readonly model: string;
   readonly limits: NativeMachineLimits;
+  readonly optimizerStateDtype: OptimizerStateDtype;
   readonly train: NativeTrainBenchFigures & { readonly fractionOfFmaPeak: number; readonly peakMemoryGiB: number };
   readonly flopsFormula: string;
 }
@@ -63,10 +67,12 @@ export function benchTrain(options: TrainBenchOptions): TrainBenchReport {
   const { directory, label } = benchCheckpoint(options);
   const limits = measureMachineLimits();
   const binding = loadAddon().binding as unknown as TrainBenchBinding;
-  const figures = binding.benchTrain(directory, { tokens: options.seq, repetitions: options.repetitions, warmUp: options.warmUp ?? true });
+  const optimizerStateDtype = options.optimizerStateDtype ?? 'f32';
+  const figures = binding.benchTrain(directory, { tokens: options.seq, repetitions: options.repetitions, warmUp: options.warmUp ?? true, optimizerStateDtype });
   return {
     model: label,
     limits,
+    optimizerStateDtype,
     train: { ...figures, fractionOfFmaPeak: figures.gflops / limits.fmaGflops, peakMemoryGiB: figures.peakRssBytes / 2 ** 30 },
     flopsFormula: TRAIN_FLOPS_FORMULA,
   };

@@ -8,6 +8,10 @@ import type { NativeNamedTensor, NativeTrainDiagnostics, NativeTrainer, NativeTr
 
 export type { NativeNamedTensor, NativeTrainDiagnostics, NativeTrainerOptions } from './binding.js';
 
+/** Storage of AdamW's moments (NativeTrainerOptions.optimizerStateDtype): f32, or bf16 with stochastic rounding (half the memory). */
+export type OptimizerStateDtype = NonNullable<NativeTrainerOptions['optimizerStateDtype']>;
+export const OPTIMIZER_STATE_DTYPES: readonly OptimizerStateDtype[] = ['f32', 'bf16'];
+
 /** One sequence of a micro-batch: coef[t] weights log p(tokens[t+1] | tokens[0..t]), so coef has tokens.length − 1 entries. */
 export interface TrainSequence {
   tokens: readonly number[];
@@ -41,7 +45,10 @@ export class Trainer {
     return this.native;
   }
 
-  /** Loads a Hugging Face Qwen3 folder (any dtype); a folder written by save() also restores the optimizer and step. */
+  /**
+   * Loads a Hugging Face Qwen3 folder (any dtype); a folder written by save() also restores the optimizer and step.
+   * `optimizerStateDtype` ('f32' default, or 'bf16') must match the dtype such a folder's optimizer state was saved in.
+   */
   static open(directory: string, options: NativeTrainerOptions = {}): Trainer {
     const { binding } = loadAddon();
     try {
@@ -117,13 +124,13 @@ export class Trainer {
     this.native.zeroGrad();
   }
 
-  /** Writes config.json, model.safetensors (F32), optimizer.safetensors, run_config.json (when given) and trainer_state.json, each atomically. */
+  /** Writes config.json, model.safetensors (F32), optimizer.safetensors (moments in the optimizer state dtype), run_config.json (when given) and trainer_state.json, each atomically. */
   save(directory: string, runConfig?: unknown): void {
     const json = runConfig === undefined ? undefined : JSON.stringify(runConfig, null, 2) + '\n';
     this.wrap(`save to ${directory}`, () => this.native.save(directory, json));
   }
 
-  /** Restores weights, optimizer moments and step from a folder written by save(). */
+  /** Restores weights, optimizer moments and step from a folder written by save() with the same optimizer state dtype (else refused). */
   load(directory: string): void {
     this.wrap(`load from ${directory}`, () => this.native.load(directory));
   }

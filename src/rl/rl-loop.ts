@@ -207,8 +207,12 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
           }),
         );
       }
+      // No optimizer step without a gradient: the learner skips it (online SFT with no successful team), or every
+      // sequence weighs zero (all groups tied). AdamW's momentum alone would otherwise keep moving the weights along
+      // earlier updates' directions with no new evidence (sign-sized steps at a small model's learning rates).
+      const skipStep = batch.skipStep || weighted.length === 0;
       let step: { gradNorm: number; lr: number } | null = null;
-      if (batch.skipStep) trainer.zeroGrad();
+      if (skipStep) trainer.zeroGrad();
       else {
         step = trainer.step();
         version = engine.loadWeightsFrom(trainer);
@@ -244,7 +248,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         entropy: diagnostics.entropy,
         gradNorm: step?.gradNorm ?? null,
         lr: step?.lr ?? null,
-        stepSkipped: batch.skipStep,
+        stepSkipped: skipStep,
         trainTokens: weighted.reduce((sum, s) => sum + s.tokens.length, 0),
         trainSeconds,
         generatedTokensPerSecond: (engine.stats().generatedTokens - generatedBefore) / seconds,

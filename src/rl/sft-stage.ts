@@ -45,7 +45,7 @@ export async function runSftStage(options: SftStageOptions): Promise<{ kept: num
   if (demonstrations.sequences.length === 0) {
     throw new ConfigError(`none of the ${demonstrations.episodes} scripted demonstrations solved the task within the allowance (workAllowance ${config.workAllowance}); raise it.`);
   }
-  const trainer = Trainer.open(options.initialModel, { lr: sft.learningRate, weightDecay: sft.weightDecay, maxGradNorm: config.optimizer.gradClipNorm });
+  const trainer = Trainer.open(options.initialModel, { lr: sft.learningRate, weightDecay: sft.weightDecay, maxGradNorm: config.optimizer.gradClipNorm, optimizerStateDtype: config.optimizer.stateDtype });
   await runSft({ trainer, histories: demonstrations.sequences, config: sft, seed: `${options.seed}/sft`, ...(options.onUpdate ? { onUpdate: options.onUpdate } : {}) });
   options.write((directory) => {
     trainer.save(directory, config);

@@ -159,6 +159,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       eps: config.optimizer.epsilon,
       weightDecay: config.optimizer.weightDecay,
       maxGradNorm: config.optimizer.gradClipNorm,
+      optimizerStateDtype: config.optimizer.stateDtype,
       warmupSteps: config.optimizer.warmupUpdates,
       icepopLow: config.pgCorrection.icePopLow,
       icepopHigh: config.pgCorrection.icePopHigh,

@@ -13,6 +13,7 @@ describe('swarm bench train', () => {
       execFileSync(process.execPath, [swarm, 'bench', 'train', '--shape', 'tiny', '--seq', '48', '--repetitions', '2', '--json']).toString(),
     );
     const f = report.train;
+    expect(report.optimizerStateDtype).toBe('f32');
     expect(f.tokens).toBe(48);
     expect(f.tokensPerSecond).toBeCloseTo(48 / f.medianSeconds, 6);
     expect(f.medianSeconds).toBeGreaterThanOrEqual(f.bestSeconds);
@@ -24,5 +25,14 @@ describe('swarm bench train', () => {
     // tiny: hidden 64, 2 layers, 4 heads of 16, 2 KV heads, MLP 128, vocab 512 (src/model/shapes.ts).
     const layer = 64 * (64 + 2 * 32) + 64 * 64 + 3 * 64 * 128;
     expect(f.flopsPerToken).toBe(6 * (2 * layer + 512 * 64) + (12 * 2 * 48 * 64) / 2);
+  });
+
+  it('keeps the AdamW moments in bf16 with --optimizer-state bf16 and refuses other dtypes', () => {
+    const run = (dtype: string) =>
+      execFileSync(process.execPath, [swarm, 'bench', 'train', '--shape', 'tiny', '--seq', '16', '--repetitions', '1', '--no-warm-up', '--optimizer-state', dtype, '--json'], { stdio: 'pipe' }).toString();
+    const report = JSON.parse(run('bf16'));
+    expect(report.optimizerStateDtype).toBe('bf16');
+    expect(Number.isFinite(report.train.loss)).toBe(true);
+    expect(() => run('fp16')).toThrow(/--optimizer-state must be f32 or bf16, got "fp16"/);
   });
 });

@@ -79,7 +79,9 @@ describe('swarm train', () => {
   it('collects asynchronously, dropping groups that lag more than maxPolicyLag weight versions', () => {
     const run = path.join(tmp(), 'run');
     // Collection runs one update ahead; with maxPolicyLag 0 every group sampled before the last weight swap is dropped and recollected.
-    const result = train(['--out', run, '--no-eval', '--set', 'rlUpdates=3', '--set', 'synchronousCollection=false', '--set', 'maxPolicyLag=0', ...TINY]);
+    // The KL penalty gives every update a gradient (tied groups alone take no step, so the weights would never change).
+    const kl = ['--set', 'pgCorrection.klCoefficient=0.01', '--set', 'pgCorrection.klEstimator=k3'];
+    const result = train(['--out', run, '--no-eval', '--set', 'rlUpdates=3', '--set', 'synchronousCollection=false', '--set', 'maxPolicyLag=0', ...kl, ...TINY]);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     const rl = metrics(run).filter((l) => l.stage === 'rl');
@@ -104,10 +106,14 @@ describe('swarm train', () => {
     expect(rl.every((l) => l.episodes === 2 && l.messages === 0)).toBe(true);
   }, 300_000);
 
-  it('resumes a run killed mid-update to exactly the weights of an uninterrupted run', async () => {
-    const args = ['--set', 'rlUpdates=3', '--no-eval', ...TINY];
+  it.each(['f32', 'bf16'])('resumes a run killed mid-update to exactly the weights of an uninterrupted run (%s AdamW moments)', async (stateDtype) => {
+    const args = ['--set', 'rlUpdates=3', '--set', `optimizer.stateDtype=${stateDtype}`, '--no-eval', ...TINY];
     const straight = path.join(tmp(), 'run');
     expect(train(['--out', straight, ...args]).status).toBe(0);
+    // Without a KL penalty an update whose groups all tied has no gradient, so it takes no optimizer step.
+    const rl = metrics(straight).filter((l) => l.stage === 'rl');
+    for (const line of rl) expect(line.stepSkipped).toBe(line.zeroAdvantageGroups === line.groups);
+    for (const line of rl.filter((l) => l.stepSkipped)) expect([line.gradNorm, line.lr]).toEqual([null, null]);
 
     const killed = path.join(tmp(), 'run');
     const child = spawn(process.execPath, [swarm, 'train', '--out', killed, ...args], { stdio: 'ignore' });
@@ -130,5 +136,7 @@ describe('swarm train', () => {
     expect(weights(killed).equals(weights(straight))).toBe(true);
     const strip = (lines: Record<string, unknown>[]) => lines.map((l) => [l.stage, l.update, l.loss, l.reward, l.gradNorm]);
     expect(strip(metrics(killed))).toEqual(strip(metrics(straight)));
+    const trainerState = path.join(killed, 'checkpoints', 'step_3', 'trainer_state.json');
+    expect((JSON.parse(fs.readFileSync(trainerState, 'utf8')) as { adamw: { state_dtype: string } }).adamw.state_dtype).toBe(stateDtype);
   }, 600_000);
 });

@@ -65,6 +65,13 @@ describe('--set overrides', () => {
     expect(sources['optimizer.learningRate']).toBe('flag');
   });
 
+  it('keeps AdamW moments in f32 unless optimizer.stateDtype says bf16, and refuses other dtypes', () => {
+    expect(resolveTrainConfig({}).config.optimizer.stateDtype).toBe('f32');
+    expect(resolveTrainConfig({ preset: 'paper-aggregation' }).config.optimizer.stateDtype).toBe('f32');
+    expect(resolveTrainConfig({ sets: ['optimizer.stateDtype=bf16'] }).config.optimizer.stateDtype).toBe('bf16');
+    expect(() => resolveTrainConfig({ sets: ['optimizer.stateDtype=fp16'] })).toThrow(/optimizer.stateDtype must be one of f32, bf16, got "fp16"/);
+  });
+
   it('applies overrides in order, the last one winning', () => {
     expect(resolveTrainConfig({ sets: ['rlUpdates=3', 'rlUpdates=4'] }).config.rlUpdates).toBe(4);
   });
@@ -136,7 +143,7 @@ describe('config files', () => {
   it('refuse an unknown field, naming the file and the known fields', () => {
     const file = configFile('unknown.json', JSON.stringify({ optimizer: { lr: 1 } }));
     expect(() => resolveTrainConfig({ configFile: file })).toThrow(
-      `config file ${file}: unknown field "optimizer.lr"; expected one of learningRate, warmupUpdates, betas, epsilon, weightDecay, gradClipNorm.`,
+      `config file ${file}: unknown field "optimizer.lr"; expected one of learningRate, warmupUpdates, betas, epsilon, weightDecay, gradClipNorm, stateDtype.`,
     );
   });
 

@@ -1,6 +1,7 @@
 // The TypeScript Trainer wrapper over the native CPU trainer: SFT steps lower the loss, the policy
-// gradient reports its diagnostics, weights come out as named tensors, and a saved checkpoint
-// resumes bit-identically.
+// gradient reports its diagnostics, weights come out as named tensors, a saved checkpoint
+// resumes bit-identically (also with bf16 optimizer moments), and the optimizer state dtype is
+// checked: unknown values and checkpoints of the other dtype are refused.
 import { describe, expect, it, beforeAll } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -89,5 +90,31 @@ describe('Trainer', () => {
     const wa = a.tensors(), wb = b.tensors();
     wa.forEach((t, i) => expect(Buffer.from(t.data.buffer).equals(Buffer.from(wb[i].data.buffer))).toBe(true));
     expect(Qwen3Model.load(ckpt).config().hiddenSize).toBe(64);
+  });
+
+  it('keeps bf16 optimizer moments, resumes them bit-identically and refuses a checkpoint of the other dtype', async () => {
+    const ckpt = path.join(work, 'ckpt-bf16');
+    const a = Trainer.open(model, { lr: 1e-3, threads: 2, optimizerStateDtype: 'bf16' });
+    for (let i = 0; i < 3; i += 1) {
+      await a.accumulate('sft', [seq]);
+      a.step();
+    }
+    a.save(ckpt);
+    expect(JSON.parse(fs.readFileSync(path.join(ckpt, 'trainer_state.json'), 'utf8')).adamw.state_dtype).toBe('bf16');
+    const b = Trainer.open(ckpt, { lr: 1e-3, threads: 1, optimizerStateDtype: 'bf16' });
+    expect(b.stepCount()).toBe(3);
+    for (const t of [a, b]) {
+      await t.accumulate('sft', [other, seq]);
+      t.step();
+    }
+    const wa = a.tensors(), wb = b.tensors();
+    wa.forEach((t, i) => expect(Buffer.from(t.data.buffer).equals(Buffer.from(wb[i].data.buffer))).toBe(true));
+    expect(() => Trainer.open(ckpt, { threads: 2 })).toThrow(/optimizer\.safetensors holds exp_avg\.\S+ as BF16, but this trainer keeps its optimizer state in F32/);
+    const f32 = Trainer.open(model, { threads: 2 });
+    expect(() => f32.load(ckpt)).toThrow(/load from .*ckpt-bf16 failed: .*optimizer state dtype "f32"/);
+  });
+
+  it('refuses an unknown optimizer state dtype', () => {
+    expect(() => Trainer.open(model, { optimizerStateDtype: 'fp16' as 'bf16' })).toThrow(/optimizerStateDtype must be 'f32' or 'bf16', got fp16/);
   });
 });
