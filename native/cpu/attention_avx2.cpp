@@ -1,7 +1,8 @@
 // AVX2 attention chunk kernel (compiled with -mavx2 -mfma -mf16c; called only after run-time
 // detection): attention_avx512.cpp's algorithm with 8 lanes, the 16 keys of a chunk handled as
-// two groups of 8. AVX2 has no masked loads for the HD tail, so it goes through zero-padded copies.
-// Keys and values are f32, bf16 or fp8 e4m3 with row scales, 8 lanes widened in registers (load_kv).
+// two groups of 8, query rows two at a time sharing each loaded key and value vector. AVX2 has no
+// masked loads for the HD tail, so it goes through zero-padded copies. Keys and values are f32,
+// bf16 or fp8 e4m3 with row scales, 8 lanes widened in registers (load_kv).
 #include <immintrin.h>
 
 #include <math.h>
@@ -106,13 +107,16 @@ inline float max_lanes(__m256 v) {
   return _mm_cvtss_f32(_mm_max_ss(pair, _mm_movehdup_ps(pair)));
 }
 
-// Lane j of the result is the sum of the lanes of v[j] (halves, pairs, singles, then key order).
-inline __m256 sum_lanes_8(const __m256 (&v)[kLanes]) {
-  __m256 halves[4], pairs[2];
-  for (int i = 0; i < 4; i++) {
-    halves[i] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x20),
-                              _mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x31));
-  }
+// sum_lanes_8 (below) in two steps: its first round pairs keys 2i and 2i + 1 (128-bit halves), so a
+// pass over 4 of a group's 8 keys can fold its accumulators into 2 vectors at once.
+inline __m256 add_halves(__m256 a, __m256 b) {
+  return _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
+}
+
+// Lane j of the result is the sum of the lanes of key j's accumulator, given halves[i] =
+// add_halves(v[2i], v[2i + 1]): pairs, singles, then key order.
+inline __m256 sum_lanes_8(const __m256 (&halves)[4]) {
+  __m256 pairs[2];
   for (int i = 0; i < 2; i++) {
     pairs[i] = _mm256_add_ps(_mm256_shuffle_ps(halves[2 * i], halves[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
                              _mm256_shuffle_ps(halves[2 * i], halves[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
@@ -123,18 +127,111 @@ inline __m256 sum_lanes_8(const __m256 (&v)[kLanes]) {
   return _mm256_permutevar8x32_ps(singles, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// The 8 scaled scores of one query row against 8 keys.
-template <typename KV>
-inline __m256 group_scores(const float* q, const KV* const* key, const float* factor, int64_t HD, float scale) {
-  __m256 acc[kLanes];
+// Query rows that share one pass over a chunk's keys and values (as in attention_avx512.cpp): each
+// key or value vector is loaded and widened once for every row of the group.
+constexpr int kMaxGroupRows = 2;
+
+// The 8 scaled scores of kRows query rows against 8 keys. Each row's arithmetic is the same
+// whatever kRows: a per-key accumulator sums q·k along HD in order, folded by sum_lanes_8's fixed
+// tree; keys are visited 4 at a time (16 registers).
+template <typename KV, int kRows>
+inline void group_scores(const float* const (&q)[kRows], const KV* const* key, const float* factor, int64_t HD,
+                         float scale, __m256 (&scores)[kRows]) {
+  __m256 halves[kRows][4];
+  for (int part = 0; part < 2; part++) {
+    __m256 acc[kRows][4];
 #pragma GCC unroll 8
-  for (int j = 0; j < kLanes; j++) acc[j] = _mm256_setzero_ps();
-  for (int64_t d = 0; d < HD; d += kLanes) {
-    const __m256 qd = load_partial(q + d, HD - d);
-#pragma GCC unroll 8
-    for (int j = 0; j < kLanes; j++) acc[j] = _mm256_fmadd_ps(qd, load_kv(key[j] + d, HD - d, factor[j]), acc[j]);
+    for (int i = 0; i < kRows * 4; i++) acc[i / 4][i % 4] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < HD; d += kLanes) {
+      __m256 qd[kRows];
+#pragma GCC unroll 2
+      for (int r = 0; r < kRows; r++) qd[r] = load_partial(q[r] + d, HD - d);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; j++) {
+        const __m256 k = load_kv(key[part * 4 + j] + d, HD - d, factor[part * 4 + j]);
+#pragma GCC unroll 2
+        for (int r = 0; r < kRows; r++) acc[r][j] = _mm256_fmadd_ps(qd[r], k, acc[r][j]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows * 2; i++) {
+      halves[i / 2][part * 2 + i % 2] = add_halves(acc[i / 2][2 * (i % 2)], acc[i / 2][2 * (i % 2) + 1]);
+    }
   }
-  return _mm256_mul_ps(sum_lanes_8(acc), _mm256_set1_ps(scale));
+#pragma GCC unroll 2
+  for (int r = 0; r < kRows; r++) scores[r] = _mm256_mul_ps(sum_lanes_8(halves[r]), _mm256_set1_ps(scale));
+}
+
+// The online-softmax step of kRows query rows (indices rows[], each seeing ≥ 1 key) over one chunk;
+// every row adds its value rows in order j = 0 .. seen − 1 (see attention_avx512.cpp's attend_rows).
+template <typename KV, int kRows>
+inline void attend_rows(const int64_t (&rows)[kRows], const float* q, const KV* const (&key)[kAttentionKeyChunk],
+                        const KV* v, const float (&key_factor)[kAttentionKeyChunk],
+                        const float (&value_factor)[kAttentionKeyChunk], int64_t HD, const int32_t* visible,
+                        float scale, float* row_max, float* row_sum, float* out) {
+  const __m256i lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const float* q_rows[kRows];
+  int64_t seen[kRows], seen_by_any = 0, seen_by_all = kAttentionKeyChunk;
+  for (int r = 0; r < kRows; r++) {
+    q_rows[r] = q + rows[r] * HD;
+    seen[r] = visible[rows[r]];
+    seen_by_any = seen[r] > seen_by_any ? seen[r] : seen_by_any;
+    seen_by_all = smaller(seen_by_all, seen[r]);
+  }
+  __m256 scores[kRows][kGroups], seen_mask[kRows][kGroups];
+  float chunk_max[kRows];
+  for (int r = 0; r < kRows; r++) chunk_max[r] = -INFINITY;
+  for (int group = 0; group < kGroups; group++) {
+    if (seen_by_any <= group * kLanes) {  // no row sees a key in this group
+      for (int r = 0; r < kRows; r++) {
+        seen_mask[r][group] = _mm256_setzero_ps();
+        scores[r][group] = _mm256_set1_ps(-INFINITY);
+      }
+      continue;
+    }
+    __m256 group_score[kRows];
+    group_scores<KV, kRows>(q_rows, key + group * kLanes, key_factor + group * kLanes, HD, scale, group_score);
+    for (int r = 0; r < kRows; r++) {
+      const __m256i seen_in_group = _mm256_set1_epi32(int32_t(seen[r] - group * kLanes));
+      seen_mask[r][group] = _mm256_castsi256_ps(_mm256_cmpgt_epi32(seen_in_group, lane_index));
+      scores[r][group] = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), group_score[r], seen_mask[r][group]);
+      chunk_max[r] = larger(chunk_max[r], max_lanes(scores[r][group]));
+    }
+  }
+  alignas(32) float p[kRows][kAttentionKeyChunk];
+  float correction[kRows];
+  for (int r = 0; r < kRows; r++) {
+    const int64_t row = rows[r];
+    const float new_max = larger(row_max[row], chunk_max[r]);
+    // e^0 is exactly 1: skip the call when the running max holds (most chunks).
+    correction[r] = new_max == row_max[row] ? 1.0f : expf(row_max[row] - new_max);
+    __m256 total = _mm256_setzero_ps();
+    for (int group = 0; group < kGroups; group++) {
+      const __m256 shifted = _mm256_sub_ps(scores[r][group], _mm256_set1_ps(new_max));
+      const __m256 weights = _mm256_and_ps(seen_mask[r][group], exp_nonpositive(shifted));
+      _mm256_store_ps(p[r] + group * kLanes, weights);
+      total = _mm256_add_ps(total, weights);
+    }
+    row_sum[row] = row_sum[row] * correction[r] + sum_lanes(total);
+    row_max[row] = new_max;
+  }
+  for (int64_t d = 0; d < HD; d += kLanes) {
+    __m256 acc[kRows];
+    for (int r = 0; r < kRows; r++) {
+      acc[r] = _mm256_mul_ps(load_partial(out + rows[r] * HD + d, HD - d), _mm256_set1_ps(correction[r]));
+    }
+    for (int64_t j = 0; j < seen_by_all; j++) {
+      const __m256 value = load_kv(v + j * HD + d, HD - d, value_factor[j]);
+#pragma GCC unroll 2
+      for (int r = 0; r < kRows; r++) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(p[r][j]), value, acc[r]);
+    }
+    for (int r = 0; r < kRows; r++) {
+      for (int64_t j = seen_by_all; j < seen[r]; j++) {
+        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(p[r][j]), load_kv(v + j * HD + d, HD - d, value_factor[j]), acc[r]);
+      }
+      store_partial(out + rows[r] * HD + d, acc[r], HD - d);
+    }
+  }
 }
 
 template <typename KV>
@@ -146,42 +243,21 @@ void attend_chunk_avx2(const float* q, int64_t R, const KV* k, const KV* v, cons
   row_factors<KV>(v_scale, J, value_factor);
   const KV* key[kAttentionKeyChunk];
   for (int j = 0; j < int(kAttentionKeyChunk); j++) key[j] = k + smaller(j, J - 1) * HD;
-  const __m256i lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  alignas(32) float p[kAttentionKeyChunk];
+  // Rows that see at least one key, kMaxGroupRows at a time; a row's result does not depend on
+  // the row it is grouped with.
+  int64_t group[kMaxGroupRows], grouped = 0;
   for (int64_t r = 0; r < R; r++) {
-    const int64_t seen = visible[r];
-    if (seen == 0) continue;
-    __m256 scores[kGroups], seen_mask[kGroups];
-    float chunk_max = -INFINITY;
-    for (int group = 0; group < kGroups; group++) {
-      const __m256i seen_in_group = _mm256_set1_epi32(int32_t(seen - group * kLanes));
-      seen_mask[group] = _mm256_castsi256_ps(_mm256_cmpgt_epi32(seen_in_group, lane_index));
-      scores[group] = _mm256_set1_ps(-INFINITY);
-      if (seen <= group * kLanes) continue;  // no visible key in this group
-      const __m256 group_score = group_scores(q + r * HD, key + group * kLanes, key_factor + group * kLanes, HD, scale);
-      scores[group] = _mm256_blendv_ps(scores[group], group_score, seen_mask[group]);
-      chunk_max = larger(chunk_max, max_lanes(scores[group]));
+    if (visible[r] == 0) continue;
+    group[grouped++] = r;
+    if (grouped == kMaxGroupRows) {
+      attend_rows<KV, kMaxGroupRows>(group, q, key, v, key_factor, value_factor, HD, visible, scale, row_max, row_sum,
+                                     out);
+      grouped = 0;
     }
-    const float new_max = larger(row_max[r], chunk_max);
-    // e^0 is exactly 1: skip the call when the running max holds (most chunks).
-    const float correction = new_max == row_max[r] ? 1.0f : expf(row_max[r] - new_max);
-    __m256 total = _mm256_setzero_ps();
-    for (int group = 0; group < kGroups; group++) {
-      const __m256 shifted = _mm256_sub_ps(scores[group], _mm256_set1_ps(new_max));
-      const __m256 weights = _mm256_and_ps(seen_mask[group], exp_nonpositive(shifted));
-      _mm256_store_ps(p + group * kLanes, weights);
-      total = _mm256_add_ps(total, weights);
-    }
-    row_sum[r] = row_sum[r] * correction + sum_lanes(total);
-    row_max[r] = new_max;
-    float* o = out + r * HD;
-    for (int64_t d = 0; d < HD; d += kLanes) {
-      __m256 acc = _mm256_mul_ps(load_partial(o + d, HD - d), _mm256_set1_ps(correction));
-      for (int64_t j = 0; j < seen; j++) {
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), load_kv(v + j * HD + d, HD - d, value_factor[j]), acc);
-      }
-      store_partial(o + d, acc, HD - d);
-    }
+  }
+  if (grouped == 1) {
+    const int64_t last[1] = {group[0]};
+    attend_rows<KV, 1>(last, q, key, v, key_factor, value_factor, HD, visible, scale, row_max, row_sum, out);
   }
 }
 

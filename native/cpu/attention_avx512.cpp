@@ -1,9 +1,11 @@
 // AVX-512 attention chunk kernel (compiled with -mavx512f/bw/vl/dq; called only after run-time
-// detection). For each query row: 16 dot products accumulated along HD in 16 vectors, reduced
-// together into one vector of 16 scores by a fixed transpose-add tree, then the online-softmax
-// update with a vectorized exp and the weighted sum of value rows. Keys and values are f32, bf16
-// or fp8 e4m3 with row scales, widened 16 lanes at a time in registers (see load_kv); a chunk that
-// many query rows read is widened once into stack buffers first.
+// detection). Query rows go through a chunk two at a time (the G = 2 heads of a decode step, or
+// neighbouring rows of a prefill tile), so each key and value vector is loaded and widened once for
+// both. Per row: 16 dot products accumulated along HD in 16 vectors, reduced together into one
+// vector of 16 scores by a fixed transpose-add tree, then the online-softmax update with a
+// vectorized exp and the weighted sum of value rows; a row's arithmetic is the same alone or paired.
+// Keys and values are f32, bf16 or fp8 e4m3 with row scales, widened 16 lanes at a time in
+// registers (see load_kv); a chunk that many query rows read is widened once into stack buffers.
 #include <immintrin.h>
 
 #include <math.h>
@@ -75,14 +77,18 @@ inline float sum_lanes(__m512 v) {
   return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
 }
 
-// Lane j of the result is the sum of the lanes of v[j]: four rounds of pairwise shuffle-and-add
-// (256-bit halves, 128-bit quarters, pairs, singles), then one permute into key order.
-inline __m512 sum_lanes_16(const __m512 (&v)[kLanes]) {
-  __m512 halves[8], quarters[4], pairs[2];
-  for (int i = 0; i < 8; i++) {
-    halves[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                              _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-  }
+// sum_lanes_16 (below) in two steps: its first round pairs keys 2i and 2i + 1 (256-bit halves),
+// so a pass over 8 of the 16 keys can fold its accumulators into 4 vectors at once.
+inline __m512 add_halves(__m512 a, __m512 b) {
+  return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                       _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+
+// Lane j of the result is the sum of the lanes of key j's accumulator, given halves[i] =
+// add_halves(v[2i], v[2i + 1]): three more rounds of pairwise shuffle-and-add (128-bit quarters,
+// pairs, singles), then one permute into key order.
+inline __m512 sum_lanes_16(const __m512 (&halves)[8]) {
+  __m512 quarters[4], pairs[2];
   for (int i = 0; i < 4; i++) {
     quarters[i] = _mm512_add_ps(_mm512_shuffle_f32x4(halves[2 * i], halves[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
                                 _mm512_shuffle_f32x4(halves[2 * i], halves[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
@@ -98,20 +104,93 @@ inline __m512 sum_lanes_16(const __m512 (&v)[kLanes]) {
   return _mm512_permutexvar_ps(key_order, singles);
 }
 
-// The 16 scaled scores of one query row against the chunk's keys (rows past J repeat row J − 1).
-template <typename KV>
-inline __m512 chunk_scores(const float* q, const KV* const (&key)[kLanes], const float (&factor)[kLanes], int64_t HD,
-                           float scale) {
-  __m512 acc[kLanes];
+// Query rows that share one pass over a chunk's keys and values: each key or value vector is loaded
+// and widened once and used by every row of the group. Two rows (the G = 2 heads of a decode step)
+// keep 16 score accumulators and their folded halves in registers.
+constexpr int kMaxGroupRows = 2;
+
+// The 16 scaled scores of kRows query rows against the chunk's keys (rows past J repeat row J − 1).
+// Each row's arithmetic is the same whatever kRows: lane j of a per-key accumulator sums q·k along
+// HD in order, folded by sum_lanes_16's fixed tree; keys are visited 8 at a time.
+template <typename KV, int kRows>
+inline void chunk_scores(const float* const (&q)[kRows], const KV* const (&key)[kLanes],
+                         const float (&factor)[kLanes], int64_t HD, float scale, __m512 (&scores)[kRows]) {
+  __m512 halves[kRows][8];
+  for (int part = 0; part < 2; part++) {
+    __m512 acc[kRows][8];
 #pragma GCC unroll 16
-  for (int j = 0; j < kLanes; j++) acc[j] = _mm512_setzero_ps();
+    for (int i = 0; i < kRows * 8; i++) acc[i / 8][i % 8] = _mm512_setzero_ps();
+    for (int64_t d = 0; d < HD; d += kLanes) {
+      const __mmask16 mask = lane_mask(HD - d);
+      __m512 qd[kRows];
+#pragma GCC unroll 2
+      for (int r = 0; r < kRows; r++) qd[r] = _mm512_maskz_loadu_ps(mask, q[r] + d);
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; j++) {
+        const __m512 k = load_kv(key[part * 8 + j] + d, mask, factor[part * 8 + j]);
+#pragma GCC unroll 2
+        for (int r = 0; r < kRows; r++) acc[r][j] = _mm512_fmadd_ps(qd[r], k, acc[r][j]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows * 4; i++) {
+      halves[i / 4][part * 4 + i % 4] = add_halves(acc[i / 4][2 * (i % 4)], acc[i / 4][2 * (i % 4) + 1]);
+    }
+  }
+#pragma GCC unroll 2
+  for (int r = 0; r < kRows; r++) scores[r] = _mm512_mul_ps(sum_lanes_16(halves[r]), _mm512_set1_ps(scale));
+}
+
+// The online-softmax step of kRows query rows (indices rows[], each seeing ≥ 1 key) over one chunk:
+// scores, the running max and sum, then out[row] = out[row] × correction + Σ_j p_j · v_j, with j in
+// order 0 .. seen − 1 for every row (the value rows all the group's rows see are widened once).
+template <typename KV, int kRows>
+inline void attend_rows(const int64_t (&rows)[kRows], const float* q, const KV* const (&key)[kLanes], const KV* v,
+                        const float (&key_factor)[kLanes], const float (&value_factor)[kLanes], int64_t HD,
+                        const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
+  const float* q_rows[kRows];
+  int64_t seen[kRows];
+  for (int r = 0; r < kRows; r++) {
+    q_rows[r] = q + rows[r] * HD;
+    seen[r] = visible[rows[r]];
+  }
+  __m512 scores[kRows];
+  chunk_scores<KV, kRows>(q_rows, key, key_factor, HD, scale, scores);
+  alignas(64) float p[kRows][kLanes];
+  float correction[kRows];
+  int64_t seen_by_all = kLanes;
+  for (int r = 0; r < kRows; r++) {
+    const int64_t row = rows[r];
+    const __mmask16 seen_mask = lane_mask(seen[r]);
+    const __m512 visible_scores = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), seen_mask, scores[r]);
+    const float new_max = larger(row_max[row], _mm512_reduce_max_ps(visible_scores));
+    // e^0 is exactly 1: skip the call when the running max holds (most chunks).
+    correction[r] = new_max == row_max[row] ? 1.0f : expf(row_max[row] - new_max);
+    const __m512 shifted = _mm512_sub_ps(visible_scores, _mm512_set1_ps(new_max));
+    const __m512 weights = _mm512_maskz_mov_ps(seen_mask, exp_nonpositive(shifted));
+    _mm512_store_ps(p[r], weights);
+    row_sum[row] = row_sum[row] * correction[r] + sum_lanes(weights);
+    row_max[row] = new_max;
+    seen_by_all = smaller(seen_by_all, seen[r]);
+  }
   for (int64_t d = 0; d < HD; d += kLanes) {
     const __mmask16 mask = lane_mask(HD - d);
-    const __m512 qd = _mm512_maskz_loadu_ps(mask, q + d);
-#pragma GCC unroll 16
-    for (int j = 0; j < kLanes; j++) acc[j] = _mm512_fmadd_ps(qd, load_kv(key[j] + d, mask, factor[j]), acc[j]);
+    __m512 acc[kRows];
+    for (int r = 0; r < kRows; r++) {
+      acc[r] = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, out + rows[r] * HD + d), _mm512_set1_ps(correction[r]));
+    }
+    for (int64_t j = 0; j < seen_by_all; j++) {
+      const __m512 value = load_kv(v + j * HD + d, mask, value_factor[j]);
+#pragma GCC unroll 2
+      for (int r = 0; r < kRows; r++) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(p[r][j]), value, acc[r]);
+    }
+    for (int r = 0; r < kRows; r++) {
+      for (int64_t j = seen_by_all; j < seen[r]; j++) {
+        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(p[r][j]), load_kv(v + j * HD + d, mask, value_factor[j]), acc[r]);
+      }
+      _mm512_mask_storeu_ps(out + rows[r] * HD + d, mask, acc[r]);
+    }
   }
-  return _mm512_mul_ps(sum_lanes_16(acc), _mm512_set1_ps(scale));
 }
 
 // A bf16 or fp8 chunk that at least kWidenMinRows query rows read (prefill tiles), with head dims
@@ -153,30 +232,21 @@ void attend_chunk_avx512(const float* q, int64_t R, const KV* k, const KV* v, co
   }
   const KV* key[kLanes];
   for (int j = 0; j < kLanes; j++) key[j] = k + smaller(j, J - 1) * HD;
-  alignas(64) float p[kLanes];
+  // Rows that see at least one key, kMaxGroupRows at a time; a row's result does not depend on
+  // the row it is grouped with.
+  int64_t group[kMaxGroupRows], grouped = 0;
   for (int64_t r = 0; r < R; r++) {
-    const int64_t seen = visible[r];
-    if (seen == 0) continue;
-    const __mmask16 seen_mask = lane_mask(seen);
-    const __m512 all_scores = chunk_scores(q + r * HD, key, key_factor, HD, scale);
-    const __m512 scores = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), seen_mask, all_scores);
-    const float new_max = larger(row_max[r], _mm512_reduce_max_ps(scores));
-    // e^0 is exactly 1: skip the call when the running max holds (most chunks).
-    const float correction = new_max == row_max[r] ? 1.0f : expf(row_max[r] - new_max);
-    const __m512 shifted = _mm512_sub_ps(scores, _mm512_set1_ps(new_max));
-    const __m512 weights = _mm512_maskz_mov_ps(seen_mask, exp_nonpositive(shifted));
-    _mm512_store_ps(p, weights);
-    row_sum[r] = row_sum[r] * correction + sum_lanes(weights);
-    row_max[r] = new_max;
-    float* o = out + r * HD;
-    for (int64_t d = 0; d < HD; d += kLanes) {
-      const __mmask16 mask = lane_mask(HD - d);
-      __m512 acc = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, o + d), _mm512_set1_ps(correction));
-      for (int64_t j = 0; j < seen; j++) {
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), load_kv(v + j * HD + d, mask, value_factor[j]), acc);
-      }
-      _mm512_mask_storeu_ps(o + d, mask, acc);
+    if (visible[r] == 0) continue;
+    group[grouped++] = r;
+    if (grouped == kMaxGroupRows) {
+      attend_rows<KV, kMaxGroupRows>(group, q, key, v, key_factor, value_factor, HD, visible, scale, row_max, row_sum,
+                                     out);
+      grouped = 0;
     }
+  }
+  if (grouped == 1) {
+    const int64_t last[1] = {group[0]};
+    attend_rows<KV, 1>(last, q, key, v, key_factor, value_factor, HD, visible, scale, row_max, row_sum, out);
   }
 }
 
