@@ -40,6 +40,11 @@ train::TrainerOptions parse_options(Napi::Env env, const Napi::Value& value) {
   o.icepop_low = float(number_option(obj, "icepopLow", o.icepop_low));
   o.icepop_high = float(number_option(obj, "icepopHigh", o.icepop_high));
   o.threads = size_t(number_option(obj, "threads", 0.0));
+  const Napi::Value fresh = obj.Get("freshOptimizer");
+  if (!fresh.IsUndefined()) {
+    if (!fresh.IsBoolean()) throw Napi::TypeError::New(env, "Trainer options: freshOptimizer must be a boolean");
+    o.restore_optimizer = !fresh.As<Napi::Boolean>().Value();
+  }
   const Napi::Value state_value = obj.Get("optimizerStateDtype");
   if (!state_value.IsUndefined()) {
     const std::string state_name = state_value.ToString().Utf8Value();

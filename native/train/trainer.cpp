@@ -56,7 +56,7 @@ Trainer::Trainer(const std::string& dir, const TrainerOptions& options) : option
   const model::Qwen3Weights weights = model::Qwen3Weights::load(dir);
   config_json_ = read_text(dir + "/config.json");
   init(weights);
-  if (exists(dir + "/optimizer.safetensors") && exists(dir + "/trainer_state.json")) load(dir);
+  if (options.restore_optimizer && exists(dir + "/optimizer.safetensors") && exists(dir + "/trainer_state.json")) load(dir);
 }
 
 Trainer::Trainer(const model::Qwen3Weights& weights, std::string config_json, const TrainerOptions& options)

@@ -39,6 +39,9 @@ struct TrainerOptions {
   float icepop_high = 5.0f;
   int64_t loss_chunk_rows = 64;
   size_t threads = 0;  // 0: default_thread_count()
+  // Opening a folder written by save(): restore its optimizer state and step (resume), or start
+  // AdamW afresh from its weights (a new training stage on a saved model).
+  bool restore_optimizer = true;
 };
 
 // One micro-batch of packed sequences. coef[t] (and old_logprobs[t] for the policy gradient)

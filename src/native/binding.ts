@@ -178,6 +178,8 @@ export interface NativeTrainerOptions {
    * dtype it was saved with; loading it into a trainer of the other dtype is refused.
    */
   optimizerStateDtype?: 'f32' | 'bf16';
+  /** Open a folder written by save() with a fresh AdamW (step 0, zero moments) instead of restoring its optimizer state. */
+  freshOptimizer?: boolean;
 }
 
 /** One packed micro-batch: coef[t] (and oldLogprobs[t]) weight log p(tokens[t+1] | its sequence up to t). */

@@ -46,7 +46,8 @@ export class Trainer {
   }
 
   /**
-   * Loads a Hugging Face Qwen3 folder (any dtype); a folder written by save() also restores the optimizer and step.
+   * Loads a Hugging Face Qwen3 folder (any dtype); a folder written by save() also restores the optimizer and step
+   * (unless `freshOptimizer`: a new training stage starts AdamW afresh from the saved weights).
    * `optimizerStateDtype` ('f32' default, or 'bf16') must match the dtype such a folder's optimizer state was saved in.
    */
   static open(directory: string, options: NativeTrainerOptions = {}): Trainer {

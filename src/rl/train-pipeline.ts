@@ -160,6 +160,8 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       weightDecay: config.optimizer.weightDecay,
       maxGradNorm: config.optimizer.gradClipNorm,
       optimizerStateDtype: config.optimizer.stateDtype,
+      // RL starts AdamW afresh on the model it is given (a saved folder may carry another stage's moments); a resumed run restores its own.
+      freshOptimizer: run.state.checkpoint === null,
       warmupSteps: config.optimizer.warmupUpdates,
       icepopLow: config.pgCorrection.icePopLow,
       icepopHigh: config.pgCorrection.icePopHigh,

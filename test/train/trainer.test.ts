@@ -1,7 +1,7 @@
 // The TypeScript Trainer wrapper over the native CPU trainer: SFT steps lower the loss, the policy
 // gradient reports its diagnostics, weights come out as named tensors, a saved checkpoint
 // resumes bit-identically (also with bf16 optimizer moments), and the optimizer state dtype is
-// checked: unknown values and checkpoints of the other dtype are refused.
+// checked: unknown values and checkpoints of the other dtype are refused; a fresh optimizer can be asked for.
 import { describe, expect, it, beforeAll } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -112,6 +112,26 @@ describe('Trainer', () => {
     expect(() => Trainer.open(ckpt, { threads: 2 })).toThrow(/optimizer\.safetensors holds exp_avg\.\S+ as BF16, but this trainer keeps its optimizer state in F32/);
     const f32 = Trainer.open(model, { threads: 2 });
     expect(() => f32.load(ckpt)).toThrow(/load from .*ckpt-bf16 failed: .*optimizer state dtype "f32"/);
+  });
+
+  it('opens a saved checkpoint with a fresh optimizer when asked: the saved weights, step 0, no momentum', async () => {
+    const ckpt = path.join(work, 'ckpt-fresh');
+    const a = Trainer.open(model, { lr: 1e-3, threads: 2 });
+    for (let i = 0; i < 3; i += 1) {
+      await a.accumulate('sft', [seq]);
+      a.step();
+    }
+    a.save(ckpt);
+    const fresh = Trainer.open(ckpt, { lr: 1e-3, threads: 2, freshOptimizer: true });
+    const restored = Trainer.open(ckpt, { lr: 1e-3, threads: 2 });
+    expect([fresh.stepCount(), restored.stepCount()]).toEqual([0, 3]);
+    const saved = a.tensors();
+    fresh.tensors().forEach((t, i) => expect(Buffer.from(t.data.buffer).equals(Buffer.from(saved[i].data.buffer))).toBe(true));
+    // A step on a zero gradient: the restored moments still move the weights, fresh ones do not.
+    for (const t of [fresh, restored]) t.step();
+    fresh.tensors().forEach((t, i) => expect(Buffer.from(t.data.buffer).equals(Buffer.from(saved[i].data.buffer))).toBe(true));
+    expect(restored.tensors().some((t, i) => !Buffer.from(t.data.buffer).equals(Buffer.from(saved[i].data.buffer)))).toBe(true);
+    expect(() => Trainer.open(ckpt, { freshOptimizer: 'yes' as unknown as boolean })).toThrow(/freshOptimizer must be a boolean/);
   });
 
   it('refuses an unknown optimizer state dtype', () => {
