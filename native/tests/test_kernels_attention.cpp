@@ -2,7 +2,8 @@
 // softmax, and its bit-for-bit invariants: a token's output is the same computed in a prefill
 // tile, alone as a decode step, next to other sequences, or with another block layout; a bf16
 // cache gives what an f32 cache holding the same bf16-rounded keys and values gives, and an fp8
-// cache what an f32 cache holding its dequantized values gives; and fp8 row quantization.
+// cache what an f32 cache holding its dequantized values gives; a bf16 or fp8 cache of unrounded
+// values stays within that dtype's tolerance of the f32 cache; and fp8 row quantization.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -98,6 +99,11 @@ struct PagedSequence {
     return {fp8_key_pool.data(), fp8_value_pool.data(), block_size, s3::cpu::KvDtype::Fp8E4M3,
             key_scale_pool.data(), value_scale_pool.data()};
   }
+  KvPages pages(s3::cpu::KvDtype dtype) const {  // the pool of `dtype`
+    if (dtype == s3::cpu::KvDtype::Bf16) return bf16_pages();
+    if (dtype == s3::cpu::KvDtype::Fp8E4M3) return fp8_pages();
+    return pages();
+  }
   AttentionSequence sequence(int64_t start, int64_t length) const {
     return {start, length, table.data(), int64_t(table.size())};
   }
@@ -109,6 +115,65 @@ std::vector<float> random_queries(int64_t T, int64_t NH, int64_t HD, uint64_t se
   std::vector<float> q(size_t(T * NH * HD));
   for (float& v : q) v = 2.0f * normal(rng);
   return q;
+}
+
+// Attention over a `dtype` cache (bf16 or fp8) against the f32 cache holding the values it
+// represents (bf16-rounded, or fp8-dequantized with a zero row and an outlier row), at every
+// level, shape and block size: a prefill of T tokens after `start` cached ones with a decode step
+// batched behind it gives the same bits (and so within 1e-5 relative), and so does every token
+// again as a decode step of its own. `seed_offset` gives each dtype its own keys, values and queries.
+void check_cache_equals_f32_cache_of_its_values(s3::cpu::KvDtype dtype, uint64_t seed_offset) {
+  s3::ThreadPool pool(2);
+  // NH, NKV, HD: GQA ratios 1, 2, 3, 4 and 8; HD tails (20, 40) as well as whole vectors.
+  const int64_t shapes[][3] = {{2, 2, 64}, {16, 8, 128}, {6, 2, 20}, {8, 2, 40}, {16, 2, 64}};
+  const int64_t block_sizes[] = {16, 32, 48, 96};  // 96: the whole sequence in one block
+  const Rounding rounding = dtype == s3::cpu::KvDtype::Bf16 ? Rounding::Bf16 : Rounding::Fp8;
+  for (s3::SimdLevel level : runnable_levels()) {
+    const s3::cpu::AttentionKernels& kernels = *s3::cpu::attention_kernels_for(level);
+    for (const auto& shape : shapes) {
+      const int64_t NH = shape[0], NKV = shape[1], HD = shape[2], start = 5, T = 60;
+      for (int64_t block_size : block_sizes) {
+        const PagedSequence kv(start + T + 1, NKV, HD, block_size, uint64_t(HD * block_size) + seed_offset, rounding);
+        const std::vector<float> q = random_queries(T + 1, NH, HD, uint64_t(NH) + seed_offset);
+        const AttentionSequence batch[] = {kv.sequence(start, T), kv.sequence(start + T, 1)};
+        std::vector<float> from_f32(q.size()), from_dtype(q.size());
+        s3::cpu::attention_forward(from_f32.data(), q.data(), kv.pages(), batch, 2, NH, NKV, HD, pool, kernels);
+        s3::cpu::attention_forward(from_dtype.data(), q.data(), kv.pages(dtype), batch, 2, NH, NKV, HD, pool, kernels);
+        CHECK(from_dtype == from_f32);
+        for (size_t i = 0; i < q.size(); i++) {
+          CHECK_NEAR(from_dtype[i], from_f32[i], 1e-5 * std::max(1.0f, std::fabs(from_f32[i])));
+        }
+        for (int64_t t = 0; t <= T; t += 6) {
+          std::vector<float> step(size_t(NH * HD));
+          const AttentionSequence decode = kv.sequence(start + t, 1);
+          s3::cpu::attention_forward(step.data(), &q[size_t(t * NH * HD)], kv.pages(dtype), &decode, 1, NH, NKV, HD,
+                                     pool, kernels);
+          CHECK(std::equal(step.begin(), step.end(), from_f32.begin() + t * NH * HD));
+        }
+      }
+    }
+  }
+}
+
+// Attention over a `dtype` cache (bf16 RNE or fp8 row-quantized) of unrounded keys and values
+// against the f32 cache of those values, at every level: the largest output difference is above
+// zero (the rounding shows) and below `bound`, the dtype's tolerance.
+void check_cache_of_unrounded_values_within(s3::cpu::KvDtype dtype, double bound) {
+  s3::ThreadPool pool(2);
+  const int64_t NH = 16, NKV = 8, HD = 128, T = 70;
+  for (s3::SimdLevel level : runnable_levels()) {
+    const s3::cpu::AttentionKernels& kernels = *s3::cpu::attention_kernels_for(level);
+    const PagedSequence kv(T, NKV, HD, 16, 11);  // f32 pool unrounded, bf16/fp8 pools rounded from it
+    const std::vector<float> q = random_queries(T, NH, HD, 12);
+    std::vector<float> from_f32(q.size()), from_dtype(q.size());
+    const AttentionSequence seq = kv.sequence(0, T);
+    s3::cpu::attention_forward(from_f32.data(), q.data(), kv.pages(), &seq, 1, NH, NKV, HD, pool, kernels);
+    s3::cpu::attention_forward(from_dtype.data(), q.data(), kv.pages(dtype), &seq, 1, NH, NKV, HD, pool, kernels);
+    double worst = 0.0;
+    for (size_t i = 0; i < q.size(); i++) worst = std::max(worst, double(std::fabs(from_dtype[i] - from_f32[i])));
+    CHECK(worst > 0.0);
+    CHECK(worst < bound);
+  }
 }
 
 }  // namespace
@@ -187,83 +252,21 @@ TEST(attention_token_output_is_the_same_in_prefill_decode_and_any_batch) {
 }
 
 TEST(attention_bf16_cache_equals_f32_cache_of_the_rounded_values_at_every_level) {
-  s3::ThreadPool pool(2);
-  // NH, NKV, HD: GQA ratios 1, 2, 3, 4 and 8; HD tails (20, 40) as well as whole vectors.
-  const int64_t shapes[][3] = {{2, 2, 64}, {16, 8, 128}, {6, 2, 20}, {8, 2, 40}, {16, 2, 64}};
-  const int64_t block_sizes[] = {16, 32, 48, 96};  // 96: the whole sequence in one block
-  for (s3::SimdLevel level : runnable_levels()) {
-    const s3::cpu::AttentionKernels& kernels = *s3::cpu::attention_kernels_for(level);
-    for (const auto& shape : shapes) {
-      const int64_t NH = shape[0], NKV = shape[1], HD = shape[2], start = 5, T = 60;
-      for (int64_t block_size : block_sizes) {
-        const PagedSequence kv(start + T + 1, NKV, HD, block_size, uint64_t(HD * block_size), Rounding::Bf16);
-        const std::vector<float> q = random_queries(T + 1, NH, HD, uint64_t(NH));
-        // A prefill of T tokens after `start` cached ones, and a decode step batched behind it.
-        const AttentionSequence batch[] = {kv.sequence(start, T), kv.sequence(start + T, 1)};
-        std::vector<float> from_f32(q.size()), from_bf16(q.size());
-        s3::cpu::attention_forward(from_f32.data(), q.data(), kv.pages(), batch, 2, NH, NKV, HD, pool, kernels);
-        s3::cpu::attention_forward(from_bf16.data(), q.data(), kv.bf16_pages(), batch, 2, NH, NKV, HD, pool, kernels);
-        // The kernels widen bf16 exactly and then run the f32 code, so the bits agree; 1e-5
-        // relative is the bound the cache's design promises, checked as well for the message.
-        CHECK(from_bf16 == from_f32);
-        for (size_t i = 0; i < q.size(); i++) {
-          CHECK_NEAR(from_bf16[i], from_f32[i], 1e-5 * std::max(1.0f, std::fabs(from_f32[i])));
-        }
-      }
-    }
-  }
+  // The kernels widen bf16 exactly and then run the f32 code, so the bits agree; 1e-5 relative
+  // is the bound the cache's design promises, checked as well for the message.
+  check_cache_equals_f32_cache_of_its_values(s3::cpu::KvDtype::Bf16, /*seed_offset=*/0);
 }
 
 TEST(attention_bf16_cache_of_unrounded_values_stays_within_bf16_tolerance) {
-  s3::ThreadPool pool(2);
-  const int64_t NH = 16, NKV = 8, HD = 128, T = 70;
-  for (s3::SimdLevel level : runnable_levels()) {
-    const s3::cpu::AttentionKernels& kernels = *s3::cpu::attention_kernels_for(level);
-    const PagedSequence kv(T, NKV, HD, 16, 11);  // f32 pool unrounded, bf16 pool RNE of it
-    const std::vector<float> q = random_queries(T, NH, HD, 12);
-    std::vector<float> from_f32(q.size()), from_bf16(q.size());
-    const AttentionSequence seq = kv.sequence(0, T);
-    s3::cpu::attention_forward(from_f32.data(), q.data(), kv.pages(), &seq, 1, NH, NKV, HD, pool, kernels);
-    s3::cpu::attention_forward(from_bf16.data(), q.data(), kv.bf16_pages(), &seq, 1, NH, NKV, HD, pool, kernels);
-    double worst = 0.0;
-    for (size_t i = 0; i < q.size(); i++) worst = std::max(worst, double(std::fabs(from_bf16[i] - from_f32[i])));
-    // Outputs are convex mixes of N(0, 1) values; bf16 keeps 8 significant bits (2^-9 relative),
-    // and the score error moves the weights a little: a few hundredths at most, but never zero.
-    CHECK(worst > 0.0);
-    CHECK(worst < 0.05);
-  }
+  // Outputs are convex mixes of N(0, 1) values; bf16 keeps 8 significant bits (2^-9 relative),
+  // and the score error moves the weights a little: a few hundredths at most, but never zero.
+  check_cache_of_unrounded_values_within(s3::cpu::KvDtype::Bf16, 0.05);
 }
 
 TEST(attention_fp8_cache_equals_f32_cache_of_the_dequantized_values_at_every_level) {
-  s3::ThreadPool pool(2);
-  // NH, NKV, HD: GQA ratios 1, 2, 3, 4 and 8 (8: decode steps of 8 rows take the AVX-512 kernel's
-  // widen-into-stack path, the others widen in registers); HD tails (20, 40) and whole vectors.
-  const int64_t shapes[][3] = {{2, 2, 64}, {16, 8, 128}, {6, 2, 20}, {8, 2, 40}, {16, 2, 64}};
-  const int64_t block_sizes[] = {16, 32, 48, 96};  // 96: the whole sequence in one block
-  for (s3::SimdLevel level : runnable_levels()) {
-    const s3::cpu::AttentionKernels& kernels = *s3::cpu::attention_kernels_for(level);
-    for (const auto& shape : shapes) {
-      const int64_t NH = shape[0], NKV = shape[1], HD = shape[2], start = 5, T = 60;
-      for (int64_t block_size : block_sizes) {
-        const PagedSequence kv(start + T + 1, NKV, HD, block_size, uint64_t(HD * block_size + 1), Rounding::Fp8);
-        const std::vector<float> q = random_queries(T + 1, NH, HD, uint64_t(NH + 1));
-        // A prefill of T tokens after `start` cached ones, and a decode step batched behind it.
-        const AttentionSequence batch[] = {kv.sequence(start, T), kv.sequence(start + T, 1)};
-        std::vector<float> from_f32(q.size()), from_fp8(q.size());
-        s3::cpu::attention_forward(from_f32.data(), q.data(), kv.pages(), batch, 2, NH, NKV, HD, pool, kernels);
-        s3::cpu::attention_forward(from_fp8.data(), q.data(), kv.fp8_pages(), batch, 2, NH, NKV, HD, pool, kernels);
-        CHECK(from_fp8 == from_f32);
-        // Every token again as a decode step of its own: the same bits as in the prefill.
-        for (int64_t t = 0; t <= T; t += 6) {
-          std::vector<float> step(size_t(NH * HD));
-          const AttentionSequence decode = kv.sequence(start + t, 1);
-          s3::cpu::attention_forward(step.data(), &q[size_t(t * NH * HD)], kv.fp8_pages(), &decode, 1, NH, NKV, HD,
-                                     pool, kernels);
-          CHECK(std::equal(step.begin(), step.end(), from_f32.begin() + t * NH * HD));
-        }
-      }
-    }
-  }
+  // GQA ratio 8: decode steps of 8 rows take the AVX-512 kernel's widen-into-stack path, the
+  // others widen in registers.
+  check_cache_equals_f32_cache_of_its_values(s3::cpu::KvDtype::Fp8E4M3, /*seed_offset=*/1);
 }
 
 TEST(attention_fp8_widens_every_code_exactly_at_every_level) {
@@ -315,23 +318,9 @@ TEST(attention_fp8_widens_every_code_exactly_at_every_level) {
 }
 
 TEST(attention_fp8_cache_of_unquantized_values_stays_within_fp8_tolerance) {
-  s3::ThreadPool pool(2);
-  const int64_t NH = 16, NKV = 8, HD = 128, T = 70;
-  for (s3::SimdLevel level : runnable_levels()) {
-    const s3::cpu::AttentionKernels& kernels = *s3::cpu::attention_kernels_for(level);
-    const PagedSequence kv(T, NKV, HD, 16, 11);  // f32 pool unrounded, fp8 pool quantized from it
-    const std::vector<float> q = random_queries(T, NH, HD, 12);
-    std::vector<float> from_f32(q.size()), from_fp8(q.size());
-    const AttentionSequence seq = kv.sequence(0, T);
-    s3::cpu::attention_forward(from_f32.data(), q.data(), kv.pages(), &seq, 1, NH, NKV, HD, pool, kernels);
-    s3::cpu::attention_forward(from_fp8.data(), q.data(), kv.fp8_pages(), &seq, 1, NH, NKV, HD, pool, kernels);
-    double worst = 0.0;
-    for (size_t i = 0; i < q.size(); i++) worst = std::max(worst, double(std::fabs(from_fp8[i] - from_f32[i])));
-    // e4m3 keeps 4 significant bits (2^-4 relative, 16× bf16's step); scores here have a standard
-    // deviation of 4, so their error moves peaked weights: 0.41 measured at every level.
-    CHECK(worst > 0.0);
-    CHECK(worst < 0.5);
-  }
+  // e4m3 keeps 4 significant bits (2^-4 relative, 16× bf16's step); scores here have a standard
+  // deviation of 4, so their error moves peaked weights: 0.41 measured at every level.
+  check_cache_of_unrounded_values_within(s3::cpu::KvDtype::Fp8E4M3, 0.5);
 }
 
 TEST(fp8_row_quantization_rounds_saturates_and_scales) {

@@ -1,11 +1,11 @@
 // The CPU trainer (native/train): a tiny model overfits a fixed sequence with SFT; one policy-
 // gradient step raises the log-prob of the sampled tokens under a positive advantage and lowers it
 // under a negative one; packing sequences into one micro-batch gives the gradients of separate
-// micro-batches; checkpoints load with Qwen3Weights::load and resume bit-identically; the KL
-// penalty's loss matches the naive forward, kl_coef 0 changes no gradient bit, and a small gradient
-// step on the penalty alone lowers it; accumulate returns the ratio quantiles of the weighted
-// tokens (IcePop-masked ones included); bf16 optimizer moments are saved as BF16 and resume
-// bit-identically, and a checkpoint of the other moment dtype is refused.
+// micro-batches; checkpoints with f32 or bf16 optimizer moments (saved as F32 or BF16) load with
+// Qwen3Weights::load and resume bit-identically, and a checkpoint of the other moment dtype is
+// refused; the KL penalty's loss matches the naive forward, kl_coef 0 changes no gradient bit, and
+// a small gradient step on the penalty alone lowers it; accumulate returns the ratio quantiles of
+// the weighted tokens (IcePop-masked ones included).
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -152,38 +152,53 @@ TEST(train_packed_batch_equals_separate_micro_batches) {
   CHECK_THROWS(s3::train::TrainerError, packed.accumulate(both));
 }
 
-TEST(train_checkpoint_resume_is_bit_identical) {
-  const Fixture f(24);
+namespace {
+
+// Three steps, a checkpoint, two more steps of `micro_batches` micro-batches each; a trainer
+// resumed from the directory (with a pool of `resume_threads`) and one that loads it take the same
+// two steps to the same bits. The checkpoint holds the moments in the state dtype, names that dtype
+// in trainer_state.json, and is an ordinary Hugging Face directory for the inference path.
+void check_checkpoint_resumes_bit_identically(s3::train::OptimizerStateDtype state_dtype, uint64_t model_seed,
+                                              uint64_t batch_seed, int micro_batches, size_t resume_threads) {
+  const Fixture f(model_seed);
   s3test::TempDir dir;
   const std::string ckpt = dir.file("ckpt");
-  const TrainerOptions o = options(1e-3);
-  const auto b1 = sft_batch(random_tokens(12, f.model.config.vocab_size, 5));
-  const auto b2 = sft_batch(random_tokens(10, f.model.config.vocab_size, 6));
+  TrainerOptions o = options(1e-3);
+  o.adamw.state_dtype = state_dtype;
+  const auto b1 = sft_batch(random_tokens(12, f.model.config.vocab_size, batch_seed));
+  const auto b2 = sft_batch(random_tokens(10, f.model.config.vocab_size, batch_seed + 1));
+  auto two_more_steps = [&](Trainer& t) {
+    for (int i = 0; i < 2; i++) {
+      t.accumulate(i % 2 ? b2 : b1);
+      for (int m = 1; m < micro_batches; m++) t.accumulate(b2);
+      t.step();
+    }
+  };
   Trainer a = f.trainer(o);
   for (int i = 0; i < 3; i++) {
     a.accumulate(i % 2 ? b1 : b2);
     a.step();
   }
   a.save(ckpt);
-  for (int i = 0; i < 2; i++) {
-    a.accumulate(i % 2 ? b2 : b1);
-    a.accumulate(b2);  // two micro-batches per step
-    a.step();
-  }
-  Trainer b(ckpt, o);  // resumes from the directory
+  two_more_steps(a);
+  const bool bf16 = state_dtype == s3::train::OptimizerStateDtype::Bf16;
+  const s3::SafetensorsFile opt = s3::SafetensorsFile::open(ckpt + "/optimizer.safetensors");
+  CHECK(opt.info("exp_avg_sq.model.norm.weight").dtype == (bf16 ? DType::BF16 : DType::F32));
+  std::ifstream state_file(ckpt + "/trainer_state.json");
+  std::stringstream state;
+  state << state_file.rdbuf();
+  CHECK(state.str().find(std::string("\"state_dtype\": \"") + (bf16 ? "bf16" : "f32") + "\"") != std::string::npos);
+  TrainerOptions resume_options = o;
+  resume_options.threads = resume_threads;
+  Trainer b(ckpt, resume_options);  // resumes from the directory
   CHECK_EQ(b.step_count(), int64_t(3));
   Trainer c = f.trainer(o);
   c.load(ckpt);
   for (Trainer* t : {&b, &c}) {
-    for (int i = 0; i < 2; i++) {
-      t->accumulate(i % 2 ? b2 : b1);
-      t->accumulate(b2);
-      t->step();
-    }
+    two_more_steps(*t);
     CHECK_EQ(t->step_count(), int64_t(5));
     CHECK(std::memcmp(t->params().data(), a.params().data(), a.params().size() * sizeof(float)) == 0);
   }
-  // The checkpoint is an ordinary Hugging Face directory for the inference path.
   const auto loaded = s3::model::Qwen3Weights::load(ckpt);
   CHECK_EQ(loaded.config().hidden_size, f.model.config.hidden_size);
   const auto layout = s3::model::Qwen3ParamLayout::make(loaded.config());
@@ -191,43 +206,18 @@ TEST(train_checkpoint_resume_is_bit_identical) {
   CHECK_EQ(params.size(), a.params().size());
 }
 
+}  // namespace
+
+TEST(train_checkpoint_resume_is_bit_identical) {
+  // f32 moments; two micro-batches per step after the checkpoint.
+  check_checkpoint_resumes_bit_identically(s3::train::OptimizerStateDtype::F32, /*model_seed=*/24, /*batch_seed=*/5,
+                                           /*micro_batches=*/2, /*resume_threads=*/2);
+}
+
 TEST(train_bf16_optimizer_state_saves_as_bf16_and_resumes_bit_identically) {
-  const Fixture f(26);
-  s3test::TempDir dir;
-  const std::string ckpt = dir.file("ckpt");
-  TrainerOptions o = options(1e-3);
-  o.adamw.state_dtype = s3::train::OptimizerStateDtype::Bf16;
-  const auto b1 = sft_batch(random_tokens(12, f.model.config.vocab_size, 8));
-  const auto b2 = sft_batch(random_tokens(10, f.model.config.vocab_size, 9));
-  Trainer a = f.trainer(o);
-  for (int i = 0; i < 3; i++) {
-    a.accumulate(i % 2 ? b1 : b2);
-    a.step();
-  }
-  a.save(ckpt);
-  for (int i = 0; i < 2; i++) {
-    a.accumulate(i % 2 ? b2 : b1);
-    a.step();
-  }
-  const s3::SafetensorsFile opt = s3::SafetensorsFile::open(ckpt + "/optimizer.safetensors");
-  CHECK(opt.info("exp_avg_sq.model.norm.weight").dtype == DType::BF16);
-  std::ifstream state_file(ckpt + "/trainer_state.json");
-  std::stringstream state;
-  state << state_file.rdbuf();
-  CHECK(state.str().find("\"state_dtype\": \"bf16\"") != std::string::npos);
-  TrainerOptions other_threads = o;
-  other_threads.threads = 3;  // the stochastic rounding does not depend on the pool
-  Trainer b(ckpt, other_threads);
-  CHECK_EQ(b.step_count(), int64_t(3));
-  Trainer c = f.trainer(o);
-  c.load(ckpt);
-  for (Trainer* t : {&b, &c}) {
-    for (int i = 0; i < 2; i++) {
-      t->accumulate(i % 2 ? b2 : b1);
-      t->step();
-    }
-    CHECK(std::memcmp(t->params().data(), a.params().data(), a.params().size() * sizeof(float)) == 0);
-  }
+  // bf16 moments, resumed on another pool: the stochastic rounding does not depend on it.
+  check_checkpoint_resumes_bit_identically(s3::train::OptimizerStateDtype::Bf16, /*model_seed=*/26, /*batch_seed=*/8,
+                                           /*micro_batches=*/1, /*resume_threads=*/3);
 }
 
 TEST(train_checkpoint_of_the_other_optimizer_state_dtype_is_refused) {
