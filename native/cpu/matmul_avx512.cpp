@@ -7,8 +7,12 @@
 // (measured: packing bf16 panels first was about 25% slower). FP8 conversion costs more, so with
 // enough input rows a tile's weight rows are converted once into a small f32 buffer. Either way
 // the same f32 values go through the same accumulation order (see matmul.h): identical bits.
+// With few input rows (decode) the weights stream from DRAM once, and a tile's kCols rows are
+// kCols short streams the hardware prefetcher follows poorly, so each tile prefetches the next
+// one (see Lookahead); prefetches change no arithmetic.
 #include <immintrin.h>
 
+#include "core/dtype.h"
 #include "cpu/matmul.h"
 
 namespace s3::cpu {
@@ -87,6 +91,23 @@ WeightRow<D> weight_row(const MatrixView& w, int64_t n) {
   }
 }
 
+// Prefetches the next tile's weight bytes [next, end) into L2 (prefetcht1), a few lines per k step
+// so the requests spread over the tile's compute. Into L2 rather than L1: a burst of L1 prefetches
+// holds the core's few L1 miss buffers (the same finding as attention's prefetch). Measured on the
+// 0.6B decode matrices at M = 1: +35% GB/s on 2 threads, +75% on one; prefetcht0 gained nothing.
+struct Lookahead {
+  const char* next = nullptr;
+  const char* end = nullptr;
+  int64_t lines_per_step = 0;
+  void step() {
+    for (int64_t i = 0; i < lines_per_step && next < end; i++, next += 64) _mm_prefetch(next, _MM_HINT_T1);
+  }
+};
+
+// Decode-sized inputs (at most one register tile of rows) look ahead; larger M reuses each weight
+// tile across row tiles and is compute-bound.
+constexpr int64_t kLookaheadMaxRows = kRows;
+
 // The fixed lane-summation tree every output element goes through.
 inline float sum_lanes(__m512 v) {
   const __m256 half = _mm256_add_ps(_mm512_extractf32x8_ps(v, 0), _mm512_extractf32x8_ps(v, 1));
@@ -116,7 +137,7 @@ inline void accumulate_step(__m512 (&acc)[R][kCols], const float* x, int64_t ldx
 // valid one and are not stored). x rows are ldx apart, out rows ldo apart.
 template <int R, DType D>
 void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64_t K, float* out, int64_t ldo,
-              int cols_valid) {
+              int cols_valid, Lookahead ahead) {
   __m512 acc[R][kCols];
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++) {
@@ -124,7 +145,10 @@ void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64
     for (int c = 0; c < kCols; c++) acc[r][c] = _mm512_setzero_ps();
   }
   int64_t k = 0;
-  for (; k + kLanes <= K; k += kLanes) accumulate_step<false, R>(acc, x, ldx, w, k, 0);
+  for (; k + kLanes <= K; k += kLanes) {
+    ahead.step();
+    accumulate_step<false, R>(acc, x, ldx, w, k, 0);
+  }
   if (k < K) accumulate_step<true, R>(acc, x, ldx, w, k, lane_mask(K - k));
   // Sums go through a fixed-index array so the accumulators stay in registers in the loop above.
   float sums[R][kCols];
@@ -138,20 +162,37 @@ void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64
   }
 }
 
-// All M input rows against weight rows [n, n + cols_valid), taking the input rows kRows at a time.
+// All M input rows against weight rows [n, n + cols_valid), taking the input rows kRows at a time;
+// the first row tile carries `ahead`.
 template <DType D>
 void dot_rows(float* out, const float* inp, const WeightRow<D> (&w)[kCols], int64_t M, int64_t K, int64_t N,
-              int64_t n, int cols_valid) {
+              int64_t n, int cols_valid, Lookahead ahead) {
   int64_t m = 0;
-  for (; m + kRows <= M; m += kRows) dot_tile<kRows>(inp + m * K, K, w, K, out + m * N + n, N, cols_valid);
+  for (; m + kRows <= M; m += kRows) {
+    dot_tile<kRows>(inp + m * K, K, w, K, out + m * N + n, N, cols_valid, ahead);
+    ahead = Lookahead{};
+  }
   const float* x = inp + m * K;
   float* y = out + m * N + n;
   switch (M - m) {
-    case 3: dot_tile<3>(x, K, w, K, y, N, cols_valid); break;
-    case 2: dot_tile<2>(x, K, w, K, y, N, cols_valid); break;
-    case 1: dot_tile<1>(x, K, w, K, y, N, cols_valid); break;
+    case 3: dot_tile<3>(x, K, w, K, y, N, cols_valid, ahead); break;
+    case 2: dot_tile<2>(x, K, w, K, y, N, cols_valid, ahead); break;
+    case 1: dot_tile<1>(x, K, w, K, y, N, cols_valid, ahead); break;
     default: break;
   }
+}
+
+// The lookahead of the tile at weight row n: the bytes of rows [n + kCols, min(n + 2·kCols, n_end)).
+template <DType D>
+Lookahead next_tile(const MatrixView& view, int64_t M, int64_t n, int64_t n_end) {
+  const int64_t next_rows = smaller(kCols, n_end - n - kCols);
+  if (M > kLookaheadMaxRows || next_rows <= 0) return {};
+  const int64_t row_bytes = view.cols * int64_t(dtype_size(D));
+  const char* begin = static_cast<const char*>(view.data) + (n + kCols) * row_bytes;
+  const char* aligned = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(begin) & ~uintptr_t(63));
+  const int64_t lines = (begin + next_rows * row_bytes - aligned + 63) / 64;
+  const int64_t steps = view.cols / kLanes > 0 ? view.cols / kLanes : 1;
+  return {aligned, begin + next_rows * row_bytes, (lines + steps - 1) / steps};
 }
 
 template <DType D>
@@ -163,7 +204,7 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
     WeightRow<D> w[kCols];
     for (int c = 0; c < kCols; c++) w[c] = weight_row<D>(view, n + smaller(c, cols_valid - 1));
     if (D != DType::F8_E4M3 || M < kConvertMinRows) {
-      dot_rows(out, inp, w, M, K, N, n, cols_valid);
+      dot_rows(out, inp, w, M, K, N, n, cols_valid, next_tile<D>(view, M, n, n_end));
       continue;
     }
     // FP8 conversion costs more than the FMAs it feeds: convert the tile's rows once for all inputs.
@@ -175,7 +216,7 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
       }
       wf[c] = {row};
     }
-    dot_rows(out, inp, wf, M, K, N, n, cols_valid);
+    dot_rows(out, inp, wf, M, K, N, n, cols_valid, Lookahead{});
   }
 }
 
