@@ -3,6 +3,8 @@
 #include "cpu/matmul.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace s3::cpu {
@@ -30,23 +32,51 @@ const MatmulKernels kMatmulScalar = {"scalar", matmul_columns_scalar};
 
 // Threads take contiguous runs of this many output columns, so each streams its own slice of W.
 constexpr int64_t kColumnsPerUnit = 16;
+// Weights one fused pass takes (q/k/v is the most the model needs).
+constexpr int64_t kMaxMatmulOutputs = 4;
 
 }  // namespace
 
-void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M, ThreadPool& pool,
+void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp, int64_t M, ThreadPool& pool,
                     const MatmulKernels& kernels) {
-  if (M <= 0 || w.rows <= 0) return;
-  const int64_t N = w.rows;
-  const int64_t units = (N + kColumnsPerUnit - 1) / kColumnsPerUnit;
-  pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
+  if (M <= 0) return;
+  if (count > kMaxMatmulOutputs) {
+    throw std::invalid_argument("matmul_forward: " + std::to_string(count) + " weights in one pass; at most " +
+                                std::to_string(kMaxMatmulOutputs));
+  }
+  // first_unit[i]: where matrix i's column units start in the stacked order.
+  int64_t first_unit[kMaxMatmulOutputs + 1] = {0};
+  int64_t K = 0;
+  for (int64_t i = 0; i < count; i++) {
+    first_unit[i + 1] = first_unit[i] + (outputs[i].w->rows + kColumnsPerUnit - 1) / kColumnsPerUnit;
+    K = std::max(K, outputs[i].w->cols);
+  }
+  if (first_unit[count] == 0) return;
+  pool.parallel_for(size_t(first_unit[count]), [&](size_t begin, size_t end, size_t) {
     // Allocated here, in baseline code: a std::vector instantiated in an AVX-512 file could be the
     // copy the linker keeps for everyone, and fault on CPUs without AVX-512.
     thread_local std::vector<float> scratch;
-    scratch.resize(size_t(kMatmulScratchRows * w.cols));
-    const int64_t n_begin = int64_t(begin) * kColumnsPerUnit;
-    const int64_t n_end = std::min(N, int64_t(end) * kColumnsPerUnit);
-    kernels.columns(out, inp, w, M, n_begin, n_end, scratch.data());
+    scratch.resize(size_t(kMatmulScratchRows * K));
+    for (int64_t i = 0; i < count; i++) {
+      const int64_t unit_begin = std::max(int64_t(begin), first_unit[i]);
+      const int64_t unit_end = std::min(int64_t(end), first_unit[i + 1]);
+      if (unit_begin >= unit_end) continue;
+      const MatrixView& w = *outputs[i].w;
+      const int64_t n_begin = (unit_begin - first_unit[i]) * kColumnsPerUnit;
+      const int64_t n_end = std::min(w.rows, (unit_end - first_unit[i]) * kColumnsPerUnit);
+      kernels.columns(outputs[i].out, inp, w, M, n_begin, n_end, scratch.data());
+    }
   });
+}
+
+void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp, int64_t M, ThreadPool& pool) {
+  matmul_forward(outputs, count, inp, M, pool, matmul_kernels());
+}
+
+void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M, ThreadPool& pool,
+                    const MatmulKernels& kernels) {
+  const MatmulOutput output{out, &w};
+  matmul_forward(&output, 1, inp, M, pool, kernels);
 }
 
 void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M, ThreadPool& pool) {

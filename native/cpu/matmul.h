@@ -38,6 +38,18 @@ void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M
                     const MatmulKernels& kernels);
 void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M, ThreadPool& pool);
 
+// Several weights with the same K applied to one input in a single parallel pass (q/k/v, gate/up):
+// outputs[i].out = inp · outputs[i].w ᵀ. Threads split the weights' output columns as if the
+// matrices were stacked, so one token's decode step waits for the pool once instead of once per
+// matrix; every element is computed exactly as by matmul_forward.
+struct MatmulOutput {
+  float* out;            // [M × w.rows]
+  const MatrixView* w;   // [w.rows × K]
+};
+void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp, int64_t M, ThreadPool& pool,
+                    const MatmulKernels& kernels);
+void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp, int64_t M, ThreadPool& pool);
+
 // The kernels of one SIMD level (tests and benchmarks compare levels); nullptr if not built.
 const MatmulKernels* matmul_kernels_for(SimdLevel level);
 // The kernels of cpu_info().level.

@@ -1,5 +1,6 @@
 // The Qwen3 forward pass; see qwen3_forward.h. Row-wise steps (norms, RoPE, SwiGLU, residual adds)
-// are split between threads by token; matmuls split output columns and attention splits
+// are split between threads by token; matmuls split output columns (q/k/v and gate/up each in one
+// pass over the stacked weights) and attention splits
 // (sequence, KV head, query tile) items. Every split is per row, so the thread count never
 // changes a result.
 #include "model/qwen3_forward.h"
@@ -85,9 +86,8 @@ void attention_block(const Qwen3Config& c, const Qwen3LayerWeights& layer, int64
     cpu::rmsnorm_forward(&ws.normed[begin * C], &ws.x[begin * C], layer.input_layernorm, end - begin, C,
                          c.rms_norm_eps);
   });
-  cpu::matmul_forward(ws.q.data(), ws.normed.data(), layer.q_proj, T, pool);
-  cpu::matmul_forward(ws.k.data(), ws.normed.data(), layer.k_proj, T, pool);
-  cpu::matmul_forward(ws.v.data(), ws.normed.data(), layer.v_proj, T, pool);
+  const cpu::MatmulOutput qkv[] = {{ws.q.data(), &layer.q_proj}, {ws.k.data(), &layer.k_proj}, {ws.v.data(), &layer.v_proj}};
+  cpu::matmul_forward(qkv, 3, ws.normed.data(), T, pool);
   for_rows(pool, T, [&](int64_t begin, int64_t end) {
     const int64_t count = end - begin;
     float* q = &ws.q[begin * NH * HD];
@@ -112,8 +112,8 @@ void mlp_block(const Qwen3Config& c, const Qwen3LayerWeights& layer, int64_t T, 
     cpu::rmsnorm_forward(&ws.normed[begin * C], &ws.x[begin * C], layer.post_attention_layernorm, end - begin, C,
                          c.rms_norm_eps);
   });
-  cpu::matmul_forward(ws.gate.data(), ws.normed.data(), layer.gate_proj, T, pool);
-  cpu::matmul_forward(ws.up.data(), ws.normed.data(), layer.up_proj, T, pool);
+  const cpu::MatmulOutput gate_up[] = {{ws.gate.data(), &layer.gate_proj}, {ws.up.data(), &layer.up_proj}};
+  cpu::matmul_forward(gate_up, 2, ws.normed.data(), T, pool);
   for_rows(pool, T, [&](int64_t begin, int64_t end) {
     cpu::swiglu_forward(&ws.gate[begin * I], &ws.gate[begin * I], &ws.up[begin * I], (end - begin) * I);
   });
