@@ -111,6 +111,32 @@ TEST(matmul_row_results_do_not_depend_on_the_batch_or_threads) {
   }
 }
 
+TEST(matmul_fused_pass_equals_one_pass_per_weight) {
+  s3::ThreadPool one(1), two(2), three(3);
+  const int64_t K = 200, rows[] = {70, 33, 17};
+  for (s3::SimdLevel level : runnable_levels()) {
+    const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(level);
+    for (DType dtype : kWeightTypes) {
+      const RandomWeight w[] = {{dtype, rows[0], K, 7}, {dtype, rows[1], K, 8}, {dtype, rows[2], K, 9}};
+      for (int64_t M : {1, 3, 9}) {
+        const std::vector<float> x = random_input(M, K, uint64_t(M));
+        for (s3::ThreadPool* pool : {&one, &two, &three}) {
+          std::vector<float> separate[3], fused[3];
+          s3::cpu::MatmulOutput outputs[3];
+          for (int i = 0; i < 3; i++) {
+            separate[i].resize(size_t(M * rows[i]));
+            fused[i].assign(size_t(M * rows[i]), -1.0f);
+            s3::cpu::matmul_forward(separate[i].data(), x.data(), w[i].view, M, *pool, kernels);
+            outputs[i] = {fused[i].data(), &w[i].view};
+          }
+          s3::cpu::matmul_forward(outputs, 3, x.data(), M, *pool, kernels);
+          for (int i = 0; i < 3; i++) CHECK(fused[i] == separate[i]);
+        }
+      }
+    }
+  }
+}
+
 TEST(matmul_fp8_dequantizes_every_code_with_its_block_scale) {
   // Every E4M3 code except the NaNs (0x7F, 0xFF) in a 2 × 3 grid of blocks with distinct scales,
   // 130 × 300 so neither dimension is a multiple of 128; an identity-like input picks out columns.
