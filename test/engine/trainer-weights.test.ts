@@ -77,6 +77,8 @@ describe('InferenceEngine.loadWeightsFrom', () => {
     expect(engine.loadWeightsFrom(trainer)).toBe(1);
     const impostor = { nativeHandle: {}, directory: 'nowhere' } as unknown as Trainer;
     expect(() => engine.loadWeightsFrom(impostor)).toThrow(/must be a native Trainer/);
+    // The engine thread applies a swap before its next batch; a score is that batch.
+    await engine.score(prompt(20, 7, 512));
     expect(engine.stats().policyVersion).toBe(1);
   });
 });
