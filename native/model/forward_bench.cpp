@@ -86,10 +86,11 @@ BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64
   return figures;
 }
 
-BenchFigures bench_decode(const Qwen3Weights& weights, int64_t sequences, int64_t context, int repetitions, ThreadPool& pool) {
+BenchFigures bench_decode(const Qwen3Weights& weights, int64_t sequences, int64_t context, int repetitions, ThreadPool& pool,
+                          cpu::KvDtype kv_dtype) {
   const Qwen3Config& c = weights.config();
   const int64_t blocks_per_sequence = (context + 1 + kBlockSize - 1) / kBlockSize;
-  KvCache cache(c, kBlockSize, sequences * blocks_per_sequence);
+  KvCache cache(c, kBlockSize, sequences * blocks_per_sequence, kv_dtype);
   std::vector<int32_t> table(static_cast<size_t>(sequences * blocks_per_sequence));
   std::iota(table.begin(), table.end(), 0);
 
@@ -127,7 +128,8 @@ BenchFigures bench_decode(const Qwen3Weights& weights, int64_t sequences, int64_
   figures.tokens_per_second = double(sequences) / figures.median_seconds;
   figures.gflops = pass_flops(c, sequences, double(sequences) * double(context + 1), sequences) / figures.median_seconds / 1e9;
   figures.weight_gbytes_per_second = double(weight_bytes(weights)) / figures.median_seconds / 1e9;
-  figures.kv_gbytes = 2.0 * double(sequences) * double(context) * double(c.kv_dim()) * double(c.num_hidden_layers) * 4.0 / 1e9;
+  const double bytes_per_position = double(KvCache::bytes_per_block(c, kBlockSize, kv_dtype)) / double(kBlockSize);
+  figures.kv_gbytes = double(sequences) * double(context) * bytes_per_position / 1e9;
   return figures;
 }
 

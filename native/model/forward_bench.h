@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/thread_pool.h"
+#include "cpu/attention.h"
 #include "model/qwen3_weights.h"
 
 namespace s3::model {
@@ -17,7 +18,7 @@ struct BenchFigures {
   double tokens_per_second = 0;  // from the median
   double gflops = 0;             // from the median
   double weight_gbytes_per_second = 0;  // weight bytes read per step / median time
-  double kv_gbytes = 0;          // size of the KV cache the steps read
+  double kv_gbytes = 0;          // bytes of KV cache the steps read (fp8: row scales included)
 };
 
 // Prefill of `sequences` × `tokens` new tokens in one batch from an empty cache; logits of each
@@ -27,6 +28,8 @@ BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64
 // One decode step (one new token per sequence) for `sequences` sequences whose caches already
 // hold `context` positions. The cache is filled with random keys and values directly (prefilling
 // it would dominate the run and the step's cost does not depend on the values).
-BenchFigures bench_decode(const Qwen3Weights& weights, int64_t sequences, int64_t context, int repetitions, ThreadPool& pool);
+// `kv_dtype` is the cache's element type (f32, bf16, or fp8 with row scales), as the engine's.
+BenchFigures bench_decode(const Qwen3Weights& weights, int64_t sequences, int64_t context, int repetitions, ThreadPool& pool,
+                          cpu::KvDtype kv_dtype = cpu::KvDtype::F32);
 
 }  // namespace s3::model

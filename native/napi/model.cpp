@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,7 +119,8 @@ Napi::Object figures_object(Napi::Env env, const model::BenchFigures& f) {
   return o;
 }
 
-// benchForward(model, {sequences, tokens, repetitions}) / benchDecode(model, {sequences, context, repetitions}).
+// benchForward(model, {sequences, tokens, repetitions}) / benchDecode(model, {sequences, context, repetitions,
+// kvCacheDtype?: "f32" | "bf16" | "fp8"}).
 Napi::Value bench(const Napi::CallbackInfo& info, bool decode) {
   Napi::Env env = info.Env();
   const model::Qwen3Weights& weights = Model::Unwrap(info[0].As<Napi::Object>())->weights();
@@ -126,8 +128,19 @@ Napi::Value bench(const Napi::CallbackInfo& info, bool decode) {
   const int64_t sequences = options.Get("sequences").As<Napi::Number>().Int64Value();
   const int64_t length = options.Get(decode ? "context" : "tokens").As<Napi::Number>().Int64Value();
   const int repetitions = options.Get("repetitions").As<Napi::Number>().Int32Value();
+  cpu::KvDtype kv_dtype = cpu::KvDtype::F32;
+  if (decode && options.Has("kvCacheDtype") && !options.Get("kvCacheDtype").IsUndefined()) {
+    const std::string name = options.Get("kvCacheDtype").ToString().Utf8Value();
+    const std::optional<cpu::KvDtype> parsed = model::parse_kv_dtype(name);
+    if (!parsed) {
+      Napi::TypeError::New(env, "benchDecode: kvCacheDtype must be \"f32\", \"bf16\" or \"fp8\", got \"" + name + "\"")
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    kv_dtype = *parsed;
+  }
   return figures_object(env, guarded(env, [&] {
-    return decode ? model::bench_decode(weights, sequences, length, repetitions, default_thread_pool())
+    return decode ? model::bench_decode(weights, sequences, length, repetitions, default_thread_pool(), kv_dtype)
                   : model::bench_prefill(weights, sequences, length, repetitions, default_thread_pool());
   }));
 }

@@ -5,11 +5,15 @@ import { benchDecode, benchForward } from '../native/model-bench.js';
 import { benchTrain } from '../native/train-bench.js';
 import { OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
 import { benchEngine, soakEngine } from '../native/engine-bench.js';
+import { KV_CACHE_DTYPES } from '../native/engine.js';
 import { benchHarness } from '../harness/index.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { parseChoiceFlag, parseIntegerFlag, parseIntegerListFlag } from './options.js';
 import { ConfigError } from '../errors.js';
+
+const KV_DTYPE_HELP =
+  'element type of the KV cache: f32 | bf16 (half the memory and the bytes a decode step reads) | fp8 (e4m3 with a scale per row: about a quarter)';
 
 const print = (json: boolean | undefined, value: unknown, text: () => string) =>
   process.stdout.write((json ? JSON.stringify(value, null, 2) : text()) + '\n');
@@ -48,9 +52,11 @@ export function registerBench(program: Command): void {
     .option('--sequences <list>', 'concurrent sequences', '1,8,32,64')
     .option('--context <n>', 'cached positions per sequence', '1024')
     .option('--repetitions <n>', 'timed repetitions (median reported)', '5')
+    .option('--kv-dtype <type>', KV_DTYPE_HELP, 'f32')
     .option('--json', 'print JSON')
-    .action((options: { model?: string; shape: string; sequences: string; context: string; repetitions: string; json?: boolean }) => {
+    .action((options: { model?: string; shape: string; sequences: string; context: string; repetitions: string; kvDtype: string; json?: boolean }) => {
       const report = benchDecode({
+        kvCacheDtype: parseChoiceFlag('--kv-dtype', options.kvDtype, KV_CACHE_DTYPES),
         model: options.model,
         shape: options.shape,
         sequences: parseIntegerListFlag('--sequences', options.sequences, 1),
@@ -59,7 +65,7 @@ export function registerBench(program: Command): void {
       });
       print(options.json, report, () =>
         [
-          `model ${report.model}; machine: ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read, ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA (${report.limits.threads} threads)`,
+          `model ${report.model}, ${report.kvCacheDtype} KV cache; machine: ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read, ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA (${report.limits.threads} threads)`,
           ...report.decode.map((f) =>
             f.skipped
               ? `decode ×${f.sequences} @${f.context}: skipped (${f.skipped})`
@@ -131,7 +137,7 @@ export function registerBench(program: Command): void {
     .option('--history <n>', 'random history tokens per sequence (prefilled first)', '2048')
     .option('--piece <n>', 'tokens generated per sequence (temperature 1, no stop tokens; capped by the context)', '1024')
     .option('--baseline-agents <n>', 'sequences timed one at a time (the rate is extrapolated per sequence)', '4')
-    .option('--kv-dtype <type>', 'element type of the KV cache: f32 | bf16 (half the memory and the bytes a decode step reads) | fp8 (e4m3 with a scale per row: about a quarter)', 'f32')
+    .option('--kv-dtype <type>', KV_DTYPE_HELP, 'f32')
     .option('--soak', 'run concurrent teams of the aggregation task through the harness instead')
     .option('--teams <n>', 'soak: teams kept in flight', '196')
     .option('--n <n>', 'soak: agents per team', '4')
@@ -152,7 +158,7 @@ export function registerBench(program: Command): void {
         minutes: string;
         json?: boolean;
       }) => {
-        const kvDtype = parseChoiceFlag('--kv-dtype', options.kvDtype, ['f32', 'bf16', 'fp8'] as const);
+        const kvDtype = parseChoiceFlag('--kv-dtype', options.kvDtype, KV_CACHE_DTYPES);
         if (options.soak) {
           const minutes = Number(options.minutes);
           if (!Number.isFinite(minutes) || minutes <= 0) throw new ConfigError(`--minutes must be a positive number; got "${options.minutes}"`);

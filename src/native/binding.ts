@@ -247,7 +247,7 @@ export interface NativeBinding {
   Model: new (directory: string) => NativeModel;
   initCheckpoint(options: { directory: string; seed: bigint; dtype: string }): number;
   benchForward(model: NativeModel, options: { sequences: number; tokens: number; repetitions: number }): NativeBenchFigures;
-  benchDecode(model: NativeModel, options: { sequences: number; context: number; repetitions: number }): NativeBenchFigures;
+  benchDecode(model: NativeModel, options: { sequences: number; context: number; repetitions: number; kvCacheDtype?: 'f32' | 'bf16' | 'fp8' }): NativeBenchFigures;
   machineLimits(): NativeMachineLimits;
   Engine: new (directory: string, options?: NativeEngineOptions) => NativeEngine;
   Trainer: new (directory: string, options?: NativeTrainerOptions) => NativeTrainer;

@@ -11,6 +11,9 @@ import type { Trainer } from './trainer.js';
 /** Element types the KV cache can hold ('fp8': OCP e4m3, one f32 scale per position and KV head). */
 export type KvCacheDtype = 'f32' | 'bf16' | 'fp8';
 
+/** Every KV cache element type, in the order the CLI lists them. */
+export const KV_CACHE_DTYPES: readonly KvCacheDtype[] = ['f32', 'bf16', 'fp8'];
+
 /** Bytes one cached key or value element takes (fp8 rows carry a scale on top: KV_CACHE_ROW_SCALE_BYTES). */
 export const KV_CACHE_DTYPE_BYTES: Readonly<Record<KvCacheDtype, number>> = { f32: 4, bf16: 2, fp8: 1 };
 

@@ -5,6 +5,7 @@ import { benchCheckpointDirectory } from './random-checkpoint.js';
 import os from 'node:os';
 import { measureMachineLimits, Qwen3Model } from './model.js';
 import type { NativeBenchFigures, NativeMachineLimits } from './binding.js';
+import { kvCacheBytesPerPosition, type KvCacheDtype } from './engine.js';
 
 /** Which model to benchmark: a folder, or a shape to initialise randomly (bf16, seed 0). */
 export interface BenchModelOptions {
@@ -44,6 +45,8 @@ export interface ForwardBenchReport {
 export interface DecodeBenchReport {
   readonly model: string;
   readonly limits: NativeMachineLimits;
+  /** Element type of the KV cache the steps read (kvGBytes counts its bytes, fp8 row scales included). */
+  readonly kvCacheDtype: KvCacheDtype;
   readonly decode: DecodeFigure[];
 }
 
@@ -59,21 +62,25 @@ export function benchForward(options: BenchModelOptions & { shapes: readonly [nu
 }
 
 /** One decode step at each concurrency with `context` cached positions per sequence. */
-export function benchDecode(options: BenchModelOptions & { sequences: readonly number[]; context: number; repetitions: number }): DecodeBenchReport {
+export function benchDecode(
+  options: BenchModelOptions & { sequences: readonly number[]; context: number; repetitions: number; kvCacheDtype?: KvCacheDtype },
+): DecodeBenchReport {
   const { model, label } = benchModel(options);
   const limits = measureMachineLimits();
   const config = model.config();
-  const kvBytesPerSequence = 2 * options.context * config.numKeyValueHeads * config.headDim * config.numHiddenLayers * 4;
+  const kvCacheDtype = options.kvCacheDtype ?? 'f32';
+  const kvBytesPerSequence =
+    options.context * kvCacheBytesPerPosition({ layers: config.numHiddenLayers, kvHeads: config.numKeyValueHeads, headDim: config.headDim }, kvCacheDtype);
   const decode: DecodeFigure[] = [];
   let single: number | null = null;
   for (const sequences of options.sequences) {
     const kvBytes = kvBytesPerSequence * sequences;
     if (kvBytes > 0.6 * os.freemem()) {
-      const skipped = `the f32 KV cache would take ${(kvBytes / 2 ** 30).toFixed(1)} GiB, over 60% of free memory`;
+      const skipped = `the ${kvCacheDtype} KV cache would take ${(kvBytes / 2 ** 30).toFixed(1)} GiB, over 60% of free memory`;
       decode.push({ sequences, context: options.context, skipped, tokensPerStep: 0, bestSeconds: 0, medianSeconds: 0, tokensPerSecond: 0, gflops: 0, weightGBytesPerSecond: 0, kvGBytes: kvBytes / 1e9, fractionOfReadBandwidth: 0, speedupOverOneSequence: null });
       continue;
     }
-    const figures = model.benchDecode({ sequences, context: options.context, repetitions: options.repetitions });
+    const figures = model.benchDecode({ sequences, context: options.context, repetitions: options.repetitions, kvCacheDtype });
     if (sequences === 1) single = figures.tokensPerSecond;
     // Bytes a step must read: the weights once plus every sequence's cached keys and values.
     const bytesPerStep = figures.weightGBytesPerSecond * figures.medianSeconds * 1e9 + figures.kvGBytes * 1e9;
@@ -84,5 +91,5 @@ export function benchDecode(options: BenchModelOptions & { sequences: readonly n
       speedupOverOneSequence: single === null ? null : figures.tokensPerSecond / single,
     });
   }
-  return { model: label, limits, decode };
+  return { model: label, limits, kvCacheDtype, decode };
 }

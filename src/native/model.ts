@@ -3,6 +3,7 @@
 import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
 import type { NativeBenchFigures, NativeMachineLimits, NativeModel, NativeModelConfig } from './binding.js';
+import type { KvCacheDtype } from './engine.js';
 
 /** A loaded Qwen3 checkpoint (weights memory-mapped where the dtype allows). */
 export class Qwen3Model {
@@ -42,7 +43,7 @@ export class Qwen3Model {
   }
 
   /** Times one decode step of `sequences` sequences with `context` cached positions each. */
-  benchDecode(options: { sequences: number; context: number; repetitions: number }): NativeBenchFigures {
+  benchDecode(options: { sequences: number; context: number; repetitions: number; kvCacheDtype?: KvCacheDtype }): NativeBenchFigures {
     return loadAddon().binding.benchDecode(this.native, options);
   }
 }

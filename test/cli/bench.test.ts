@@ -1,4 +1,4 @@
-// `swarm bench forward|decode|harness --json`: the figures and their shape (the speed itself is
+// `swarm bench forward|decode|harness --json`: the figures and their shape (decode for each KV cache type) (the speed itself is
 // measured and recorded in docs/benchmarks.md, never asserted in a test).
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -27,6 +27,21 @@ describe('swarm bench', () => {
     expect(report.decode[0].speedupOverOneSequence).toBeCloseTo(1, 9);
     expect(report.decode[1].tokensPerStep).toBe(4);
     expect(report.decode[1].speedupOverOneSequence).toBeCloseTo(report.decode[1].tokensPerSecond / report.decode[0].tokensPerSecond, 9);
+  });
+
+  it('decode --kv-dtype: the cache bytes a step reads follow the element type (fp8 rows carry a 4-byte scale)', () => {
+    // tiny: 2 layers, 2 KV heads, head_dim 16; 4 sequences × 48 cached positions, keys and values.
+    const positions = 4 * 48;
+    const perPosition = { f32: 2 * 2 * 2 * 16 * 4, bf16: 2 * 2 * 2 * 16 * 2, fp8: 2 * 2 * 2 * (16 + 4) };
+    for (const dtype of ['f32', 'bf16', 'fp8'] as const) {
+      const report = bench(['decode', '--shape', 'tiny', '--sequences', '4', '--context', '48', '--repetitions', '1', '--kv-dtype', dtype]);
+      expect(report.kvCacheDtype).toBe(dtype);
+      expect(report.decode[0].kvGBytes).toBeCloseTo((positions * perPosition[dtype]) / 1e9, 12);
+      expect(report.decode[0].tokensPerSecond).toBeGreaterThan(0);
+    }
+    expect(() => execFileSync(process.execPath, [swarm, 'bench', 'decode', '--shape', 'tiny', '--kv-dtype', 'int4'], { stdio: 'pipe' })).toThrow(
+      /--kv-dtype.*f32.*bf16.*fp8/s,
+    );
   });
 
   it('harness: events per second of concurrent scripted teams', () => {
