@@ -7,11 +7,40 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cpu/matmul.h"
 #include "cpu/matmul_backward.h"
-#include "cpu/matrix_view.h"
+#include "cpu/matmul_nn.h"
 
 namespace s3::train {
+namespace {
+
+// Vocabulary rows per block of the logits product: a block's transposed logits [kVocabBlock × n]
+// stay in the thread's cache between the product and the transposition.
+constexpr int64_t kVocabBlock = 256;
+
+// logits[n × V] = hc[n × C] · headᵀ through the matmul_nn kernels, which want a row-major B: each
+// fixed block of vocabulary rows is computed transposed, head[block × C] · hcᵀ[C × n], into the
+// thread's scratch [kVocabBlock × n] and transposed into its columns of logits. hc_t [C × n] is
+// scratch for hcᵀ. Each logit is one FMA chain in increasing c, whatever the thread count.
+void head_logits(float* logits, float* hc_t, std::vector<float>& scratch, const float* hc, const float* head, int64_t n,
+                 int64_t C, int64_t V, ThreadPool& pool) {
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t c = 0; c < C; c++) hc_t[c * n + i] = hc[i * C + c];
+  }
+  scratch.resize(pool.num_threads() * size_t(kVocabBlock * n));
+  const int64_t blocks = (V + kVocabBlock - 1) / kVocabBlock;
+  pool.parallel_for(size_t(blocks), [&](size_t begin, size_t end, size_t thread) {
+    float* block_t = scratch.data() + thread * size_t(kVocabBlock * n);
+    for (size_t b = begin; b < end; b++) {
+      const int64_t v0 = int64_t(b) * kVocabBlock, rows = std::min(kVocabBlock, V - v0);
+      cpu::matmul_nn_serial(cpu::matmul_nn_args(block_t, head + v0 * C, hc_t, rows, n, C, false));
+      for (int64_t i = 0; i < n; i++) {
+        for (int64_t v = 0; v < rows; v++) logits[i * V + v0 + v] = block_t[v * n + i];
+      }
+    }
+  });
+}
+
+}  // namespace
 
 RatioQuantiles ratio_quantiles(std::vector<double> x) {
   RatioQuantiles q;
@@ -60,15 +89,14 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   }
   LossStats stats;
   const int64_t R = options.chunk_rows > 0 ? options.chunk_rows : 64;
-  const cpu::MatrixView head_view{head, DType::F32, V, C, nullptr};
-  std::vector<float> hc(size_t(R * C)), logits(size_t(R * V)), dhc(size_t(R * C));
+  std::vector<float> hc(size_t(R * C)), hc_t(size_t(R * C)), logits(size_t(R * V)), dhc(size_t(R * C)), logits_scratch;
   std::vector<LossStats> row_stats(static_cast<size_t>(R));
   std::vector<double> row_ratio(static_cast<size_t>(R));  // ρ_t of the chunk's rows (policy gradient, coef ≠ 0)
   const bool pg = options.kind == LossKind::PolicyGradient;
   for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(R)) {
     const int64_t n = int64_t(std::min(rows.size() - r0, size_t(R)));
     for (int64_t i = 0; i < n; i++) std::memcpy(&hc[size_t(i * C)], h + rows[r0 + size_t(i)] * C, size_t(C) * sizeof(float));
-    cpu::matmul_forward(logits.data(), hc.data(), head_view, n, pool);
+    head_logits(logits.data(), hc_t.data(), logits_scratch, hc.data(), head, n, C, V, pool);
     // logits → dlogits in place, row by row.
     pool.parallel_for(size_t(n), [&](size_t begin, size_t end, size_t) {
       for (size_t i = begin; i < end; i++) {
