@@ -93,12 +93,15 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   std::vector<LossStats> row_stats(static_cast<size_t>(R));
   std::vector<double> row_ratio(static_cast<size_t>(R));  // ρ_t of the chunk's rows (policy gradient, coef ≠ 0)
   const bool pg = options.kind == LossKind::PolicyGradient;
+  // exp(z_v − max) of the row each thread is on, computed once for the sums and the gradient.
+  std::vector<std::vector<double>> row_exp(pool.num_threads(), std::vector<double>(size_t(V)));
   for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(R)) {
     const int64_t n = int64_t(std::min(rows.size() - r0, size_t(R)));
     for (int64_t i = 0; i < n; i++) std::memcpy(&hc[size_t(i * C)], h + rows[r0 + size_t(i)] * C, size_t(C) * sizeof(float));
     head_logits(logits.data(), hc_t.data(), logits_scratch, hc.data(), head, n, C, V, pool);
     // logits → dlogits in place, row by row.
-    pool.parallel_for(size_t(n), [&](size_t begin, size_t end, size_t) {
+    pool.parallel_for(size_t(n), [&](size_t begin, size_t end, size_t thread) {
+      double* e = row_exp[thread].data();
       for (size_t i = begin; i < end; i++) {
         const int64_t t = rows[r0 + i];
         float* z = &logits[i * size_t(V)];
@@ -106,9 +109,9 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
         for (int64_t v = 0; v < V; v++) max = z[v] > max ? z[v] : max;
         double total = 0.0, weighted = 0.0;
         for (int64_t v = 0; v < V; v++) {
-          const double e = std::exp(double(z[v] - max));
-          total += e;
-          weighted += e * double(z[v] - max);
+          e[v] = std::exp(double(z[v] - max));
+          total += e[v];
+          weighted += e[v] * double(z[v] - max);
         }
         const double log_total = std::log(total);
         const double lp = double(z[in.targets[t]] - max) - log_total;
@@ -161,7 +164,7 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
         }
         row_stats[i] = s;
         // ∂L/∂z_v = g · (1[v = target] − p_v) + Σ_k c_k · (1[v = u_k] − p_v)
-        for (int64_t v = 0; v < V; v++) z[v] = float(-(g + draw_total) * std::exp(double(z[v] - max)) * inv);
+        for (int64_t v = 0; v < V; v++) z[v] = float(-(g + draw_total) * e[v] * inv);
         z[in.targets[t]] += float(g);
         for (int64_t k = 0; k < K; k++) {
           const int32_t u = in.draw_tokens[t * K + k];
