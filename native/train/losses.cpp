@@ -88,7 +88,8 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
     if (in.targets[t] >= 0 && (in.coef[t] != 0.0f || (kl && in.kl_weight[t] > 0.0f))) rows.push_back(t);
   }
   LossStats stats;
-  const int64_t R = options.chunk_rows > 0 ? options.chunk_rows : 64;
+  // Rows per chunk, no more than there are (the buffers below hold one chunk's R × V logits).
+  const int64_t R = std::max<int64_t>(1, std::min<int64_t>(options.chunk_rows > 0 ? options.chunk_rows : 256, int64_t(rows.size())));
   std::vector<float> hc(size_t(R * C)), hc_t(size_t(R * C)), logits(size_t(R * V)), dhc(size_t(R * C)), logits_scratch;
   std::vector<LossStats> row_stats(static_cast<size_t>(R));
   std::vector<double> row_ratio(static_cast<size_t>(R));  // ρ_t of the chunk's rows (policy gradient, coef ≠ 0)

@@ -34,7 +34,7 @@ struct LossOptions {
   LossKind kind = LossKind::Sft;
   float icepop_low = 0.2f;
   float icepop_high = 5.0f;
-  int64_t chunk_rows = 64;
+  int64_t chunk_rows = 256;  // rows of the LM head per chunk: fewer passes over head and dhead per token
   float kl_coef = 0.0f;  // β of the KL penalty; 0: off (ref_logprobs and kl_weight are then ignored)
 };
 

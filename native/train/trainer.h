@@ -37,7 +37,7 @@ struct TrainerOptions {
   AdamWOptions adamw;
   float icepop_low = 0.2f;
   float icepop_high = 5.0f;
-  int64_t loss_chunk_rows = 64;
+  int64_t loss_chunk_rows = 256;
   size_t threads = 0;  // 0: default_thread_count()
   // Opening a folder written by save(): restore its optimizer state and step (resume), or start
   // AdamW afresh from its weights (a new training stage on a saved model).
