@@ -1,12 +1,14 @@
 // AVX2 matmul (compiled with -mavx2 -mfma -mf16c; called only after run-time detection). The
 // same design as matmul_avx512.cpp with 8 lanes and a 3 × 4 register tile (12 accumulators +
 // 3 inputs + 1 weight = the 16 ymm registers). AVX2 has no masked byte loads, so the last
-// partial step over k reads through small zero-padded copies.
+// partial step over k reads through small zero-padded copies. With few input rows (decode) each
+// tile prefetches the next one (cpu/matmul_lookahead.h).
 #include <immintrin.h>
 
 #include <cstring>
 
 #include "cpu/matmul.h"
+#include "cpu/matmul_lookahead.h"
 
 namespace s3::cpu {
 namespace {
@@ -110,7 +112,7 @@ inline void accumulate_step(__m256 (&acc)[R][kCols], const __m256 (&xv)[R], cons
 // out[m][c] = x[m] · w[c] for m < R, c < cols_valid; see matmul_avx512.cpp.
 template <int R, DType D>
 void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64_t K, float* out, int64_t ldo,
-              int cols_valid) {
+              int cols_valid, Lookahead ahead) {
   __m256 acc[R][kCols];
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++) {
@@ -119,6 +121,7 @@ void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64
   }
   int64_t k = 0;
   for (; k + kLanes <= K; k += kLanes) {
+    ahead.step();
     __m256 xv[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) xv[r] = _mm256_loadu_ps(x + r * ldx + k);
@@ -141,16 +144,21 @@ void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64
   }
 }
 
+// All M input rows against weight rows [n, n + cols_valid), kRows at a time; the first row tile
+// carries `ahead` (cpu/matmul_lookahead.h).
 template <DType D>
 void dot_rows(float* out, const float* inp, const WeightRow<D> (&w)[kCols], int64_t M, int64_t K, int64_t N,
-              int64_t n, int cols_valid) {
+              int64_t n, int cols_valid, Lookahead ahead) {
   int64_t m = 0;
-  for (; m + kRows <= M; m += kRows) dot_tile<kRows>(inp + m * K, K, w, K, out + m * N + n, N, cols_valid);
+  for (; m + kRows <= M; m += kRows) {
+    dot_tile<kRows>(inp + m * K, K, w, K, out + m * N + n, N, cols_valid, ahead);
+    ahead = Lookahead{};
+  }
   const float* x = inp + m * K;
   float* y = out + m * N + n;
   switch (M - m) {
-    case 2: dot_tile<2>(x, K, w, K, y, N, cols_valid); break;
-    case 1: dot_tile<1>(x, K, w, K, y, N, cols_valid); break;
+    case 2: dot_tile<2>(x, K, w, K, y, N, cols_valid, ahead); break;
+    case 1: dot_tile<1>(x, K, w, K, y, N, cols_valid, ahead); break;
     default: break;
   }
 }
@@ -164,7 +172,7 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
     WeightRow<D> w[kCols];
     for (int c = 0; c < kCols; c++) w[c] = weight_row<D>(view, n + smaller(c, cols_valid - 1));
     if (D != DType::F8_E4M3 || M < kConvertMinRows) {
-      dot_rows(out, inp, w, M, K, N, n, cols_valid);
+      dot_rows(out, inp, w, M, K, N, n, cols_valid, next_weight_tile<D>(view, M, kRows, n, n_end, kCols, kLanes));
       continue;
     }
     // FP8 conversion costs more than the FMAs it feeds: convert the tile's rows once for all inputs.
@@ -180,7 +188,7 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
       }
       wf[c] = {row};
     }
-    dot_rows(out, inp, wf, M, K, N, n, cols_valid);
+    dot_rows(out, inp, wf, M, K, N, n, cols_valid, Lookahead{});
   }
 }
 

@@ -7,13 +7,12 @@
 // (measured: packing bf16 panels first was about 25% slower). FP8 conversion costs more, so with
 // enough input rows a tile's weight rows are converted once into a small f32 buffer. Either way
 // the same f32 values go through the same accumulation order (see matmul.h): identical bits.
-// With few input rows (decode) the weights stream from DRAM once, and a tile's kCols rows are
-// kCols short streams the hardware prefetcher follows poorly, so each tile prefetches the next
-// one (see Lookahead); prefetches change no arithmetic.
+// With few input rows (decode) each tile prefetches the next one (cpu/matmul_lookahead.h).
 #include <immintrin.h>
 
 #include "core/dtype.h"
 #include "cpu/matmul.h"
+#include "cpu/matmul_lookahead.h"
 
 namespace s3::cpu {
 namespace {
@@ -91,23 +90,6 @@ WeightRow<D> weight_row(const MatrixView& w, int64_t n) {
   }
 }
 
-// Prefetches the next tile's weight bytes [next, end) into L2 (prefetcht1), a few lines per k step
-// so the requests spread over the tile's compute. Into L2 rather than L1: a burst of L1 prefetches
-// holds the core's few L1 miss buffers (the same finding as attention's prefetch). Measured on the
-// 0.6B decode matrices at M = 1: +35% GB/s on 2 threads, +75% on one; prefetcht0 gained nothing.
-struct Lookahead {
-  const char* next = nullptr;
-  const char* end = nullptr;
-  int64_t lines_per_step = 0;
-  void step() {
-    for (int64_t i = 0; i < lines_per_step && next < end; i++, next += 64) _mm_prefetch(next, _MM_HINT_T1);
-  }
-};
-
-// Decode-sized inputs (at most one register tile of rows) look ahead; larger M reuses each weight
-// tile across row tiles and is compute-bound.
-constexpr int64_t kLookaheadMaxRows = kRows;
-
 // The fixed lane-summation tree every output element goes through.
 inline float sum_lanes(__m512 v) {
   const __m256 half = _mm256_add_ps(_mm512_extractf32x8_ps(v, 0), _mm512_extractf32x8_ps(v, 1));
@@ -182,19 +164,6 @@ void dot_rows(float* out, const float* inp, const WeightRow<D> (&w)[kCols], int6
   }
 }
 
-// The lookahead of the tile at weight row n: the bytes of rows [n + kCols, min(n + 2·kCols, n_end)).
-template <DType D>
-Lookahead next_tile(const MatrixView& view, int64_t M, int64_t n, int64_t n_end) {
-  const int64_t next_rows = smaller(kCols, n_end - n - kCols);
-  if (M > kLookaheadMaxRows || next_rows <= 0) return {};
-  const int64_t row_bytes = view.cols * int64_t(dtype_size(D));
-  const char* begin = static_cast<const char*>(view.data) + (n + kCols) * row_bytes;
-  const char* aligned = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(begin) & ~uintptr_t(63));
-  const int64_t lines = (begin + next_rows * row_bytes - aligned + 63) / 64;
-  const int64_t steps = view.cols / kLanes > 0 ? view.cols / kLanes : 1;
-  return {aligned, begin + next_rows * row_bytes, (lines + steps - 1) / steps};
-}
-
 template <DType D>
 void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_t M, int64_t n_begin, int64_t n_end,
                     float* converted) {
@@ -204,7 +173,7 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
     WeightRow<D> w[kCols];
     for (int c = 0; c < kCols; c++) w[c] = weight_row<D>(view, n + smaller(c, cols_valid - 1));
     if (D != DType::F8_E4M3 || M < kConvertMinRows) {
-      dot_rows(out, inp, w, M, K, N, n, cols_valid, next_tile<D>(view, M, n, n_end));
+      dot_rows(out, inp, w, M, K, N, n, cols_valid, next_weight_tile<D>(view, M, kRows, n, n_end, kCols, kLanes));
       continue;
     }
     // FP8 conversion costs more than the FMAs it feeds: convert the tile's rows once for all inputs.
