@@ -14,7 +14,7 @@ import { aggregatorScript, explorerScript, GarbagePolicy, ScriptedPolicy } from 
 import type { Policy } from '../policy/index.js';
 import { InferenceEngine } from '../native/engine.js';
 import { NativePolicy } from '../policy/native-policy.js';
-import { getTask, TASK_NAMES } from '../tasks/index.js';
+import { getTask, isAggregationTask, TASK_NAMES } from '../tasks/index.js';
 import type { Split } from '../tasks/index.js';
 import { EpisodeView } from './episode-view.js';
 import { parseIntegerFlag } from './options.js';
@@ -94,6 +94,6 @@ export function registerRun(program: Command): void {
 function makeScriptPolicy(options: RunOptions): Policy {
   const tokenizer = options.tokenizer ? Tokenizer.fromFile(options.tokenizer) : loadBuiltinTokenizer();
   if (options.policy === 'garbage') return new GarbagePolicy({ tokenizer });
-  if (options.policy === 'scripted') return new ScriptedPolicy({ tokenizer, script: options.task === 'aggregation' ? aggregatorScript : explorerScript });
+  if (options.policy === 'scripted') return new ScriptedPolicy({ tokenizer, script: isAggregationTask(options.task) ? aggregatorScript : explorerScript });
   throw new ConfigError(`--policy must be scripted or garbage; got "${options.policy}"`);
 }

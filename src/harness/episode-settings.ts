@@ -20,6 +20,8 @@ export interface TaskBudget {
 export const TASK_BUDGETS: Readonly<Record<string, TaskBudget>> = {
   // Aggregation: L = 8,192 work + 1,024 final tokens; Qwen3-0.6B context 40,960 (Table 4).
   aggregation: { workAllowance: 8192, finalAllowance: 1024, contextLimit: 40_960 },
+  // The single-digit variant (ours) keeps aggregation's budgets.
+  'aggregation-digits': { workAllowance: 8192, finalAllowance: 1024, contextLimit: 40_960 },
   // Exploration: L = 8,192 (+1 final token, unused: the task takes no final answer); context 32,768 (Table 4).
   exploration: { workAllowance: 8192, finalAllowance: 1, contextLimit: 32_768 },
   'exploration-d2': { workAllowance: 8192, finalAllowance: 1, contextLimit: 32_768 },

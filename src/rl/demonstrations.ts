@@ -11,7 +11,11 @@ import { getTask, type TaskProblem } from '../tasks/index.js';
 import { ConfigError } from '../errors.js';
 
 /** Which task's demonstrations the scripted agents give: exploration demonstrations use depth-2 trees (Table 3). */
-export const DEMONSTRATION_TASKS: Readonly<Record<string, string>> = { aggregation: 'aggregation', exploration: 'exploration-d2' };
+export const DEMONSTRATION_TASKS: Readonly<Record<string, string>> = {
+  aggregation: 'aggregation',
+  'aggregation-digits': 'aggregation-digits',
+  exploration: 'exploration-d2',
+};
 
 /** Options of scriptedDemonstrations. */
 export interface DemonstrationOptions {

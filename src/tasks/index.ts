@@ -2,15 +2,16 @@
 // command line and configs use. Other layers import tasks from here.
 
 import { ConfigError } from '../errors.js';
-import { aggregationTask } from './aggregation/task.js';
+import { aggregationDigitsTask, aggregationTask } from './aggregation/task.js';
 import { explorationDemonstrationTask, explorationTask } from './exploration/task.js';
 import type { Task } from './task.js';
 
 /** Names of the registered tasks. */
-export type TaskName = 'aggregation' | 'exploration' | 'exploration-d2';
+export type TaskName = 'aggregation' | 'aggregation-digits' | 'exploration' | 'exploration-d2';
 
 const REGISTRY: Readonly<Record<TaskName, Task>> = {
   aggregation: aggregationTask,
+  'aggregation-digits': aggregationDigitsTask,
   exploration: explorationTask,
   'exploration-d2': explorationDemonstrationTask,
 };
@@ -65,6 +66,7 @@ export {
 export { COLLABORATION_PROMPT } from './prompts/collaboration.js';
 export {
   DATA_DIR_ENV,
+  AGGREGATION_MAX_NUMBERS,
   DATASETS,
   defaultDataDir,
   generateAggregationSplit,
@@ -74,15 +76,17 @@ export {
   SPLIT_SEEDS,
   SPLIT_SIZES,
   splitFilePath,
+  type AggregationDatasetName,
   type DatasetName,
   type LoadSplitOptions,
   type SplitRef,
 } from './splits.js';
-export { aggregationTask } from './aggregation/task.js';
+export { aggregationDigitsTask, aggregationTask, isAggregationTask } from './aggregation/task.js';
 export { createAggregationEpisode } from './aggregation/episode.js';
 export { numberToWords, wordsToNumber, capitalizedNumberWords } from './aggregation/number-words.js';
 export { expectedAnswer, gradeAggregationAnswer, parseFinalAnswer, ANSWER_MARKER } from './aggregation/grading.js';
 export {
+  DIGITS_MAX_NUMBER,
   generateAggregationProblem,
   HELD_OUT_PROBLEM_NUMBERS,
   TRAIN_PROBLEM_NUMBERS,

@@ -15,6 +15,7 @@ import { ConfigError, FormatError } from '../errors.js';
 import {
   aggregationProblemFromJson,
   aggregationProblemKey,
+  DIGITS_MAX_NUMBER,
   generateAggregationProblem,
   HELD_OUT_PROBLEM_NUMBERS,
   TRAIN_PROBLEM_NUMBERS,
@@ -22,23 +23,39 @@ import {
 } from './aggregation/problem.js';
 import { explorationProblemFromJson, explorationProblemKey, explorationProblemToJson, type ExplorationProblem } from './exploration/problem.js';
 import { generateTree } from './exploration/tree.js';
+import { MAX_WORD_NUMBER } from './aggregation/number-words.js';
 import { createRng } from '../common/random.js';
 import { readOrCreateSplitFile } from './split-file.js';
 import type { LoadProblemsOptions, Split } from './task.js';
 
-/** The problem sets: aggregation, depth-3 trees (RL and evaluation), depth-2 trees (SFT demonstrations). */
-export type DatasetName = 'aggregation' | 'exploration-d3' | 'exploration-d2';
+/**
+ * The problem sets: aggregation, its single-digit variant (ours, the CPU mini's), depth-3 trees (RL
+ * and evaluation), depth-2 trees (SFT demonstrations).
+ */
+export type DatasetName = 'aggregation' | 'aggregation-digits' | 'exploration-d3' | 'exploration-d2';
+
+/** The aggregation datasets. */
+export type AggregationDatasetName = 'aggregation' | 'aggregation-digits';
 
 /** Every dataset. */
-export const DATASETS: readonly DatasetName[] = ['aggregation', 'exploration-d3', 'exploration-d2'];
+export const DATASETS: readonly DatasetName[] = ['aggregation', 'aggregation-digits', 'exploration-d3', 'exploration-d2'];
+
+/** The largest private number of each aggregation dataset: 99 (Appendix H) or 9 (the digits variant). */
+export const AGGREGATION_MAX_NUMBERS: Readonly<Record<AggregationDatasetName, number>> = {
+  aggregation: MAX_WORD_NUMBER,
+  'aggregation-digits': DIGITS_MAX_NUMBER,
+};
 
 /**
  * Problems per split. Exploration: Table 3 (1,024 / 32 / 32 at both depths). Aggregation: 32 dev and 32
  * eval held-out problems (Appendix M); the paper does not state a training-set size, and 4,096 covers
  * the 6,400 problem draws of 200 updates × 32 problems with every problem seen at most twice on average.
+ * The digits variant has only 495 distinct sorted quadruples of 1..9, so its training split takes 384
+ * of the 431 that the held-out splits leave.
  */
 export const SPLIT_SIZES: Readonly<Record<DatasetName, Readonly<Record<Split, number>>>> = {
   aggregation: { train: 4096, dev: 32, eval: 32 },
+  'aggregation-digits': { train: 384, dev: 32, eval: 32 },
   'exploration-d3': { train: 1024, dev: 32, eval: 32 },
   'exploration-d2': { train: 1024, dev: 32, eval: 32 },
 };
@@ -46,6 +63,11 @@ export const SPLIT_SIZES: Readonly<Record<DatasetName, Readonly<Record<Split, nu
 /** The seed of every split, fixed before any training (Appendix H: "generated from different seeds"). */
 export const SPLIT_SEEDS: Readonly<Record<DatasetName, Readonly<Record<Split, string>>>> = {
   aggregation: { train: 's3-splits-v1/aggregation/train', dev: 's3-splits-v1/aggregation/dev', eval: 's3-splits-v1/aggregation/eval' },
+  'aggregation-digits': {
+    train: 's3-splits-v1/aggregation-digits/train',
+    dev: 's3-splits-v1/aggregation-digits/dev',
+    eval: 's3-splits-v1/aggregation-digits/eval',
+  },
   'exploration-d3': {
     train: 's3-splits-v1/exploration-d3/train',
     dev: 's3-splits-v1/exploration-d3/dev',
@@ -126,16 +148,17 @@ function generateInOrder<P>(ref: SplitRef, generator: Generator<P>): P[] {
 }
 
 /** Generates an aggregation split in memory (what the split file holds). */
-export function generateAggregationSplit(split: Split): AggregationProblem[] {
-  checkSplitRef({ dataset: 'aggregation', split });
+export function generateAggregationSplit(split: Split, dataset: AggregationDatasetName = 'aggregation'): AggregationProblem[] {
+  checkSplitRef({ dataset, split });
   return generateInOrder<AggregationProblem>(
-    { dataset: 'aggregation', split },
+    { dataset, split },
     {
       candidate: ({ id, attempt, split: candidateSplit }) =>
         generateAggregationProblem({
           id,
           size: candidateSplit === 'train' ? TRAIN_PROBLEM_NUMBERS : HELD_OUT_PROBLEM_NUMBERS,
-          rng: createRng(SPLIT_SEEDS.aggregation[candidateSplit]).fork(String(attempt)),
+          rng: createRng(SPLIT_SEEDS[dataset][candidateSplit]).fork(String(attempt)),
+          maxNumber: AGGREGATION_MAX_NUMBERS[dataset],
         }),
       key: aggregationProblemKey,
     },
@@ -154,21 +177,22 @@ export function generateExplorationSplit(ref: SplitRef & { dataset: 'exploration
   });
 }
 
-/** Loads an aggregation split, writing its file on first use; train problems have 4 numbers, others 16. */
-export function loadAggregationSplit(options: LoadProblemsOptions): Promise<readonly AggregationProblem[]> {
-  const ref = { dataset: 'aggregation', split: options.split } as const;
+/** Loads an aggregation split (of `aggregation` unless dataset says otherwise), writing its file on first use; train problems have 4 numbers, others 16. */
+export function loadAggregationSplit(options: LoadProblemsOptions & { dataset?: AggregationDatasetName }): Promise<readonly AggregationProblem[]> {
+  const dataset = options.dataset ?? 'aggregation';
+  const ref = { dataset, split: options.split } as const;
   checkSplitRef(ref);
   const path = splitFilePath({ ...options, ...ref });
   const size = options.split === 'train' ? TRAIN_PROBLEM_NUMBERS : HELD_OUT_PROBLEM_NUMBERS;
   return readOrCreateSplitFile<AggregationProblem>({
     path,
     ...ref,
-    seed: SPLIT_SEEDS.aggregation[options.split],
-    count: SPLIT_SIZES.aggregation[options.split],
-    generate: () => generateAggregationSplit(options.split),
+    seed: SPLIT_SEEDS[dataset][options.split],
+    count: SPLIT_SIZES[dataset][options.split],
+    generate: () => generateAggregationSplit(options.split, dataset),
     encode: (problem) => ({ id: problem.id, numbers: problem.numbers }),
     decode: (value, where) => {
-      const problem = aggregationProblemFromJson(value, where);
+      const problem = aggregationProblemFromJson(value, where, AGGREGATION_MAX_NUMBERS[dataset]);
       if (problem.numbers.length !== size) {
         throw new FormatError(`${where}: a ${options.split} problem must have ${size} numbers, got ${problem.numbers.length}.`);
       }

@@ -13,13 +13,13 @@ import { CHECK_NOTIFICATIONS_TOOL, MESSAGE_TOOL, MESSAGE_TOOL_NAMES, READ_MESSAG
 
 describe('getTask', () => {
   it('returns each registered task under its name', () => {
-    expect(TASK_NAMES).toEqual(['aggregation', 'exploration', 'exploration-d2']);
+    expect(TASK_NAMES).toEqual(['aggregation', 'aggregation-digits', 'exploration', 'exploration-d2']);
     for (const name of TASK_NAMES) expect(getTask(name).name).toBe(name);
   });
 
   it('refuses an unknown name, listing the known ones', () => {
     expect(() => getTask('sorting')).toThrow(ConfigError);
-    expect(() => getTask('toString')).toThrow(/expected one of: aggregation, exploration, exploration-d2/);
+    expect(() => getTask('toString')).toThrow(/expected one of: aggregation, aggregation-digits, exploration, exploration-d2/);
   });
 });
 

@@ -30,6 +30,9 @@ const PINNED_SHA256: Record<string, string> = {
   'aggregation-eval': '1fdac340bbed2cb52b4c1fd121c1a1837d27ecb497febf1188cd136bbfb0afae',
   'aggregation-dev': '114a3fdcb23fd700a9c6066c4920fb55560dbd51c2170b23e319d70e01a25520',
   'aggregation-train': '73b0fb7ac4fda18c5ad6265b35fd77389aeb2de9479d071d6fd66c789d2a22b0',
+  'aggregation-digits-eval': '2a2abbc5a61b33198607b3dc494d7ff2c872208bd55c0a6c89f264f2c62ab1be',
+  'aggregation-digits-dev': '95cb0096cca47363e7ff9e12183ba49e9c8eb2090c5b558f1df272579112de66',
+  'aggregation-digits-train': 'cc807611dab7e25676a4e6bcf1e4352a4d665e54a9a9fc24a661547435e2df7b',
   'exploration-d3-eval': '0d65106bb99f079a1fb8fe6f606282ccccceb9295efba71790828ac285284474',
   'exploration-d2-eval': 'ee2cc58767ad40c2761fc55ff29d9f99bbc052d2228ab10c73e0f0a51d1315af',
   'exploration-d3-train': 'ea448df55865653fbb2720b31e40375370abfd4651a28a9ee2bef9bd8e79baa4',
@@ -45,11 +48,13 @@ const dataDir = temporaryDir();
 const loaded = new Map<string, readonly AggregationProblem[] | readonly ExplorationProblem[]>();
 
 function load(dataset: DatasetName, split: Split, dir = dataDir): Promise<readonly AggregationProblem[] | readonly ExplorationProblem[]> {
-  return dataset === 'aggregation' ? loadAggregationSplit({ split, dataDir: dir }) : loadExplorationSplit({ dataset, split, dataDir: dir });
+  return dataset === 'aggregation' || dataset === 'aggregation-digits'
+    ? loadAggregationSplit({ split, dataDir: dir, dataset })
+    : loadExplorationSplit({ dataset, split, dataDir: dir });
 }
 
 function keyOf(dataset: DatasetName, problem: AggregationProblem | ExplorationProblem): string {
-  return dataset === 'aggregation'
+  return dataset === 'aggregation' || dataset === 'aggregation-digits'
     ? aggregationProblemKey(problem as AggregationProblem)
     : explorationProblemKey(problem as ExplorationProblem);
 }
@@ -67,18 +72,34 @@ describe('split contents', () => {
     expect(SPLIT_SIZES['exploration-d3']).toEqual({ train: 1024, dev: 32, eval: 32 });
     expect(SPLIT_SIZES['exploration-d2']).toEqual({ train: 1024, dev: 32, eval: 32 });
     expect(SPLIT_SIZES.aggregation).toEqual({ train: 4096, dev: 32, eval: 32 });
+    expect(SPLIT_SIZES['aggregation-digits']).toEqual({ train: 384, dev: 32, eval: 32 });
     for (const dataset of DATASETS) for (const split of SPLITS) expect(loaded.get(`${dataset}-${split}`)).toHaveLength(SPLIT_SIZES[dataset][split]);
   });
 
-  it('gives aggregation training problems 4 numbers and held-out problems 16, all in 1..99', () => {
+  it.each([
+    ['aggregation', 99],
+    ['aggregation-digits', 9],
+  ] as const)('gives %s training problems 4 numbers and held-out problems 16, all in 1..%i', (dataset, max) => {
     for (const split of SPLITS) {
       const size = split === 'train' ? 4 : 16;
-      const problems = loaded.get(`aggregation-${split}`) as readonly AggregationProblem[];
+      const problems = loaded.get(`${dataset}-${split}`) as readonly AggregationProblem[];
       const malformed = problems.filter(
-        (problem) => problem.numbers.length !== size || !problem.numbers.every((n) => Number.isInteger(n) && n >= 1 && n <= 99),
+        (problem) => problem.numbers.length !== size || !problem.numbers.every((n) => Number.isInteger(n) && n >= 1 && n <= max),
       );
       expect(malformed).toEqual([]);
+      // Every value of the range occurs in the training split (a 1..max − 1 generator would fail here).
+      if (split === 'train') expect(new Set(problems.flatMap((problem) => problem.numbers)).size).toBe(max);
     }
+  });
+
+  it('refuses a digits split file holding a number above 9, naming the file and line', async () => {
+    const dir = temporaryDir();
+    await load('aggregation-digits', 'dev', dir);
+    const file = splitFilePath({ dataset: 'aggregation-digits', split: 'dev', dataDir: dir });
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines[2] = lines[2].replace(/"numbers":\[\d+/, '"numbers":[42');
+    writeFileSync(file, lines.join('\n'));
+    await expect(loadAggregationSplit({ split: 'dev', dataDir: dir, dataset: 'aggregation-digits' })).rejects.toThrow(`${file}:3: "numbers" must be a non-empty array of integers in 1..9`);
   });
 
   it('uses depth-3 trees for RL and depth-2 trees for demonstrations', () => {
@@ -96,7 +117,7 @@ describe('split contents', () => {
         }
       }
     }
-    expect(ids.size).toBe(4096 + 64 + 2 * (1024 + 64));
+    expect(ids.size).toBe(4096 + 64 + 384 + 64 + 2 * (1024 + 64));
   });
 
   it('matches the pinned content hashes', () => {
@@ -122,6 +143,7 @@ describe('split disjointness and determinism', () => {
 
   it('regenerates the same problems in memory as the files hold', () => {
     expect(generateAggregationSplit('eval')).toEqual(loaded.get('aggregation-eval'));
+    expect(generateAggregationSplit('train', 'aggregation-digits')).toEqual(loaded.get('aggregation-digits-train'));
     const trees = generateExplorationSplit({ dataset: 'exploration-d2', split: 'dev' }).map((p) => treeToJson(p.tree));
     expect(trees).toEqual((loaded.get('exploration-d2-dev') as readonly ExplorationProblem[]).map((p) => treeToJson(p.tree)));
   });

@@ -5,7 +5,7 @@
 
 import { ConfigError } from '../../errors.js';
 import type { EpisodeTrace } from '../../harness/trace.js';
-import { inspectTree, type ExplorationTree, type TaskProblem } from '../../tasks/index.js';
+import { inspectTree, isAggregationTask, type ExplorationTree, type TaskProblem } from '../../tasks/index.js';
 import { isExplorationTask, type StructureClass } from '../summary.js';
 import { communicationStructureOf } from './communication-structure.js';
 import { claimCountsOf } from './explorer-claims.js';
@@ -91,7 +91,7 @@ export function measureEpisode(options: MeasureEpisodeOptions): EpisodeMetrics {
     readBeforeFirstSendShare: readBeforeFirstSendShareOf(episode),
   };
   const none = { claims: null, duplicateClaims: null, reports: null, falseExhaustedReports: null };
-  if (task === 'aggregation') {
+  if (isAggregationTask(task)) {
     const numbers = problemField<readonly number[]>(options, 'numbers', Array.isArray);
     return {
       ...common,

@@ -10,6 +10,7 @@
 // undefined, so they are left out.
 
 import { ConfigError } from '../../errors.js';
+import { isAggregationTask } from '../../tasks/index.js';
 import { aggregateSeeds } from '../seed-aggregate.js';
 import { isExplorationTask, STRUCTURE_CLASSES, type MetricName, type MetricSummary, type SizeSummary, type StructureClass } from '../summary.js';
 import type { EpisodeMetrics } from './episode-metrics.js';
@@ -64,7 +65,7 @@ export function summarizeSize(options: SummarizeSizeOptions): SizeSummary {
     reciprocity: mean('reciprocity'),
   };
   const exploration = isExplorationTask(options.task);
-  const aggregation = options.task === 'aggregation';
+  const aggregation = isAggregationTask(options.task);
   if (exploration) {
     size.roomOverlap = mean('roomOverlap');
     const doors = [...new Set(episodesBySeed.flat().map((episode) => episode.exitDoor))].filter((door): door is number => door !== null);

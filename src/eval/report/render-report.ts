@@ -33,6 +33,7 @@ export interface RenderReportOptions {
 
 const TASK_TITLES: Readonly<Record<string, string>> = {
   aggregation: 'Information aggregation',
+  'aggregation-digits': 'Information aggregation (numbers 1–9)',
   exploration: 'Decentralized exploration',
   'exploration-d2': 'Decentralized exploration (depth 2)',
 };

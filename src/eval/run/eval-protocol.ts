@@ -14,7 +14,7 @@ export const EVAL_SEED_COUNT = 6;
 /** Held-out problems per task (Appendix M: 32 evaluation problems). */
 export const EVAL_PROBLEM_COUNT = 32;
 /** Sampling temperature by task (Appendix M: 0.7 for decentralized exploration, 1.0 for information aggregation). */
-export const EVAL_TEMPERATURES: Readonly<Record<string, number>> = { aggregation: 1.0, exploration: 0.7, 'exploration-d2': 0.7 };
+export const EVAL_TEMPERATURES: Readonly<Record<string, number>> = { aggregation: 1.0, 'aggregation-digits': 1.0, exploration: 0.7, 'exploration-d2': 0.7 };
 /** The largest team size the harness names agents for (agent_1 … agent_64). */
 export const MAX_EVAL_SIZE = AGENT_NAME_POOL;
 

@@ -10,19 +10,20 @@ import { Tokenizer } from '../../model/tokenizer/index.js';
 import { aggregatorScript, explorerScript, ScriptedPolicy, type Policy, type Script } from '../../policy/index.js';
 import type { SummaryPolicy } from '../summary.js';
 
+const AGGREGATORS = {
+  script: aggregatorScript,
+  description: 'scripted aggregation agents: broadcast their own number once, answer when every teammate is heard',
+};
+const EXPLORERS = {
+  script: explorerScript,
+  description: 'scripted explorers of Appendix L: depth-first search with branch claims and exhausted reports',
+};
+
 const SCRIPTS: Readonly<Record<string, { script: Script; description: string }>> = {
-  aggregation: {
-    script: aggregatorScript,
-    description: 'scripted aggregation agents: broadcast their own number once, answer when every teammate is heard',
-  },
-  exploration: {
-    script: explorerScript,
-    description: 'scripted explorers of Appendix L: depth-first search with branch claims and exhausted reports',
-  },
-  'exploration-d2': {
-    script: explorerScript,
-    description: 'scripted explorers of Appendix L: depth-first search with branch claims and exhausted reports',
-  },
+  aggregation: AGGREGATORS,
+  'aggregation-digits': AGGREGATORS,
+  exploration: EXPLORERS,
+  'exploration-d2': EXPLORERS,
 };
 
 /** A policy ready to evaluate, with how the summary and the manifest name it. */

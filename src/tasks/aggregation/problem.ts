@@ -1,5 +1,6 @@
 // Aggregation problems (Appendix H): private integers drawn uniformly from 1..99, four per training
 // problem and sixteen per development or evaluation problem (the first N are used at team size N).
+// The `aggregation-digits` variant (ours, the CPU mini's task) draws from 1..9 instead.
 
 import { ConfigError, FormatError } from '../../errors.js';
 import type { Rng } from '../../common/random.js';
@@ -11,9 +12,12 @@ export const TRAIN_PROBLEM_NUMBERS = 4;
 /** Numbers per development and evaluation problem (Appendix H: sixteen, the largest team size). */
 export const HELD_OUT_PROBLEM_NUMBERS = 16;
 
+/** The largest private number of the `aggregation-digits` variant (ours): single digits, one..nine. */
+export const DIGITS_MAX_NUMBER = 9;
+
 /** One aggregation problem: agent i of a team of N holds numbers[i], for i < N. */
 export interface AggregationProblem extends TaskProblem {
-  /** The private integers, each in 1..99. */
+  /** The private integers, each in 1..99 (1..9 in the digits variant). */
   readonly numbers: readonly number[];
 }
 
@@ -25,14 +29,20 @@ export interface GenerateAggregationProblemOptions {
   readonly size: number;
   /** The stream to draw them from. */
   readonly rng: Rng;
+  /** The largest number drawn (default 99, the paper's; at most 99, the largest with a word form). */
+  readonly maxNumber?: number;
 }
 
-/** Draws a problem: size integers, each uniform in 1..99 and independent (duplicates allowed). */
+/** Draws a problem: size integers, each uniform in 1..maxNumber and independent (duplicates allowed). */
 export function generateAggregationProblem(options: GenerateAggregationProblemOptions): AggregationProblem {
   if (!Number.isInteger(options.size) || options.size < 1) {
     throw new ConfigError(`generateAggregationProblem: size must be a positive integer, got ${String(options.size)}.`);
   }
-  const span = MAX_WORD_NUMBER - MIN_WORD_NUMBER + 1;
+  const maxNumber = options.maxNumber ?? MAX_WORD_NUMBER;
+  if (!Number.isInteger(maxNumber) || maxNumber < MIN_WORD_NUMBER || maxNumber > MAX_WORD_NUMBER) {
+    throw new ConfigError(`generateAggregationProblem: maxNumber must be an integer in 1..99, got ${String(maxNumber)}.`);
+  }
+  const span = maxNumber - MIN_WORD_NUMBER + 1;
   const numbers = Array.from({ length: options.size }, () => MIN_WORD_NUMBER + options.rng.nextInt(span));
   return { id: options.id, numbers };
 }
@@ -45,8 +55,8 @@ export function aggregationProblemKey(problem: AggregationProblem): string {
     .join(',');
 }
 
-/** Reads a problem from parsed JSON; throws FormatError naming `where` when the value is malformed. */
-export function aggregationProblemFromJson(value: unknown, where: string): AggregationProblem {
+/** Reads a problem from parsed JSON; throws FormatError naming `where` when the value is malformed or a number exceeds maxNumber. */
+export function aggregationProblemFromJson(value: unknown, where: string, maxNumber: number = MAX_WORD_NUMBER): AggregationProblem {
   const record = value as { id?: unknown; numbers?: unknown } | null;
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     throw new FormatError(`${where}: expected an object {"id": ..., "numbers": [...]}.`);
@@ -56,9 +66,9 @@ export function aggregationProblemFromJson(value: unknown, where: string): Aggre
   if (
     !Array.isArray(numbers) ||
     numbers.length < 1 ||
-    !numbers.every((n) => Number.isInteger(n) && n >= MIN_WORD_NUMBER && n <= MAX_WORD_NUMBER)
+    !numbers.every((n) => Number.isInteger(n) && n >= MIN_WORD_NUMBER && n <= maxNumber)
   ) {
-    throw new FormatError(`${where}: "numbers" must be a non-empty array of integers in 1..99.`);
+    throw new FormatError(`${where}: "numbers" must be a non-empty array of integers in 1..${maxNumber}.`);
   }
   return { id: record.id, numbers: numbers as number[] };
 }
