@@ -1,5 +1,6 @@
 // The scripted aggregation agent: one broadcast, reads when notified, one number per sender, an answer
-// as soon as N − 1 teammates are heard, and what it knows when asked.
+// as soon as N − 1 teammates are heard (its thought listing the numbers collected), and what it knows
+// when asked.
 
 import { describe, expect, it } from 'vitest';
 import { createRng } from '../../src/common/index.js';
@@ -49,7 +50,8 @@ describe('scripted aggregator', () => {
     expect(a.decide().kind).toBe('idle');
     a.observe(read([['agent_3', 'Mine is seventy-three.']]));
     a.observe(read([['agent_3', numberBroadcastText(73)]]));
-    expect(a.decide()).toMatchObject({ kind: 'answer', answer: '[5, 73, 73]' });
+    // The thought lists what it collected, own number first, then in the order heard.
+    expect(a.decide()).toEqual({ kind: 'answer', thought: 'I have one number from each of my 2 teammates. Collected: 73, 5, 73.', answer: '[5, 73, 73]' });
   });
 
   it('answers with what it knows when asked', () => {
@@ -57,7 +59,7 @@ describe('scripted aggregator', () => {
     a.observe(sent);
     a.observe(read([['agent_2', numberBroadcastText(99)]]));
     a.observe({ kind: 'final_prompt', text: 'Submit.' });
-    expect(a.decide()).toMatchObject({ kind: 'answer', answer: '[73, 99]' });
+    expect(a.decide()).toEqual({ kind: 'answer', thought: 'Asked for the final answer; I know 2 numbers. Collected: 73, 99.', answer: '[73, 99]' });
   });
 
   it('idles without communication and answers with its own number when asked', () => {

@@ -2,7 +2,9 @@
 // example wording, reads whenever notified, associates each received number with its sender (so a
 // repeated message never duplicates an entry) and answers `#### [sorted list]` as soon as it has
 // heard from all N − 1 teammates; otherwise it idles until a message wakes it. Asked for its final
-// answer, it answers with what it knows. Without messaging it idles at once and, when asked,
+// answer, it answers with what it knows. Its answering thought lists the numbers it collected in the
+// order it learned them ("Collected: 7, 2, 9.") before the sorted list, so that writing the answer
+// is a sort of a list in view rather than a search of the whole history. Without messaging it idles at once and, when asked,
 // answers with its own number (the right answer only for a team of one).
 
 import { numberToWords, wordsToNumber } from '../../tasks/aggregation/number-words.js';
@@ -77,9 +79,10 @@ class Aggregator implements ScriptedAgent {
     };
   }
 
-  private answer(thought: string): ScriptedAction {
-    const sorted = [this.own, ...this.heard.values()].sort((x, y) => x - y);
-    return { kind: 'answer', thought, answer: `[${sorted.join(', ')}]` };
+  private answer(reason: string): ScriptedAction {
+    const collected = [this.own, ...this.heard.values()];
+    const sorted = collected.slice().sort((x, y) => x - y);
+    return { kind: 'answer', thought: `${reason} Collected: ${collected.join(', ')}.`, answer: `[${sorted.join(', ')}]` };
   }
 }
 
