@@ -61,10 +61,10 @@ export function registerSft(program: Command): void {
         write: (fill) => fill(out),
         onUpdate: (update) => {
           metrics.push(JSON.stringify({ stage: 'sft', ...update }));
-          process.stdout.write(`sft ${update.update}/${sft.updates}: loss ${update.loss.toFixed(4)}, grad norm ${update.gradNorm.toFixed(3)}, ${update.tokens} tokens in ${update.seconds.toFixed(1)} s\n`);
+          process.stdout.write(`sft ${update.update}/${sft.excerptUpdates + sft.updates} (${update.histories}): loss ${update.loss.toFixed(4)}, grad norm ${update.gradNorm.toFixed(3)}, ${update.tokens} tokens in ${update.seconds.toFixed(1)} s\n`);
         },
       });
       writeFileAtomic(path.join(out, 'sft-metrics.jsonl'), `${metrics.join('\n')}\n`);
-      process.stdout.write(`wrote ${out}: ${sft.updates} SFT updates on ${result.kept} of ${result.episodes} scripted episodes (the solved ones)\n`);
+      process.stdout.write(`wrote ${out}: ${sft.excerptUpdates + sft.updates} SFT updates on ${result.kept} of ${result.episodes} scripted episodes (the solved ones)\n`);
     });
 }

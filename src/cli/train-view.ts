@@ -23,7 +23,7 @@ export class TrainView {
       case 'sft': {
         const u = event.update;
         const label = `loss ${u.loss.toFixed(3)} · ${Math.round(u.tokens / u.seconds)} tok/s`;
-        this.progress('SFT', u.update, event.total, label, `sft ${u.update}/${event.total}: loss ${u.loss.toFixed(4)}, grad norm ${u.gradNorm.toFixed(3)}, ${u.tokens} tokens in ${u.seconds.toFixed(1)} s`);
+        this.progress('SFT', u.update, event.total, label, `sft ${u.update}/${event.total} (${u.histories}): loss ${u.loss.toFixed(4)}, grad norm ${u.gradNorm.toFixed(3)}, ${u.tokens} tokens in ${u.seconds.toFixed(1)} s`);
         return;
       }
       case 'rl': {

@@ -111,8 +111,9 @@ export const PAPER_EXPLORATION: TrainConfig = {
   // Table 4: checkpoints — every update.
   checkpointEvery: 1,
   // Table 4: initial policy — 50 SFT updates on demonstrations; Appendix L: 8 packed sequences of up to 32,768 tokens, lr 1e-5, no weight decay.
-  // Appendix L: 512 training episodes of four explorers (team variant; the solo learner uses the solo variant).
-  sft: { demonstrations: 512, demonstrationTeamSizes: [4], updates: 50, packedSequences: 8, maxSequenceTokens: 32_768, learningRate: 1e-5, weightDecay: 0 },
+  // Appendix L: 512 training episodes of four explorers (team variant; the solo learner uses the solo variant); no excerpt updates
+  // (ours, for the mini) and no warm-up (none stated).
+  sft: { demonstrations: 512, demonstrationTeamSizes: [4], excerptUpdates: 0, excerptLearningRate: 1e-5, updates: 50, warmupUpdates: 0, packedSequences: 8, maxSequenceTokens: 32_768, learningRate: 1e-5, weightDecay: 0 },
   // Appendix M: N ∈ {1, 2, 4, 6, 8, 12, 16}, six seeds, 32 held-out problems, temperature 0.7 for exploration.
   evaluation: { teamSizes: [1, 2, 4, 6, 8, 12, 16], seeds: 6, problems: 32, temperature: 0.7 },
   deviations: [],

@@ -12,7 +12,7 @@ export const LEARNERS = ['s3', 'no-comm', 'individual', 'online-sft', 'solo'] as
 export type Learner = (typeof LEARNERS)[number];
 
 /** The tasks a run can train on. */
-export const TRAIN_TASKS = ['aggregation', 'exploration'] as const;
+export const TRAIN_TASKS = ['aggregation', 'aggregation-digits', 'exploration'] as const;
 /** A task a run can train on. */
 export type TrainTask = (typeof TRAIN_TASKS)[number];
 
@@ -73,7 +73,13 @@ export interface SftConfig {
   demonstrations: number;
   /** Team sizes the demonstrations are run at. */
   demonstrationTeamSizes: number[];
+  /** Updates on excerpts (the histories without their system turn) before `updates` on whole histories (ours; 0: none). */
+  excerptUpdates: number;
+  /** Learning rate of the excerpt updates (`learningRate` is that of the whole-history updates). */
+  excerptLearningRate: number;
   updates: number;
+  /** Linear learning-rate warm-up over the first updates (0: none). */
+  warmupUpdates: number;
   /** Packed sequences per update. */
   packedSequences: number;
   /** Tokens per packed sequence, at most. */

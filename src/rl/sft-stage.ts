@@ -7,6 +7,8 @@ import path from 'node:path';
 import type { TrainConfig, SftConfig } from '../config/train-config.js';
 import { ConfigError } from '../errors.js';
 import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
+import { IM_START } from '../model/chat/chat-markers.js';
+import { Tokenizer } from '../model/tokenizer/index.js';
 import { Trainer } from '../native/trainer.js';
 import { scriptedDemonstrations } from './demonstrations.js';
 import { runSft, type SftUpdate } from './sft.js';
@@ -45,8 +47,22 @@ export async function runSftStage(options: SftStageOptions): Promise<{ kept: num
   if (demonstrations.sequences.length === 0) {
     throw new ConfigError(`none of the ${demonstrations.episodes} scripted demonstrations solved the task within the allowance (workAllowance ${config.workAllowance}); raise it.`);
   }
-  const trainer = Trainer.open(options.initialModel, { lr: sft.learningRate, weightDecay: sft.weightDecay, maxGradNorm: config.optimizer.gradClipNorm, optimizerStateDtype: config.optimizer.stateDtype });
-  await runSft({ trainer, histories: demonstrations.sequences, config: sft, seed: `${options.seed}/sft`, ...(options.onUpdate ? { onUpdate: options.onUpdate } : {}) });
+  const trainer = Trainer.open(options.initialModel, {
+    lr: sft.learningRate,
+    weightDecay: sft.weightDecay,
+    maxGradNorm: config.optimizer.gradClipNorm,
+    optimizerStateDtype: config.optimizer.stateDtype,
+    warmupSteps: sft.warmupUpdates,
+  });
+  const turnStartId = Tokenizer.fromFile(tokenizerPath).tokenToId(IM_START);
+  await runSft({
+    trainer,
+    histories: demonstrations.sequences,
+    config: sft,
+    seed: `${options.seed}/sft`,
+    ...(turnStartId === undefined ? {} : { turnStartId }),
+    ...(options.onUpdate ? { onUpdate: options.onUpdate } : {}),
+  });
   options.write((directory) => {
     trainer.save(directory, config);
     for (const file of ['optimizer.safetensors', 'trainer_state.json']) fs.rmSync(path.join(directory, file), { force: true });

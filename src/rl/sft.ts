@@ -3,14 +3,43 @@
 // (sequences never attend across each other), and the loss is the mean negative log-likelihood of
 // every sampled (agent-written) token of the update; prompts, tool outputs, notifications and
 // messages are context only. Histories are drawn in a seeded shuffled order, epoch after epoch.
-import { createRng, type RngSeed } from '../common/random.js';
+// Excerpts (ours, for small models trained from scratch) are histories from their first user turn
+// on: the system turn, most of an agent's prompt and the same in every history, is cut, so an
+// update of the same size holds about twice the agent-written turns.
+import { createRng, type Rng, type RngSeed } from '../common/random.js';
 import { ConfigError } from '../errors.js';
 import type { Trainer, TrainSequence } from '../native/trainer.js';
 import { TOKEN_ROLE_CODE, type AgentSequence } from '../policy/agent-sequence.js';
 import type { SftConfig } from '../config/train-config.js';
 
+/** What SFT reads of a history: its tokens and their roles (an AgentSequence, or an excerpt of one). */
+export type SftHistory = Pick<AgentSequence, 'length' | 'sampledCount' | 'tokens' | 'roles'>;
+
+/** Which histories an SFT update trained on. */
+export type SftHistoryKind = 'whole' | 'excerpts';
+
+/**
+ * The history from its second turn on (the first user turn), i.e. without the system turn; the whole
+ * history when it has fewer than two turns. `turnStartId` is the tokenizer's id of <|im_start|>. The
+ * system turn holds no sampled token, so the excerpt keeps every supervised token.
+ */
+export function withoutSystemTurn(history: AgentSequence, turnStartId: number): SftHistory {
+  const tokens = history.tokens();
+  let turns = 0;
+  let cut = 0;
+  for (let index = 0; index < tokens.length; index += 1) {
+    if (tokens[index] === turnStartId && ++turns === 2) {
+      cut = index;
+      break;
+    }
+  }
+  const kept = tokens.slice(cut);
+  const roles = history.roles().slice(cut);
+  return { length: kept.length, sampledCount: history.sampledCount, tokens: () => kept.slice(), roles: () => roles.slice() };
+}
+
 /** Cross-entropy sequences: coef[t] = 1/totalSampled where tokens[t+1] was sampled, 0 elsewhere. */
-export function sftTrainSequences(histories: readonly AgentSequence[]): TrainSequence[] {
+export function sftTrainSequences(histories: readonly SftHistory[]): TrainSequence[] {
   const totalSampled = histories.reduce((sum, history) => sum + history.sampledCount, 0);
   return histories.map((history) => {
     const tokens = history.tokens();
@@ -45,6 +74,8 @@ export function packByTokens<T extends { readonly tokens: { readonly length: num
 export interface SftUpdate {
   /** 1-based update index. */
   readonly update: number;
+  /** Whole histories or excerpts. */
+  readonly histories: SftHistoryKind;
   /** Mean negative log-likelihood per sampled token. */
   readonly loss: number;
   readonly sampledTokens: number;
@@ -60,22 +91,58 @@ export interface RunSftOptions {
   /** The demonstration histories. */
   readonly histories: readonly AgentSequence[];
   readonly config: SftConfig;
+  /** The tokenizer's id of <|im_start|> (needed when config.excerptUpdates > 0, to cut the system turn). */
+  readonly turnStartId?: number;
   /** Seeds the order histories are drawn in. */
   readonly seed: RngSeed;
   /** Called after every update. */
   readonly onUpdate?: (update: SftUpdate) => void;
 }
 
-/** Runs config.updates SFT updates, each over packedSequences micro-batches of ≤ maxSequenceTokens tokens. */
+/**
+ * Runs config.excerptUpdates updates on excerpts (histories without their system turn), then
+ * config.updates on whole histories, each over packedSequences micro-batches of ≤ maxSequenceTokens
+ * tokens; updates are numbered 1.. across both.
+ */
 export async function runSft(options: RunSftOptions): Promise<SftUpdate[]> {
   const { trainer, histories, config } = options;
   if (histories.length === 0) throw new ConfigError('SFT needs at least one demonstration history.');
-  const rng = createRng(options.seed);
   trainer.setLr(config.learningRate);
+  const updates: SftUpdate[] = [];
+  const record = (update: SftUpdate): void => {
+    updates.push(update);
+    options.onUpdate?.(update);
+  };
+  if (config.excerptUpdates > 0) {
+    const turnStartId = options.turnStartId;
+    if (turnStartId === undefined) throw new ConfigError('SFT on excerpts needs the tokenizer\'s <|im_start|> id.');
+    const excerpts = histories.map((history) => withoutSystemTurn(history, turnStartId));
+    trainer.setLr(config.excerptLearningRate);
+    await runSftPhase({ ...options, histories: excerpts, kind: 'excerpts', count: config.excerptUpdates, first: 1, rng: createRng(options.seed).fork('excerpts'), record });
+    trainer.setLr(config.learningRate);
+  }
+  await runSftPhase({ ...options, kind: 'whole', count: config.updates, first: config.excerptUpdates + 1, rng: createRng(options.seed), record });
+  return updates;
+}
+
+interface SftPhase {
+  readonly trainer: Trainer;
+  readonly histories: readonly SftHistory[];
+  readonly config: SftConfig;
+  readonly kind: SftHistoryKind;
+  readonly count: number;
+  /** The number of the phase's first update. */
+  readonly first: number;
+  readonly rng: Rng;
+  readonly record: (update: SftUpdate) => void;
+}
+
+async function runSftPhase(phase: SftPhase): Promise<void> {
+  const { trainer, histories, config, rng } = phase;
   let order: number[] = [];
   let next = 0;
   let epoch = 0;
-  const draw = (): AgentSequence => {
+  const draw = (): SftHistory => {
     if (next >= order.length) {
       order = rng.fork(`epoch/${epoch}`).shuffle(histories.map((_, index) => index));
       epoch += 1;
@@ -85,13 +152,12 @@ export async function runSft(options: RunSftOptions): Promise<SftUpdate[]> {
     next += 1;
     return history;
   };
-  const updates: SftUpdate[] = [];
-  for (let update = 1; update <= config.updates; update += 1) {
+  for (let update = phase.first; update < phase.first + phase.count; update += 1) {
     const started = performance.now();
     // Fill packedSequences micro-batches of at most maxSequenceTokens tokens each.
-    const batches: AgentSequence[][] = [];
+    const batches: SftHistory[][] = [];
     for (let b = 0; b < config.packedSequences; b += 1) {
-      const batch: AgentSequence[] = [];
+      const batch: SftHistory[] = [];
       let used = 0;
       for (;;) {
         const history = draw();
@@ -119,17 +185,15 @@ export async function runSft(options: RunSftOptions): Promise<SftUpdate[]> {
       loss += diagnostics.loss;
     }
     const step = trainer.step();
-    const record: SftUpdate = {
+    phase.record({
       update,
+      histories: phase.kind,
       loss,
       sampledTokens,
       tokens: all.reduce((sum, history) => sum + history.length, 0),
       gradNorm: step.gradNorm,
       lr: step.lr,
       seconds: (performance.now() - started) / 1000,
-    };
-    updates.push(record);
-    options.onUpdate?.(record);
+    });
   }
-  return updates;
 }

@@ -94,7 +94,8 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
   // SFT on scripted demonstrations.
   if (config.sft !== null && !run.state.sftDone) {
     const sft = config.sft;
-    emit({ kind: 'stage', stage: 'sft', detail: `${sft.demonstrations} scripted demonstrations per team size, ${sft.updates} SFT updates` });
+    const excerpts = sft.excerptUpdates > 0 ? `${sft.excerptUpdates} on excerpts then ` : '';
+    emit({ kind: 'stage', stage: 'sft', detail: `${sft.demonstrations} scripted demonstrations per team size, ${excerpts}${sft.updates} SFT updates on whole histories` });
     let checkpoint = '';
     await runSftStage({
       config,
@@ -107,7 +108,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       write: (fill) => (checkpoint = run.writeCheckpoint('sft', fill)),
       onUpdate: (update) => {
         run.appendMetrics({ stage: 'sft', ...update });
-        emit({ kind: 'sft', update, total: sft.updates });
+        emit({ kind: 'sft', update, total: sft.excerptUpdates + sft.updates });
       },
     });
     run.commit({ sftDone: true, checkpoint });
