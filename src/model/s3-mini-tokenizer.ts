@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer } from './tokenizer/index.js';
 
-/** The most ids the s3-mini tokenizer's BPE may reach (256 bytes + merges + Qwen3's 26 added tokens); it stops earlier, at 1,670, when no pair repeats. */
+/** The most ids the s3-mini tokenizer's BPE may reach (256 bytes + merges + Qwen3's 26 added tokens); it stops earlier, at 1,671, when no pair repeats. */
 export const S3_MINI_VOCAB_SIZE = 4096;
 
 /** Path of the shipped tokenizer.json. */

@@ -24,8 +24,8 @@ const SHAPES: Readonly<Record<ModelShape, Qwen3Shape>> = {
   tiny: { hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, intermediate_size: 128, vocab_size: 512 },
   // Issue spec: hidden 256, 4 layers, 8 heads, 4 KV heads, head_dim 32, MLP 768, vocab 4,096.
   small: { hidden_size: 256, num_hidden_layers: 4, num_attention_heads: 8, num_key_value_heads: 4, head_dim: 32, intermediate_size: 768, vocab_size: 4096 },
-  // The built-in s3-mini: the `small` architecture with exactly the s3-mini tokenizer's 1,670 ids (assets/s3-mini).
-  's3-mini': { hidden_size: 256, num_hidden_layers: 4, num_attention_heads: 8, num_key_value_heads: 4, head_dim: 32, intermediate_size: 768, vocab_size: 1670 },
+  // The built-in s3-mini: the `small` architecture with exactly the s3-mini tokenizer's 1,671 ids (assets/s3-mini).
+  's3-mini': { hidden_size: 256, num_hidden_layers: 4, num_attention_heads: 8, num_key_value_heads: 4, head_dim: 32, intermediate_size: 768, vocab_size: 1671 },
   // SPEC §10 (Qwen3-0.6B's published config.json).
   'qwen3-0.6b': { hidden_size: 1024, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128, intermediate_size: 3072, vocab_size: 151936 },
   // SPEC §10 (Qwen3-1.7B's published config.json).
