@@ -9,13 +9,16 @@ export const MINI: TrainConfig = {
   ...PAPER_AGGREGATION,
   // The built-in s3-mini model instead of Qwen3-0.6B; it has no thinking mode.
   model: { name: 's3-mini', directory: null, thinking: false, reasoningRetained: false },
+  // Aggregation with private numbers 1..9 instead of 1..99 (ours): s3-mini, trained from scratch in
+  // minutes, learns to sort lists of single digits but not lists of two-digit numbers (docs/benchmarks.md).
+  task: 'aggregation-digits',
   out: 'runs/mini',
   // Compact prompts (ours): the paper's prompt text is ~1,100 of an agent's ~1,300 tokens.
   promptStyle: 'compact',
   // Rollouts with the latest weights only: the 2 cores serve inference or training, not both, and the run is reproducible.
   synchronousCollection: true,
-  // 10 updates instead of 200.
-  rlUpdates: 10,
+  // 20 updates instead of 200.
+  rlUpdates: 20,
   // 2 problems per update instead of 32 (G = 8 attempts kept, so 16 teams per update).
   problemsPerUpdate: 2,
   // 256 work + 32 final tokens per agent instead of 8,192 + 1,024.
@@ -27,31 +30,50 @@ export const MINI: TrainConfig = {
   contextLength: 2048,
   // 16 episodes in flight instead of 256.
   concurrentEpisodes: 16,
-  // Learning rate 1e-4 instead of 5e-7: a small model trained for 10 updates needs larger steps.
+  // Learning rate 1e-4 instead of 5e-7: a small model trained for 20 updates needs larger steps.
   optimizer: { ...PAPER_AGGREGATION.optimizer, learningRate: 1e-4 },
+  // No token cost (λ 0 instead of 0.25): most of the mini's groups are solved by all eight teams, and
+  // there the group-normalized advantage (R − mean) / std turns length differences of a few tokens
+  // into full-size advantages, so RL trained brevity at the expense of success (docs/benchmarks.md).
+  tokenCost: 0,
   // No KL penalty (the paper's has no stated weight) and no mask change.
   pgCorrection: { ...PAPER_AGGREGATION.pgCorrection, klCoefficient: 0, klEstimator: 'none' },
   precision: { inference: 'FP32', training: 'FP32 throughout' },
   // A checkpoint every update, as in the paper (the model is small).
   checkpointEvery: 1,
-  // SFT warm start (ours: the paper starts from a pretrained model that already knows language and tools).
-  sft: { demonstrations: 96, demonstrationTeamSizes: [2, 3, 4], updates: 40, packedSequences: 2, maxSequenceTokens: 4096, learningRate: 1e-3, weightDecay: 0 },
-  // Evaluation at N ∈ {2, 4, 8}, 3 seeds, 16 problems instead of 7 sizes, 6 seeds, 32 problems.
-  evaluation: { ...PAPER_AGGREGATION.evaluation, teamSizes: [2, 4, 8], seeds: 3, problems: 16 },
+  // SFT warm start (ours: the paper starts from a pretrained model that already knows language and
+  // tools): 400 scripted episodes at each of N = 2, 3, 4; first updates on excerpts (the histories
+  // without their system turn, twice the agent turns per token), then on whole histories.
+  sft: {
+    demonstrations: 400,
+    demonstrationTeamSizes: [2, 3, 4],
+    excerptUpdates: 200,
+    excerptLearningRate: 2e-3,
+    updates: 60,
+    warmupUpdates: 10,
+    packedSequences: 2,
+    maxSequenceTokens: 4096,
+    learningRate: 1e-3,
+    weightDecay: 0,
+  },
+  // Evaluation at N ∈ {2, 4, 8}, 3 seeds instead of 7 sizes and 6 seeds (32 problems, as in the paper).
+  evaluation: { ...PAPER_AGGREGATION.evaluation, teamSizes: [2, 4, 8], seeds: 3 },
   deviations: [
-    'model: built-in s3-mini (4 layers, hidden 256, its own 1,670-token BPE) instead of Qwen3-0.6B (no thinking mode)',
+    'model: built-in s3-mini (4 layers, hidden 256, its own 1,671-token BPE) instead of Qwen3-0.6B (no thinking mode)',
     'promptStyle: compact prompts (ours) instead of the verbatim Appendix G prompts',
     'synchronousCollection: rollouts wait for the latest weights instead of overlapping training',
-    'sft: warm start on scripted demonstrations at N ∈ {2, 3, 4} (training problems hold 4 numbers; the paper starts aggregation from the base model)',
-    'rlUpdates: 10 instead of 200',
+    'task: aggregation-digits, private numbers 1..9 instead of 1..99 (same prompts, protocol and grading)',
+    'sft: warm start on scripted demonstrations at N ∈ {2, 3, 4}, 200 updates on excerpts (lr 2e-3) then 60 on whole histories (lr 1e-3) (training problems hold 4 numbers; the paper starts aggregation from the base model)',
+    'rlUpdates: 20 instead of 200',
     'problemsPerUpdate: 2 instead of 32 (16 teams per update instead of 256)',
     'workAllowance / finalAllowance: 256 / 32 instead of 8,192 / 1,024',
     'generationPieceTokens: 64 instead of 1,024',
     'contextLength: 2,048 instead of 40,960',
     'concurrentEpisodes: 16 instead of 256',
     'optimizer.learningRate: 1e-4 instead of 5e-7',
+    'tokenCost: λ = 0 instead of 0.25 (no length term in the reward)',
     'pgCorrection: no KL penalty',
     'precision: FP32 inference and training (CPU)',
-    'evaluation: N ∈ {2, 4, 8}, 3 seeds, 16 problems instead of N ∈ {1, 2, 4, 6, 8, 12, 16}, 6 seeds, 32 problems',
+    'evaluation: N ∈ {2, 4, 8}, 3 seeds instead of N ∈ {1, 2, 4, 6, 8, 12, 16}, 6 seeds',
   ],
 };

@@ -13,7 +13,7 @@ const swarm = path.join(packageRoot, 'bin', 'swarm.js');
 
 /** Settings that make a mini run take seconds. */
 const TINY = [
-  'sft.updates=2', 'sft.demonstrations=4', 'sft.demonstrationTeamSizes=2', 'sft.maxSequenceTokens=2048', 'sft.packedSequences=1',
+  'sft.excerptUpdates=1', 'sft.updates=1', 'sft.demonstrations=4', 'sft.demonstrationTeamSizes=2', 'sft.maxSequenceTokens=2048', 'sft.packedSequences=1',
   'problemsPerUpdate=1', 'attemptsPerProblem=2', 'teamSize=2', 'workAllowance=160', 'generationPieceTokens=32', 'contextLength=1024',
   'evaluation.teamSizes=2', 'evaluation.seeds=1', 'evaluation.problems=2',
 ].flatMap((s) => ['--set', s]);
@@ -31,7 +31,7 @@ const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 's3-train-'));
 describe('swarm sft', () => {
   it('fine-tunes a fresh s3-mini on scripted demonstrations and writes a loadable Hugging Face folder', () => {
     const out = path.join(tmp(), 'sft');
-    const result = spawnSync(process.execPath, [swarm, 'sft', '--out', out, ...['sft.updates=3', 'sft.demonstrations=3', 'sft.demonstrationTeamSizes=2', 'sft.packedSequences=1', 'sft.maxSequenceTokens=2048'].flatMap((s) => ['--set', s])], { encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [swarm, 'sft', '--out', out, ...['sft.excerptUpdates=1', 'sft.updates=2', 'sft.demonstrations=3', 'sft.demonstrationTeamSizes=2', 'sft.packedSequences=1', 'sft.maxSequenceTokens=2048'].flatMap((s) => ['--set', s])], { encoding: 'utf8' });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/wrote .*3 SFT updates on 3 of 3 scripted episodes/);

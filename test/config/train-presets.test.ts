@@ -25,15 +25,15 @@ describe('train presets', () => {
     for (const p of changed) expect([p, deviations.includes(p.split('.')[0])]).toEqual([p, true]);
   });
 
-  it('keep mini on aggregation with N = 4 and the paper\'s G', () => {
-    expect(TRAIN_PRESETS.mini.task).toBe('aggregation');
+  it('keep mini on aggregation (numbers 1..9) with N = 4 and the paper\'s G', () => {
+    expect(TRAIN_PRESETS.mini.task).toBe('aggregation-digits');
     expect(TRAIN_PRESETS.mini.teamSize).toBe(4);
     expect(TRAIN_PRESETS.mini.attemptsPerProblem).toBe(8);
   });
 
   it('hand out copies, so a change never reaches the preset', () => {
     trainPreset('mini').rlUpdates = 99;
-    expect(TRAIN_PRESETS.mini.rlUpdates).toBe(10);
+    expect(TRAIN_PRESETS.mini.rlUpdates).toBe(20);
   });
 
   it('refuse an unknown name, listing the presets', () => {
