@@ -16,15 +16,18 @@ export interface TaskBudget {
   readonly contextLimit: number;
 }
 
-/** Paper budgets by task name (SPEC §1, Table 4). */
+// Paper budgets by task name (SPEC §1, Table 4).
+// Aggregation: L = 8,192 work + 1,024 final tokens; Qwen3-0.6B context 40,960 (Table 4).
+const AGGREGATION_BUDGET: TaskBudget = { workAllowance: 8192, finalAllowance: 1024, contextLimit: 40_960 };
+// Exploration: L = 8,192 (+1 final token, unused: the task takes no final answer); context 32,768 (Table 4).
+const EXPLORATION_BUDGET: TaskBudget = { workAllowance: 8192, finalAllowance: 1, contextLimit: 32_768 };
+
+/** Paper budgets by task name; each variant (single-digit aggregation, depth-2 trees) keeps its task's. */
 export const TASK_BUDGETS: Readonly<Record<string, TaskBudget>> = {
-  // Aggregation: L = 8,192 work + 1,024 final tokens; Qwen3-0.6B context 40,960 (Table 4).
-  aggregation: { workAllowance: 8192, finalAllowance: 1024, contextLimit: 40_960 },
-  // The single-digit variant (ours) keeps aggregation's budgets.
-  'aggregation-digits': { workAllowance: 8192, finalAllowance: 1024, contextLimit: 40_960 },
-  // Exploration: L = 8,192 (+1 final token, unused: the task takes no final answer); context 32,768 (Table 4).
-  exploration: { workAllowance: 8192, finalAllowance: 1, contextLimit: 32_768 },
-  'exploration-d2': { workAllowance: 8192, finalAllowance: 1, contextLimit: 32_768 },
+  aggregation: AGGREGATION_BUDGET,
+  'aggregation-digits': AGGREGATION_BUDGET,
+  exploration: EXPLORATION_BUDGET,
+  'exploration-d2': EXPLORATION_BUDGET,
 };
 
 /** Sampling temperature of training (Table 4: 1.0, no top-p/top-k). */
