@@ -13,7 +13,8 @@ import {
   runEvaluation,
   scriptedEvalPolicy,
 } from '../eval/run/index.js';
-import { getTask } from '../tasks/index.js';
+import { getTask, SPLITS, type Split } from '../tasks/index.js';
+import { runEpisodeSettings } from './eval-run-settings.js';
 import { parseIntegerFlag, parseIntegerListFlag } from './options.js';
 
 interface EvalFlags {
@@ -28,6 +29,8 @@ interface EvalFlags {
   comm: boolean;
   concurrency: string;
   tokenizer?: string;
+  run?: string;
+  split: string;
   out: string;
 }
 
@@ -44,25 +47,33 @@ export function registerEval(program: Command): void {
     .description('evaluate a policy with the protocol of Appendix M; writes summary.json, episodes.jsonl and traces')
     .option('--policy <kind>', 'scripted: the task\'s scripted agents (aggregators, or the explorers of Appendix L)')
     .option('--model <dir>', 'a Qwen3 checkpoint folder with its tokenizer.json, served by the native inference engine')
-    .requiredOption('--task <name>', 'aggregation, exploration or exploration-d2')
+    .option('--task <name>', 'aggregation, aggregation-digits, exploration or exploration-d2 (default with --run: the run\'s task)')
     .option('--sizes <list>', 'team sizes N, comma-separated', EVAL_SIZES.join(','))
     .option('--seeds <k>', 'evaluation seeds 1..k', String(EVAL_SEED_COUNT))
-    .option('--problems <k>', 'the first k problems of the held-out evaluation split', String(EVAL_PROBLEM_COUNT))
-    .option('--temperature <x>', 'sampling temperature (default: 0.7 exploration, 1.0 aggregation)')
+    .option('--problems <k>', 'the first k problems of the split', String(EVAL_PROBLEM_COUNT))
+    .option('--split <name>', 'the split the problems come from: eval (held out, the protocol\'s), dev (held out, for checks) or train', 'eval')
+    .option('--temperature <x>', "sampling temperature (default: the run's evaluation temperature with --run, else 0.7 exploration, 1.0 aggregation)")
     .option('--allowance <L>', "per-agent work allowance in tokens (default: the task's training allowance)")
     .option('--no-comm', 'remove the messaging tools and text; the population succeeds if any agent succeeds')
     .option('--concurrency <k>', 'episodes in flight at once', String(DEFAULT_EVAL_CONCURRENCY))
     .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: the model\'s own, or the built-in s3-mini for scripted agents)')
+    .option('--run <dir>', "a swarm train run directory: evaluate with its episode settings (prompt style, allowances, context, piece size, token cost)")
     .requiredOption('--out <dir>', 'the evaluation directory (an interrupted evaluation there is resumed)')
     .action(async (flags: EvalFlags) => {
       if ((flags.model === undefined) === (flags.policy === undefined)) throw new ConfigError('swarm eval needs exactly one of --policy scripted and --model DIR.');
       if (flags.policy !== undefined && flags.policy !== 'scripted') throw new ConfigError(`--policy must be "scripted", got "${flags.policy}"`);
-      const task = getTask(flags.task);
+      const run = flags.run === undefined ? undefined : runEpisodeSettings(flags.run);
+      const taskName = flags.task ?? run?.task;
+      if (taskName === undefined) throw new ConfigError('swarm eval needs --task NAME (or --run DIR, whose task it then takes).');
+      if (run !== undefined && taskName !== run.task) throw new ConfigError(`--task ${taskName} differs from the task of --run ${flags.run} (${run.task}).`);
+      const task = getTask(taskName);
+      if (!(SPLITS as readonly string[]).includes(flags.split)) throw new ConfigError(`--split must be one of ${SPLITS.join(', ')}, got "${flags.split}".`);
+      const split = flags.split as Split;
       const sizes = parseIntegerListFlag('--sizes', flags.sizes, 1);
       const seeds = parseIntegerFlag('--seeds', flags.seeds, 1);
       const problems = parseIntegerFlag('--problems', flags.problems, 1);
       const concurrency = parseIntegerFlag('--concurrency', flags.concurrency, 1);
-      const temperature = flags.temperature === undefined ? undefined : parseTemperature(flags.temperature);
+      const temperature = flags.temperature === undefined ? run?.temperature : parseTemperature(flags.temperature);
       const workAllowance = flags.allowance === undefined ? undefined : parseIntegerFlag('--allowance', flags.allowance, 1);
       const tokenizer = flags.tokenizer === undefined ? {} : { tokenizerPath: flags.tokenizer };
       const policy = flags.model !== undefined ? nativeEvalPolicy({ directory: flags.model, ...tokenizer }) : scriptedEvalPolicy({ task: task.name, ...tokenizer });
@@ -73,8 +84,10 @@ export function registerEval(program: Command): void {
         sizes,
         seeds,
         problems,
+        split,
         communication: flags.comm,
         concurrency,
+        ...(run === undefined ? {} : { settings: run.settings }),
         ...(temperature === undefined ? {} : { temperature }),
         ...(workAllowance === undefined ? {} : { workAllowance }),
       }).finally(() => policy.close?.());

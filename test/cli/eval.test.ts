@@ -48,6 +48,15 @@ describe('swarm eval --policy scripted', () => {
     expect(result.stderr).toMatch(/^swarm: .* holds an evaluation with comm true, but this run asks for false/);
   });
 
+  it('takes its problems from the split --split names', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 's3-eval-cli-'));
+    const result = run(['eval', '--policy', 'scripted', '--task', 'aggregation', '--split', 'dev', '--sizes', '2', '--seeds', '1', '--problems', '2', '--out', dir]);
+    expect(result.status).toBe(0);
+    const records = readFileSync(path.join(dir, 'episodes.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(records.map((record) => record.problemId).sort()).toEqual(['aggregation/dev/00', 'aggregation/dev/01']);
+    expect(run(['eval', '--policy', 'scripted', '--task', 'aggregation', '--split', 'test', '--out', dir]).stderr).toMatch(/--split must be one of train, dev, eval, got "test"/);
+  });
+
   it('runs exploration without messaging and prints room overlap', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 's3-eval-cli-'));
     const result = run(['eval', '--policy', 'scripted', '--task', 'exploration', '--sizes', '1,2', '--seeds', '2', '--problems', '2', '--no-comm', '--allowance', '2000', '--out', dir]);
@@ -71,7 +80,18 @@ describe('swarm eval refusals', () => {
 
   it('needs exactly one of --policy scripted and --model', () => {
     expect(run(['eval', '--task', 'aggregation', '--out', out()]).stderr).toMatch(/needs exactly one of --policy scripted and --model DIR/);
+    expect(run(['eval', '--policy', 'scripted', '--out', out()]).stderr).toMatch(/needs --task NAME \(or --run DIR, whose task it then takes\)/);
     expect(run(['eval', '--policy', 'random', '--task', 'aggregation', '--out', out()]).stderr).toMatch(/--policy must be "scripted", got "random"/);
+  });
+
+  it('refuses --run on a folder that is not a training run', () => {
+    const folder = out();
+    const result = run(['eval', '--policy', 'scripted', '--run', folder, '--out', out()]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`${path.join(folder, 'config.json')}: ENOENT`);
+    expect(result.stderr).toMatch(/expected the config\.json swarm train wrote/);
+    writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ task: 'aggregation' }));
+    expect(run(['eval', '--policy', 'scripted', '--run', folder, '--out', out()]).stderr).toContain(path.join(folder, 'config.json'));
   });
 
   it('names the flag of a malformed value', () => {

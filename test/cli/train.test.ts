@@ -70,6 +70,21 @@ describe('swarm train', () => {
     }
     expect(JSON.parse(fs.readFileSync(path.join(run, 'state.json'), 'utf8'))).toMatchObject({ updates: 2, evalAfterDone: true });
     expect(fs.readFileSync(path.join(run, 'report.html'), 'utf8')).toMatch(/Training curves/);
+    // `swarm eval --run` evaluates a checkpoint with the run's own episode settings: it reproduces the run's after-evaluation episode by episode.
+    const evalOut = path.join(tmp(), 'eval');
+    const evaluation = spawnSync(process.execPath, [swarm, 'eval', '--model', path.join(run, 'checkpoints', 'step_2'), '--run', run, '--sizes', '2', '--seeds', '1', '--problems', '2', '--out', evalOut], { encoding: 'utf8' });
+    expect(evaluation.stderr).toBe('');
+    expect(evaluation.status).toBe(0);
+    const episodes = (dir: string) =>
+      fs.readFileSync(path.join(dir, 'episodes.jsonl'), 'utf8').trim().split('\n').map((line) => {
+        const { episodeSeed, success, tokens, messageCalls } = JSON.parse(line) as Record<string, unknown>;
+        return { episodeSeed, success, tokens, messageCalls };
+      }).sort((a, b) => String(a.episodeSeed).localeCompare(String(b.episodeSeed)));
+    expect(episodes(evalOut)).toHaveLength(2);
+    expect(episodes(evalOut)).toEqual(episodes(path.join(run, 'eval', 'after')));
+    const mismatched = spawnSync(process.execPath, [swarm, 'eval', '--model', path.join(run, 'checkpoints', 'step_2'), '--run', run, '--task', 'exploration', '--out', path.join(tmp(), 'eval')], { encoding: 'utf8' });
+    expect(mismatched.status).toBe(1);
+    expect(mismatched.stderr).toMatch(/--task exploration differs from the task of --run .* \(aggregation-digits\)/);
     // A finished run refuses to be started again in place.
     const again = train(['--out', run, ...TINY]);
     expect(again.status).not.toBe(0);

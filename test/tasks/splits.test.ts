@@ -32,7 +32,7 @@ const PINNED_SHA256: Record<string, string> = {
   'aggregation-train': '73b0fb7ac4fda18c5ad6265b35fd77389aeb2de9479d071d6fd66c789d2a22b0',
   'aggregation-digits-eval': '2a2abbc5a61b33198607b3dc494d7ff2c872208bd55c0a6c89f264f2c62ab1be',
   'aggregation-digits-dev': '95cb0096cca47363e7ff9e12183ba49e9c8eb2090c5b558f1df272579112de66',
-  'aggregation-digits-train': 'cc807611dab7e25676a4e6bcf1e4352a4d665e54a9a9fc24a661547435e2df7b',
+  'aggregation-digits-train': 'c72224419ecc5a98557f301573d7e20e348c9cf59c9b839942d7aa2685cc3e98',
   'exploration-d3-eval': '0d65106bb99f079a1fb8fe6f606282ccccceb9295efba71790828ac285284474',
   'exploration-d2-eval': 'ee2cc58767ad40c2761fc55ff29d9f99bbc052d2228ab10c73e0f0a51d1315af',
   'exploration-d3-train': 'ea448df55865653fbb2720b31e40375370abfd4651a28a9ee2bef9bd8e79baa4',
@@ -72,7 +72,7 @@ describe('split contents', () => {
     expect(SPLIT_SIZES['exploration-d3']).toEqual({ train: 1024, dev: 32, eval: 32 });
     expect(SPLIT_SIZES['exploration-d2']).toEqual({ train: 1024, dev: 32, eval: 32 });
     expect(SPLIT_SIZES.aggregation).toEqual({ train: 4096, dev: 32, eval: 32 });
-    expect(SPLIT_SIZES['aggregation-digits']).toEqual({ train: 384, dev: 32, eval: 32 });
+    expect(SPLIT_SIZES['aggregation-digits']).toEqual({ train: 1024, dev: 32, eval: 32 });
     for (const dataset of DATASETS) for (const split of SPLITS) expect(loaded.get(`${dataset}-${split}`)).toHaveLength(SPLIT_SIZES[dataset][split]);
   });
 
@@ -117,7 +117,7 @@ describe('split contents', () => {
         }
       }
     }
-    expect(ids.size).toBe(4096 + 64 + 384 + 64 + 2 * (1024 + 64));
+    expect(ids.size).toBe(4096 + 64 + 1024 + 64 + 2 * (1024 + 64));
   });
 
   it('matches the pinned content hashes', () => {
@@ -129,7 +129,7 @@ describe('split contents', () => {
 });
 
 describe('split disjointness and determinism', () => {
-  it.each(DATASETS)('keeps the splits of %s disjoint (and free of repeats within a split)', (dataset) => {
+  it.each(DATASETS.filter((dataset) => dataset !== 'aggregation-digits'))('keeps the splits of %s disjoint (and free of repeats within a split)', (dataset) => {
     const keys = new Set<string>();
     let total = 0;
     for (const split of SPLITS) {
@@ -139,6 +139,19 @@ describe('split disjointness and determinism', () => {
       }
     }
     expect(keys.size).toBe(total);
+  });
+
+  it('keeps the digits training split off the held-out answers, without repeats, distributed like the held-out draws', () => {
+    const problems = (split: Split) => loaded.get(`aggregation-digits-${split}`) as readonly AggregationProblem[];
+    const heldOut = new Set([...problems('eval'), ...problems('dev')].map(aggregationProblemKey));
+    expect(heldOut.size).toBe(64);
+    const train = problems('train');
+    expect(train.filter((problem) => heldOut.has(aggregationProblemKey(problem)))).toEqual([]);
+    expect(new Set(train.map((problem) => problem.numbers.join(','))).size).toBe(train.length);
+    // Four different digits: 9·8·7·6 / 9⁴ = 46% of independent draws (the held-out problems are such draws); a split of distinct quadruples would hold 25%.
+    const allDistinct = train.filter((problem) => new Set(problem.numbers).size === 4).length / train.length;
+    expect(allDistinct).toBeGreaterThan(0.4);
+    expect(allDistinct).toBeLessThan(0.52);
   });
 
   it('regenerates the same problems in memory as the files hold', () => {
