@@ -51,6 +51,29 @@ describe('Trainer', () => {
     await expect(trainer.accumulate('sft', [{ tokens: [1, 2], coef: [1, 1] }])).rejects.toThrow(/coefficients/);
   });
 
+  it('moves the sampled tokens\' log-probs with the sign of their advantage', async () => {
+    // The probe's meanLogprob is the mean log-prob of the weighted tokens under the current weights.
+    const meanLogprob = async (trainer: Trainer): Promise<number> => {
+      const probe = await trainer.accumulate('sft', [seq]);
+      trainer.zeroGrad();
+      return probe.meanLogprob;
+    };
+    for (const advantage of [1, -1]) {
+      const trainer = Trainer.open(model, { lr: 1e-3, threads: 2 });
+      const before = await meanLogprob(trainer);
+      // The sampler's log-probs: the random model's are all close to their mean, so no ratio leaves IcePop's [0.2, 5].
+      const oldLogprobs = seq.coef.map(() => before);
+      for (let i = 0; i < 3; i += 1) {
+        const d = await trainer.accumulate('pg', [{ ...seq, coef: seq.coef.map(() => advantage / seq.coef.length), oldLogprobs }]);
+        expect(d.fractionMasked).toBe(0);
+        trainer.step();
+      }
+      const after = await meanLogprob(trainer);
+      if (advantage > 0) expect(after).toBeGreaterThan(before + 0.01);
+      else expect(after).toBeLessThan(before - 0.01);
+    }
+  });
+
   it('applies score centering when draws are given', async () => {
     const trainer = Trainer.open(model, { threads: 2 });
     const probe = await trainer.accumulate('sft', [seq]);
