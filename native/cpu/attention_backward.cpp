@@ -34,6 +34,17 @@ int64_t sequence_of(const PackedAttentionShape& shape, int64_t t) {
   return lo;
 }
 
+// The rows a query of sequence seq sees, in key order: the parent's rows, then its own rows up to
+// and including row t.
+template <typename Visit>
+void visit_visible_rows(const PackedAttentionShape& shape, int64_t seq, int64_t t, Visit&& visit) {
+  const int64_t parent = attention_parent(shape, seq);
+  if (parent >= 0) {
+    for (int64_t s = shape.seq_begins[parent]; s < shape.seq_begins[parent + 1]; s++) visit(s);
+  }
+  for (int64_t s = shape.seq_begins[seq]; s <= t; s++) visit(s);
+}
+
 }  // namespace
 
 void causal_attention_train_forward_rowwise(float* out, float* lse, const float* q, const float* k, const float* v,
@@ -42,16 +53,18 @@ void causal_attention_train_forward_rowwise(float* out, float* lse, const float*
   const float scale = 1.0f / std::sqrt(float(HD));
   pool.parallel_for(size_t(T), [&](size_t begin, size_t end, size_t) {
     std::vector<float> scores;
+    std::vector<int64_t> rows;
     for (int64_t t = int64_t(begin); t < int64_t(end); t++) {
-      const int64_t s0 = shape.seq_begins[sequence_of(shape, t)];
-      scores.resize(size_t(t - s0 + 1));
+      rows.clear();
+      visit_visible_rows(shape, sequence_of(shape, t), t, [&](int64_t s) { rows.push_back(s); });
+      scores.resize(rows.size());
       for (int64_t h = 0; h < NH; h++) {
         const int64_t g = h / group;
         const float* qh = q + (t * NH + h) * HD;
         float max = -INFINITY;
-        for (int64_t s = s0; s <= t; s++) {
-          const float score = dot(qh, k + (s * NKV + g) * HD, HD) * scale;
-          scores[size_t(s - s0)] = score;
+        for (size_t j = 0; j < rows.size(); j++) {
+          const float score = dot(qh, k + (rows[j] * NKV + g) * HD, HD) * scale;
+          scores[j] = score;
           if (score > max) max = score;
         }
         float total = 0.0f;
@@ -62,9 +75,9 @@ void causal_attention_train_forward_rowwise(float* out, float* lse, const float*
         float* o = out + (t * NH + h) * HD;
         std::memset(o, 0, size_t(HD) * sizeof(float));
         const float inv = 1.0f / total;
-        for (int64_t s = s0; s <= t; s++) {
-          const float p = scores[size_t(s - s0)] * inv;
-          const float* vs = v + (s * NKV + g) * HD;
+        for (size_t j = 0; j < rows.size(); j++) {
+          const float p = scores[j] * inv;
+          const float* vs = v + (rows[j] * NKV + g) * HD;
           for (int64_t d = 0; d < HD; d++) o[d] += p * vs[d];
         }
         lse[t * NH + h] = max + std::log(total);
@@ -81,33 +94,32 @@ void causal_attention_backward_rowwise(float* dq, float* dk, float* dv, const fl
   std::memset(dq, 0, size_t(T * NH * HD) * sizeof(float));
   std::memset(dk, 0, size_t(T * NKV * HD) * sizeof(float));
   std::memset(dv, 0, size_t(T * NKV * HD) * sizeof(float));
-  // One unit per (KV head, sequence): it alone writes that head's dk / dv rows of that sequence
-  // and the dq rows of its query heads, so the sums are deterministic.
-  const int64_t units = NKV * shape.n_seq;
-  pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
-    for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
-      const int64_t g = u / shape.n_seq, seq = u % shape.n_seq;
-      const int64_t s0 = shape.seq_begins[seq], s1 = shape.seq_begins[seq + 1];
-      for (int64_t h = g * group; h < (g + 1) * group; h++) {
-        for (int64_t t = s0; t < s1; t++) {
-          const float* qh = q + (t * NH + h) * HD;
-          const float* doh = dout + (t * NH + h) * HD;
-          const float delta = dot(doh, out + (t * NH + h) * HD, HD);
-          const float l = lse[t * NH + h];
-          float* dqh = dq + (t * NH + h) * HD;
-          for (int64_t s = s0; s <= t; s++) {
-            const float* ks = k + (s * NKV + g) * HD;
-            const float* vs = v + (s * NKV + g) * HD;
-            const float p = std::exp(dot(qh, ks, HD) * scale - l);
-            const float dp = dot(doh, vs, HD);
-            const float ds = p * (dp - delta) * scale;
-            float* dks = dk + (s * NKV + g) * HD;
-            float* dvs = dv + (s * NKV + g) * HD;
-            for (int64_t d = 0; d < HD; d++) {
-              dqh[d] += ds * ks[d];
-              dks[d] += ds * qh[d];
-              dvs[d] += p * doh[d];
-            }
+  // One unit per KV head: it alone writes that head's dk / dv rows (a parent's rows collect its
+  // children's terms too) and the dq rows of its query heads, so the sums are deterministic.
+  pool.parallel_for(size_t(NKV), [&](size_t begin, size_t end, size_t) {
+    for (int64_t g = int64_t(begin); g < int64_t(end); g++) {
+      for (int64_t seq = 0; seq < shape.n_seq; seq++) {
+        for (int64_t h = g * group; h < (g + 1) * group; h++) {
+          for (int64_t t = shape.seq_begins[seq]; t < shape.seq_begins[seq + 1]; t++) {
+            const float* qh = q + (t * NH + h) * HD;
+            const float* doh = dout + (t * NH + h) * HD;
+            const float delta = dot(doh, out + (t * NH + h) * HD, HD);
+            const float l = lse[t * NH + h];
+            float* dqh = dq + (t * NH + h) * HD;
+            visit_visible_rows(shape, seq, t, [&](int64_t s) {
+              const float* ks = k + (s * NKV + g) * HD;
+              const float* vs = v + (s * NKV + g) * HD;
+              const float p = std::exp(dot(qh, ks, HD) * scale - l);
+              const float dp = dot(doh, vs, HD);
+              const float ds = p * (dp - delta) * scale;
+              float* dks = dk + (s * NKV + g) * HD;
+              float* dvs = dv + (s * NKV + g) * HD;
+              for (int64_t d = 0; d < HD; d++) {
+                dqh[d] += ds * ks[d];
+                dks[d] += ds * qh[d];
+                dvs[d] += p * doh[d];
+              }
+            });
           }
         }
       }
@@ -182,6 +194,38 @@ void product(float* c, int64_t ldc, const float* a, int64_t a_row, int64_t a_col
   matmul_nn_serial(args);
 }
 
+// The keys and values of KV head g that sequence seq's queries see, gathered contiguously: the
+// parent's rows (P of them, none without a parent) and then the sequence's own L rows, each as
+// [rows × HD] and transposed as [HD × rows].
+struct VisibleKeys {
+  std::vector<float> k, v, kt, vt;
+  int64_t P = 0, L = 0;
+
+  void gather(const PackedAttentionShape& shape, const float* keys, const float* values, int64_t seq, int64_t g,
+              bool transpose_values) {
+    const int64_t NKV = shape.NKV, HD = shape.HD;
+    const int64_t parent = attention_parent(shape, seq);
+    const int64_t p0 = parent >= 0 ? shape.seq_begins[parent] : 0;
+    P = parent >= 0 ? shape.seq_begins[parent + 1] - p0 : 0;
+    const int64_t s0 = shape.seq_begins[seq];
+    L = shape.seq_begins[seq + 1] - s0;
+    const int64_t n = P + L;
+    k.resize(size_t(n * HD));
+    v.resize(size_t(n * HD));
+    for (int64_t r = 0; r < n; r++) {
+      const int64_t row = r < P ? p0 + r : s0 + (r - P);
+      std::memcpy(k.data() + r * HD, keys + (row * NKV + g) * HD, size_t(HD) * sizeof(float));
+      std::memcpy(v.data() + r * HD, values + (row * NKV + g) * HD, size_t(HD) * sizeof(float));
+    }
+    kt.resize(size_t(n * HD));
+    transpose_into(kt.data(), k.data(), n, HD, HD);  // Kᵀ [HD × n]
+    if (transpose_values) {
+      vt.resize(size_t(n * HD));
+      transpose_into(vt.data(), v.data(), n, HD, HD);
+    }
+  }
+};
+
 }  // namespace
 
 void causal_attention_train_forward(float* out, float* lse, const float* q, const float* k, const float* v,
@@ -192,21 +236,22 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
   const AttentionRowKernels& rows = attention_row_kernels();
   const int64_t units = NH * shape.n_seq;
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
-    std::vector<float> kt, s;
+    VisibleKeys keys;
+    std::vector<float> s;
     for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
       const int64_t h = u / shape.n_seq, seq = u % shape.n_seq, g = h / group;
-      const int64_t s0 = shape.seq_begins[seq], L = shape.seq_begins[seq + 1] - s0;
-      kt.resize(size_t(L * HD));
-      transpose_into(kt.data(), k + (s0 * NKV + g) * HD, L, HD, NKV * HD);  // Kᵀ [HD × L]
+      const int64_t s0 = shape.seq_begins[seq];
+      keys.gather(shape, k, v, seq, g, false);
+      const int64_t P = keys.P, L = keys.L, n = P + L;
       for (int64_t b0 = 0; b0 < L; b0 += B) {
-        const int64_t nb = std::min(B, L - b0), nk = b0 + nb;
+        const int64_t nb = std::min(B, L - b0), nk = P + b0 + nb;
         const float* qb = q + ((s0 + b0) * NH + h) * HD;
-        // S = Q_b · Kᵀ over the first nk keys: [nb × nk].
+        // S = Q_b · Kᵀ over the first nk visible keys: [nb × nk].
         s.resize(size_t(nb * nk));
-        product(s.data(), nk, qb, NH * HD, 1, kt.data(), L, nb, nk, HD, false);
+        product(s.data(), nk, qb, NH * HD, 1, keys.kt.data(), n, nb, nk, HD, false);
         for (int64_t i = 0; i < nb; i++) {
           float* row = s.data() + i * nk;
-          const int64_t valid = b0 + i + 1;
+          const int64_t valid = P + b0 + i + 1;
           float max;
           const float total = rows.softmax_exp(row, valid, scale, &max);
           const float inv = 1.0f / total;
@@ -215,8 +260,7 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
           lse[(s0 + b0 + i) * NH + h] = max + std::log(total);
         }
         // O_b = P · V, written straight into out's rows of head h.
-        product(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), nk, 1, v + (s0 * NKV + g) * HD, NKV * HD, nb, HD, nk,
-                false);
+        product(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), nk, 1, keys.v.data(), HD, nb, HD, nk, false);
       }
     }
   });
@@ -230,34 +274,41 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
   const float scale = 1.0f / std::sqrt(float(HD));
   std::memset(dk, 0, size_t(T * NKV * HD) * sizeof(float));
   std::memset(dv, 0, size_t(T * NKV * HD) * sizeof(float));
+  // A child's gradients for its parent's rows wait in parent_terms (one [P × HD] slab per (child,
+  // KV head), for keys and for values) until every unit is done.
+  std::vector<int64_t> slab(size_t(shape.n_seq + 1), 0);
+  for (int64_t seq = 0; seq < shape.n_seq; seq++) {
+    const int64_t parent = attention_parent(shape, seq);
+    const int64_t P = parent >= 0 ? shape.seq_begins[parent + 1] - shape.seq_begins[parent] : 0;
+    slab[size_t(seq + 1)] = slab[size_t(seq)] + P * NKV * HD;
+  }
+  std::vector<float> parent_dk(size_t(slab.back())), parent_dv(size_t(slab.back()));
   // One unit per (KV head, sequence): it alone writes that head's dk / dv rows of that sequence
-  // and the dq rows of its query heads, in a fixed order, so the sums are deterministic.
+  // (its parent's in its own slab) and the dq rows of its query heads, in a fixed order.
   const AttentionRowKernels& rows = attention_row_kernels();
   const int64_t units = NKV * shape.n_seq;
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
-    std::vector<float> kt, vt, p, ds;
+    VisibleKeys keys;
+    std::vector<float> p, ds, dkv, dvv;
     for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
       const int64_t g = u / shape.n_seq, seq = u % shape.n_seq;
-      const int64_t s0 = shape.seq_begins[seq], L = shape.seq_begins[seq + 1] - s0;
-      const float* kg = k + (s0 * NKV + g) * HD;  // rows NKV · HD apart
-      kt.resize(size_t(L * HD));
-      vt.resize(size_t(L * HD));
-      transpose_into(kt.data(), kg, L, HD, NKV * HD);
-      transpose_into(vt.data(), v + (s0 * NKV + g) * HD, L, HD, NKV * HD);
-      float* dkg = dk + (s0 * NKV + g) * HD;
-      float* dvg = dv + (s0 * NKV + g) * HD;
+      const int64_t s0 = shape.seq_begins[seq];
+      keys.gather(shape, k, v, seq, g, true);
+      const int64_t P = keys.P, L = keys.L, n = P + L;
+      dkv.assign(size_t(n * HD), 0.0f);  // dK, dV of the visible rows
+      dvv.assign(size_t(n * HD), 0.0f);
       for (int64_t h = g * group; h < (g + 1) * group; h++) {
         for (int64_t b0 = 0; b0 < L; b0 += B) {
-          const int64_t nb = std::min(B, L - b0), nk = b0 + nb;
+          const int64_t nb = std::min(B, L - b0), nk = P + b0 + nb;
           const float* qb = q + ((s0 + b0) * NH + h) * HD;
           const float* dob = dout + ((s0 + b0) * NH + h) * HD;
           // P from the saved log-sum-exp; dP = dO · Vᵀ; dS = P ⊙ (dP − Δ) · scale.
           p.resize(size_t(nb * nk));
           ds.resize(size_t(nb * nk));
-          product(p.data(), nk, qb, NH * HD, 1, kt.data(), L, nb, nk, HD, false);
-          product(ds.data(), nk, dob, NH * HD, 1, vt.data(), L, nb, nk, HD, false);
+          product(p.data(), nk, qb, NH * HD, 1, keys.kt.data(), n, nb, nk, HD, false);
+          product(ds.data(), nk, dob, NH * HD, 1, keys.vt.data(), n, nb, nk, HD, false);
           for (int64_t i = 0; i < nb; i++) {
-            const int64_t t = s0 + b0 + i, valid = b0 + i + 1;
+            const int64_t t = s0 + b0 + i, valid = P + b0 + i + 1;
             const float l = lse[t * NH + h];
             const float delta = dot(dout + (t * NH + h) * HD, out + (t * NH + h) * HD, HD);
             float* prow = p.data() + i * nk;
@@ -266,9 +317,40 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
             for (int64_t j = valid; j < nk; j++) prow[j] = dsrow[j] = 0.0f;
           }
           // dQ_b = dS · K; dK += dSᵀ · Q_b; dV += Pᵀ · dO_b (the transposes read through strides).
-          product(dq + ((s0 + b0) * NH + h) * HD, NH * HD, ds.data(), nk, 1, kg, NKV * HD, nb, HD, nk, false);
-          product(dkg, NKV * HD, ds.data(), 1, nk, qb, NH * HD, nk, HD, nb, true);
-          product(dvg, NKV * HD, p.data(), 1, nk, dob, NH * HD, nk, HD, nb, true);
+          product(dq + ((s0 + b0) * NH + h) * HD, NH * HD, ds.data(), nk, 1, keys.k.data(), HD, nb, HD, nk, false);
+          product(dkv.data(), HD, ds.data(), 1, nk, qb, NH * HD, nk, HD, nb, true);
+          product(dvv.data(), HD, p.data(), 1, nk, dob, NH * HD, nk, HD, nb, true);
+        }
+      }
+      for (int64_t r = 0; r < L; r++) {
+        std::memcpy(dk + ((s0 + r) * NKV + g) * HD, dkv.data() + (P + r) * HD, size_t(HD) * sizeof(float));
+        std::memcpy(dv + ((s0 + r) * NKV + g) * HD, dvv.data() + (P + r) * HD, size_t(HD) * sizeof(float));
+      }
+      if (P > 0) {
+        float* pk = parent_dk.data() + slab[size_t(seq)] + g * P * HD;
+        float* pv = parent_dv.data() + slab[size_t(seq)] + g * P * HD;
+        std::memcpy(pk, dkv.data(), size_t(P * HD) * sizeof(float));
+        std::memcpy(pv, dvv.data(), size_t(P * HD) * sizeof(float));
+      }
+    }
+  });
+  if (slab.back() == 0) return;
+  // Each parent's rows of head g gather their children's terms, child by child in index order.
+  pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
+    for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
+      const int64_t g = u / shape.n_seq, parent = u % shape.n_seq;
+      const int64_t p0 = shape.seq_begins[parent], P = shape.seq_begins[parent + 1] - p0;
+      for (int64_t child = parent + 1; child < shape.n_seq; child++) {
+        if (attention_parent(shape, child) != parent) continue;
+        const float* pk = parent_dk.data() + slab[size_t(child)] + g * P * HD;
+        const float* pv = parent_dv.data() + slab[size_t(child)] + g * P * HD;
+        for (int64_t r = 0; r < P; r++) {
+          float* dkr = dk + ((p0 + r) * NKV + g) * HD;
+          float* dvr = dv + ((p0 + r) * NKV + g) * HD;
+          for (int64_t d = 0; d < HD; d++) {
+            dkr[d] += pk[r * HD + d];
+            dvr[d] += pv[r * HD + d];
+          }
         }
       }
     }

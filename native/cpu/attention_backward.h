@@ -6,6 +6,12 @@
 // stored; queries go in blocks of `block` rows (scores [block × keys so far] through the SIMD
 // matmul_nn kernels, which read transposes through strides) and the backward recomputes the
 // probabilities from q, k and lse.
+// Shared prefixes: when seq_parent is given, a sequence s with seq_parent[s] = p ≥ 0 continues
+// sequence p, which then holds a prefix shared by all its children: s's tokens sit at positions
+// len(p) onwards and attend to all of p's tokens and then causally to their own. A parent precedes
+// its children and has no parent itself (seq_parent[p] = −1). The backward adds every child's
+// gradient with respect to the parent's keys and values to the parent's rows, child by child in
+// index order, so the sums stay deterministic.
 // The *_rowwise variants are the plain one-query-at-a-time reference the tests compare against.
 #pragma once
 
@@ -20,7 +26,13 @@ struct PackedAttentionShape {
   const int64_t* seq_begins = nullptr;
   int64_t n_seq = 0;
   int64_t block = 64;  // query rows per block
+  const int64_t* seq_parent = nullptr;  // [n_seq]: the sequence each continues, or −1; nullptr: none do
 };
+
+// The parent of sequence s, or −1.
+inline int64_t attention_parent(const PackedAttentionShape& shape, int64_t s) {
+  return shape.seq_parent == nullptr ? -1 : shape.seq_parent[s];
+}
 
 void causal_attention_train_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                                     const PackedAttentionShape& shape, ThreadPool& pool);

@@ -41,9 +41,11 @@ Engine::Engine(std::shared_ptr<const model::Qwen3Weights> weights, EngineOptions
       on_result_(std::move(on_result)),
       pool_(pool),
       weights_(std::move(weights)),
+      prefix_cache_(options_.prefix_caching ? std::make_unique<PrefixCache>(options_.block_size) : nullptr),
       blocks_(resolve_num_blocks(config_, options_), options_.block_size),
-      scheduler_(blocks_, options_.limits),
+      scheduler_(blocks_, options_.limits, prefix_cache_.get()),
       cache_(config_, options_.block_size, blocks_.num_blocks(), options_.kv_dtype) {
+  blocks_.set_prefix_cache(prefix_cache_.get());
   max_context_ = resolve_max_context(config_, options_, blocks_.num_blocks());
   thread_ = std::thread([this] { loop(); });
 }
@@ -200,7 +202,7 @@ EngineStats Engine::stats() const {
   return EngineStats{options_.limits.max_sequences, options_.limits.max_batch_tokens, max_context_, options_.block_size,
                      scheduler_.num_running(), scheduler_.num_waiting(), scheduler_.num_idle(), int64_t(sequences_.size()),
                      scheduler_.num_preemptions(), blocks_.num_used(), blocks_.num_blocks(), options_.kv_dtype, steps_,
-                     generated_, processed_, busy_seconds_, version_};
+                     generated_, processed_, scheduler_.prefix_hit_tokens(), busy_seconds_, version_};
 }
 
 bool Engine::has_work_locked() const {
@@ -272,6 +274,24 @@ void Engine::run_batch(const std::vector<ScheduledChunk>& batch, const model::Qw
   }
 }
 
+void Engine::remember_full_blocks_locked(Sequence& s, int64_t start, int64_t version) {
+  if (prefix_cache_ == nullptr) return;
+  if (start == 0) {
+    s.computed_version = version;
+  } else if (s.computed_version != version) {
+    s.computed_version = kMixedVersions;  // later blocks depend on keys from other weights
+  }
+  if (s.computed_version != version) return;
+  const int64_t bs = blocks_.block_size();
+  for (int64_t i = int64_t(s.block_keys.size()); (i + 1) * bs <= s.num_cached; i++) {
+    const int32_t* tokens = s.tokens.data() + i * bs;
+    const uint64_t parent = i > 0 ? s.block_keys[size_t(i - 1)] : 0;
+    const uint64_t key = prefix_cache_->key(parent, version, tokens);
+    prefix_cache_->insert(key, parent, version, tokens, s.block_table[size_t(i)]);
+    s.block_keys.push_back(key);
+  }
+}
+
 EngineResult Engine::run_score(const ScoreJob& job, const model::Qwen3Weights& weights) {
   EngineResult r;
   r.request_id = job.id;
@@ -322,7 +342,7 @@ void Engine::loop() {
     }
     const std::shared_ptr<const model::Qwen3Weights> weights = weights_;
     const int64_t version = version_;
-    const std::vector<ScheduledChunk> batch = scheduler_.schedule();
+    const std::vector<ScheduledChunk> batch = scheduler_.schedule(version);
     std::vector<ScoreJob> scores;  // one per step, so scoring never stalls generation for long
     if (!scores_.empty()) {
       scores.push_back(std::move(scores_.front()));
@@ -361,6 +381,7 @@ void Engine::loop() {
         }
         s.num_cached += chunk.length;
         processed_ += chunk.length;
+        remember_full_blocks_locked(s, chunk.start, version);
         if (!chunk.sample) continue;
         const cpu::TokenDraw* draws = &output.draws[sampled++ * size_t(width)];
         if (request.cancelled) continue;  // reaped at the next step with the tokens so far

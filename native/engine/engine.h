@@ -5,7 +5,9 @@
 // never re-prefills its history unless it was preempted. Every sample is keyed by (seed, token
 // index, draw index), so batching order and limits never change a token. Results are handed to
 // `on_result` on the scheduler thread. New weights are swapped in between batches without
-// dropping sequences; cached keys and values computed by older weights are kept.
+// dropping sequences; cached keys and values computed by older weights are kept. Full blocks of
+// history are shared between sequences that start alike (automatic prefix caching,
+// engine/prefix_cache.h), which changes no bit of any result.
 #pragma once
 
 #include <condition_variable>
@@ -22,6 +24,7 @@
 #include "core/thread_pool.h"
 #include "cpu/sampling.h"
 #include "engine/block_manager.h"
+#include "engine/prefix_cache.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
 #include "model/kv_cache.h"
@@ -36,6 +39,7 @@ struct EngineOptions {
   int64_t kv_cache_bytes = int64_t(1) << 30;
   cpu::KvDtype kv_dtype = cpu::KvDtype::F32;  // cached keys/values (scores use it too)
   int64_t max_context = 0;          // 0: the model's max_position_embeddings, capped by the cache
+  bool prefix_caching = true;       // share full KV blocks of identical history prefixes
   SchedulerLimits limits;
 };
 
@@ -57,6 +61,7 @@ struct EngineStats {
   int64_t kv_blocks_used, kv_blocks_total;
   cpu::KvDtype kv_dtype;
   int64_t steps, generated_tokens, processed_tokens;
+  int64_t prefix_hit_tokens;  // history positions taken from the prefix cache instead of computed
   double busy_seconds;
   int64_t policy_version;
 };
@@ -115,6 +120,9 @@ class Engine {
   void reap_locked(std::vector<EngineResult>& out);
   void run_batch(const std::vector<ScheduledChunk>& batch, const model::Qwen3Weights& weights, StepOutput& output);
   EngineResult run_score(const ScoreJob& job, const model::Qwen3Weights& weights);
+  // After a batch computed positions [start, num_cached) of s with weights `version`: registers
+  // the full blocks this completed in the prefix cache while all of s's history came from them.
+  void remember_full_blocks_locked(Sequence& s, int64_t start, int64_t version);
 
   model::Qwen3Config config_;
   EngineOptions options_;
@@ -133,6 +141,7 @@ class Engine {
   std::unordered_map<uint64_t, std::unique_ptr<Request>> requests_;
   std::deque<ScoreJob> scores_;
   std::vector<uint64_t> released_;  // released sequences the scheduler thread still has to free
+  std::unique_ptr<PrefixCache> prefix_cache_;  // null without prefix caching
   BlockManager blocks_;
   Scheduler scheduler_;
   int64_t steps_ = 0, generated_ = 0, processed_ = 0;

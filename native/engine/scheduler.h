@@ -11,6 +11,10 @@
 // admitted running sequence, which goes back to the front of the queue with nothing cached.
 // The oldest running sequence can therefore always proceed (the cache holds at least one
 // sequence of the longest context), so thousands of waiting sequences cannot deadlock.
+//
+// With a prefix cache, a sequence admitted with nothing cached first takes the full blocks of its
+// history that the cache holds for the current weights (leaving at least its last token to
+// compute, whose logits give the next one), and only the rest is scheduled.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "engine/block_manager.h"
+#include "engine/prefix_cache.h"
 #include "engine/sequence.h"
 
 namespace s3::engine {
@@ -39,8 +44,8 @@ struct ScheduledChunk {
 
 class Scheduler {
  public:
-  // limits must be positive (std::invalid_argument).
-  Scheduler(BlockManager& blocks, SchedulerLimits limits);
+  // limits must be positive (std::invalid_argument). prefix_cache may be null (no prefix caching).
+  Scheduler(BlockManager& blocks, SchedulerLimits limits, const PrefixCache* prefix_cache = nullptr);
 
   // The sequence has a request: it joins the back of the queue (keeping whatever it has cached).
   void enqueue(Sequence* sequence);
@@ -49,14 +54,16 @@ class Scheduler {
   // The sequence goes away: removed from every list, its blocks freed.
   void drop(Sequence* sequence);
 
-  // The next batch; grows block tables (preempting as described above). The caller runs it and
-  // then advances each chunk's sequence->num_cached by its length. Empty when nothing waits.
-  std::vector<ScheduledChunk> schedule();
+  // The next batch, to run with weights `version`; grows block tables (preempting as described
+  // above). The caller runs it and then advances each chunk's sequence->num_cached by its length.
+  // Empty when nothing waits.
+  std::vector<ScheduledChunk> schedule(int64_t version = 0);
 
   int64_t num_running() const { return int64_t(running_.size()); }
   int64_t num_waiting() const { return int64_t(waiting_.size()); }
   int64_t num_idle() const { return int64_t(idle_.size()); }
   int64_t num_preemptions() const { return preemptions_; }
+  int64_t prefix_hit_tokens() const { return prefix_hit_tokens_; }  // positions taken from the prefix cache
   const SchedulerLimits& limits() const { return limits_; }
 
  private:
@@ -64,13 +71,17 @@ class Scheduler {
   // `keep`), else (when allow_running) the last running one unless that is `keep`. False if none.
   bool evict_one(const Sequence* keep, bool allow_running);
   void uncache(Sequence* sequence);
+  // Attaches the cached full blocks that start a sequence with nothing cached.
+  void attach_cached_prefix(Sequence* sequence, int64_t version);
 
   BlockManager& blocks_;
   SchedulerLimits limits_;
+  const PrefixCache* prefix_cache_;
   std::vector<Sequence*> running_;  // admission order
   std::deque<Sequence*> waiting_;   // arrival order; preempted sequences go to the front
   std::list<Sequence*> idle_;       // cached sequences without a request, least recently used first
   int64_t preemptions_ = 0;
+  int64_t prefix_hit_tokens_ = 0;
 };
 
 }  // namespace s3::engine

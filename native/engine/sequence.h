@@ -32,7 +32,13 @@ struct Sequence {
   std::vector<int32_t> block_table;  // cache blocks covering at least num_cached positions
   Request* request = nullptr;        // the generation in progress, if any
   bool released = false;             // the agent is done; freed by the scheduler thread
+  // Automatic prefix caching (prefix_cache.h): the keys of the first full blocks, in order, and the
+  // weights version that computed every cached position (-1 before any; kMixedVersions once two did).
+  std::vector<uint64_t> block_keys;
+  int64_t computed_version = -1;
 };
+
+constexpr int64_t kMixedVersions = -2;
 
 struct Request {
   uint64_t id = 0;

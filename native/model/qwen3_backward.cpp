@@ -189,7 +189,9 @@ void add(float* out, const float* a, const float* b, int64_t n, ThreadPool& pool
 }
 
 cpu::PackedAttentionShape attention_shape(const Dims& d, const Qwen3TrainBatch& batch) {
-  return cpu::PackedAttentionShape{d.T, d.NH, d.NKV, d.HD, batch.seq_begins, batch.n_seq};
+  cpu::PackedAttentionShape shape{d.T, d.NH, d.NKV, d.HD, batch.seq_begins, batch.n_seq};
+  shape.seq_parent = batch.seq_parent;
+  return shape;
 }
 
 // One decoder layer: xout = layer(xin), keeping everything the backward needs in a.
@@ -220,13 +222,24 @@ void layer_forward(const Qwen3Config& c, const Dims& d, const Qwen3ParamLayout::
   add(xout, a.xmid.data(), scratch.data(), d.T * d.C, pool);
 }
 
+// The rotary position of sequence s's first token: its parent's length (0 without one).
+int64_t position_offset(const Qwen3TrainBatch& batch, int64_t s) {
+  const int64_t parent = batch.seq_parent == nullptr ? -1 : batch.seq_parent[s];
+  return parent < 0 ? 0 : batch.seq_begins[parent + 1] - batch.seq_begins[parent];
+}
+
 void check_batch(const Qwen3Config& c, const Qwen3TrainBatch& batch) {
   if (batch.T <= 0 || batch.n_seq <= 0 || batch.seq_begins[0] != 0 || batch.seq_begins[batch.n_seq] != batch.T) {
     throw std::invalid_argument("qwen3 training batch: seq_begins must run from 0 to T");
   }
   for (int64_t s = 0; s < batch.n_seq; s++) {
     if (batch.seq_begins[s + 1] <= batch.seq_begins[s]) throw std::invalid_argument("qwen3 training batch: empty sequence");
-    if (batch.seq_begins[s + 1] - batch.seq_begins[s] > c.max_position_embeddings) {
+    const int64_t parent = batch.seq_parent == nullptr ? -1 : batch.seq_parent[s];
+    if (parent < -1 || parent >= s || (parent >= 0 && batch.seq_parent[parent] != -1)) {
+      throw std::invalid_argument("qwen3 training batch: sequence " + std::to_string(s) + " has parent " +
+                                  std::to_string(parent) + "; want −1 or an earlier sequence without a parent");
+    }
+    if (batch.seq_begins[s + 1] - batch.seq_begins[s] + position_offset(batch, s) > c.max_position_embeddings) {
       throw std::invalid_argument("qwen3 training batch: sequence longer than max_position_embeddings");
     }
   }
@@ -253,7 +266,10 @@ void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, c
   state.final_normed.resize(TC);
   std::vector<int64_t> positions(size_t(d.T));
   for (int64_t s = 0; s < batch.n_seq; s++) {
-    for (int64_t t = batch.seq_begins[s]; t < batch.seq_begins[s + 1]; t++) positions[size_t(t)] = t - batch.seq_begins[s];
+    const int64_t offset = position_offset(batch, s);
+    for (int64_t t = batch.seq_begins[s]; t < batch.seq_begins[s + 1]; t++) {
+      positions[size_t(t)] = offset + t - batch.seq_begins[s];
+    }
   }
   state.cos.resize(size_t(d.T * d.HD / 2));
   state.sin.resize(size_t(d.T * d.HD / 2));

@@ -47,12 +47,16 @@ std::vector<float> qwen3_params_from_weights(const Qwen3Weights& weights, const 
 std::vector<NamedTensor> qwen3_param_tensors(const Qwen3ParamLayout& layout, const float* params);
 
 // Packed sequences: tokens [T]; seq_begins [n_seq + 1] with seq_begins[0] = 0 and
-// seq_begins[n_seq] = T; every sequence restarts at rotary position 0.
+// seq_begins[n_seq] = T; every sequence restarts at rotary position 0. With seq_parent, a sequence
+// s with seq_parent[s] = p ≥ 0 continues sequence p (a shared prefix, cpu/attention_backward.h):
+// its tokens take positions len(p) onwards and attend to p's tokens; p comes before s and has no
+// parent itself.
 struct Qwen3TrainBatch {
   const int32_t* tokens = nullptr;
   int64_t T = 0;
   const int64_t* seq_begins = nullptr;
   int64_t n_seq = 0;
+  const int64_t* seq_parent = nullptr;  // [n_seq], −1 for none; nullptr: no sequence has a parent
 };
 
 // Every layer's activations as the forward left them (defined in qwen3_backward.cpp).

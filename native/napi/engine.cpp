@@ -110,7 +110,8 @@ class Engine : public Napi::ObjectWrap<Engine> {
                         InstanceMethod("close", &Engine::close)});
   }
 
-  // new Engine(directory, {blockSize, numBlocks, kvCacheBytes, kvCacheDtype, maxContext, maxSequences, maxBatchTokens}).
+  // new Engine(directory, {blockSize, numBlocks, kvCacheBytes, kvCacheDtype, maxContext, maxSequences, maxBatchTokens,
+  // prefixCaching}).
   explicit Engine(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "new Engine(directory, options): directory must be a string");
@@ -123,6 +124,11 @@ class Engine : public Napi::ObjectWrap<Engine> {
     o.max_context = integer_option(options, "maxContext", o.max_context);
     o.limits.max_sequences = integer_option(options, "maxSequences", o.limits.max_sequences);
     o.limits.max_batch_tokens = integer_option(options, "maxBatchTokens", o.limits.max_batch_tokens);
+    const Napi::Value prefix_caching = options.Get("prefixCaching");
+    if (!prefix_caching.IsUndefined()) {
+      if (!prefix_caching.IsBoolean()) throw Napi::TypeError::New(env, "Engine options: prefixCaching must be a boolean");
+      o.prefix_caching = prefix_caching.As<Napi::Boolean>().Value();
+    }
     const std::string directory = info[0].As<Napi::String>();
     auto weights = guarded(env, [&] { return std::make_shared<const model::Qwen3Weights>(model::Qwen3Weights::load(directory)); });
     tsfn_ = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "s3-engine", 0, 1);
@@ -299,6 +305,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
     o.Set("steps", double(s.steps));
     o.Set("generatedTokens", double(s.generated_tokens));
     o.Set("processedTokens", double(s.processed_tokens));
+    o.Set("prefixCacheHitTokens", double(s.prefix_hit_tokens));
     o.Set("busySeconds", s.busy_seconds);
     o.Set("tokensPerSecond", s.busy_seconds > 0 ? double(s.generated_tokens) / s.busy_seconds : 0.0);
     o.Set("policyVersion", double(s.policy_version));

@@ -40,6 +40,8 @@ train::TrainerOptions parse_options(Napi::Env env, const Napi::Value& value) {
   o.icepop_low = float(number_option(obj, "icepopLow", o.icepop_low));
   o.icepop_high = float(number_option(obj, "icepopHigh", o.icepop_high));
   o.threads = size_t(number_option(obj, "threads", 0.0));
+  o.shared_prefix_min_tokens =
+      int64_t(number_option(obj, "sharedPrefixMinTokens", double(o.shared_prefix_min_tokens)));
   const Napi::Value fresh = obj.Get("freshOptimizer");
   if (!fresh.IsUndefined()) {
     if (!fresh.IsBoolean()) throw Napi::TypeError::New(env, "Trainer options: freshOptimizer must be a boolean");
@@ -114,6 +116,7 @@ class AccumulateWorker : public Napi::AsyncWorker {
     o.Set("centering", result_.centering);
     o.Set("meanDrawWeight", result_.mean_draw_weight);
     o.Set("klMean", result_.kl_mean);
+    o.Set("sharedPrefixTokens", double(result_.shared_prefix_tokens));
     const train::RatioQuantiles& q = result_.ratio_quantiles;
     Napi::Object quantiles = Napi::Object::New(env);
     quantiles.Set("min", q.min);

@@ -171,3 +171,86 @@ TEST(backward_kernel_blocked_attention_matches_rowwise_reference) {
     for (size_t i = 0; i < dv.size(); i++) CHECK_NEAR(dv[i], dv_r[i], 1e-4);
   }
 }
+
+// A shared prefix (seq_parent) must give each child what the child computed with its own copy of
+// the prefix gives, and the prefix the sum of its copies' key and value gradients: checked against
+// the plain packing with the prefix duplicated, for the blocked kernels and the rowwise reference.
+TEST(backward_kernel_attention_shared_prefix_matches_duplicated_prefix) {
+  s3::ThreadPool pool(2);
+  const int64_t NH = 4, NKV = 2, HD = 16, P = 37;
+  const std::vector<int64_t> child_lengths = {20, 1, 70};
+  // Shared layout: [prefix 37][child 0][child 1][child 2][lone sequence 9].
+  const std::vector<int64_t> begins = {0, P, P + 20, P + 21, P + 91, P + 100};
+  const std::vector<int64_t> parent = {-1, 0, 0, 0, -1};
+  const int64_t T = begins.back();
+  std::vector<float> q = randn(size_t(T * NH * HD), 31), k = randn(size_t(T * NKV * HD), 32);
+  std::vector<float> v = randn(size_t(T * NKV * HD), 33), dout = randn(size_t(T * NH * HD), 34);
+  for (int64_t r = 0; r < P; r++) {  // the prefix has no loss: nothing flows into its outputs
+    for (int64_t i = 0; i < NH * HD; i++) dout[size_t(r * NH * HD + i)] = 0.0f;
+  }
+  // Duplicated layout: [prefix + child 0][prefix + child 1][prefix + child 2][lone]; dup_row maps rows.
+  std::vector<int64_t> dup_begins = {0}, dup_row;
+  for (size_t c = 0; c < child_lengths.size(); c++) {
+    for (int64_t r = 0; r < P; r++) dup_row.push_back(r);
+    for (int64_t r = 0; r < child_lengths[c]; r++) dup_row.push_back(begins[c + 1] + r);
+    dup_begins.push_back(int64_t(dup_row.size()));
+  }
+  for (int64_t r = begins[4]; r < begins[5]; r++) dup_row.push_back(r);
+  dup_begins.push_back(int64_t(dup_row.size()));
+  const int64_t TD = int64_t(dup_row.size());
+  auto gather = [&](const std::vector<float>& x, int64_t width, bool zero_prefix_copies) {
+    std::vector<float> out(size_t(TD * width));
+    for (int64_t r = 0; r < TD; r++) {
+      const bool copy = dup_row[size_t(r)] < P;
+      for (int64_t i = 0; i < width; i++) {
+        out[size_t(r * width + i)] = copy && zero_prefix_copies ? 0.0f : x[size_t(dup_row[size_t(r)] * width + i)];
+      }
+    }
+    return out;
+  };
+  const std::vector<float> qd = gather(q, NH * HD, false), kd = gather(k, NKV * HD, false);
+  const std::vector<float> vd = gather(v, NKV * HD, false), doutd = gather(dout, NH * HD, true);
+  const s3::cpu::PackedAttentionShape dup_shape{TD, NH, NKV, HD, dup_begins.data(), 4, 64};
+  std::vector<float> out_d(qd.size()), lse_d(size_t(TD * NH)), dq_d(qd.size()), dk_d(kd.size()), dv_d(vd.size());
+  s3::cpu::causal_attention_train_forward_rowwise(out_d.data(), lse_d.data(), qd.data(), kd.data(), vd.data(), dup_shape, pool);
+  s3::cpu::causal_attention_backward_rowwise(dq_d.data(), dk_d.data(), dv_d.data(), doutd.data(), out_d.data(), lse_d.data(),
+                                             qd.data(), kd.data(), vd.data(), dup_shape, pool);
+  // What the shared layout must give: child rows as in the duplicate; prefix dk/dv summed over copies.
+  std::vector<float> want_dk(k.size(), 0.0f), want_dv(v.size(), 0.0f);
+  for (int64_t r = 0; r < TD; r++) {
+    for (int64_t i = 0; i < NKV * HD; i++) {
+      want_dk[size_t(dup_row[size_t(r)] * NKV * HD + i)] += dk_d[size_t(r * NKV * HD + i)];
+      want_dv[size_t(dup_row[size_t(r)] * NKV * HD + i)] += dv_d[size_t(r * NKV * HD + i)];
+    }
+  }
+  for (int64_t block : {64, 7}) {
+    s3::cpu::PackedAttentionShape shape{T, NH, NKV, HD, begins.data(), 5, block};
+    shape.seq_parent = parent.data();
+    for (bool rowwise : {false, true}) {
+      std::vector<float> out(q.size()), lse(size_t(T * NH)), dq(q.size()), dk(k.size()), dv(v.size());
+      if (rowwise) {
+        s3::cpu::causal_attention_train_forward_rowwise(out.data(), lse.data(), q.data(), k.data(), v.data(), shape, pool);
+        s3::cpu::causal_attention_backward_rowwise(dq.data(), dk.data(), dv.data(), dout.data(), out.data(), lse.data(),
+                                                   q.data(), k.data(), v.data(), shape, pool);
+      } else {
+        s3::cpu::causal_attention_train_forward(out.data(), lse.data(), q.data(), k.data(), v.data(), shape, pool);
+        s3::cpu::causal_attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), out.data(), lse.data(), q.data(),
+                                           k.data(), v.data(), shape, pool);
+      }
+      for (int64_t r = 0; r < TD; r++) {
+        const int64_t row = dup_row[size_t(r)];
+        if (row < P) continue;  // the prefix copies: compared through their sums below
+        for (int64_t i = 0; i < NH * HD; i++) {
+          CHECK_NEAR(out[size_t(row * NH * HD + i)], out_d[size_t(r * NH * HD + i)], 1e-5);
+          CHECK_NEAR(dq[size_t(row * NH * HD + i)], dq_d[size_t(r * NH * HD + i)], 1e-4);
+        }
+      }
+      for (size_t i = 0; i < dk.size(); i++) {
+        CHECK_NEAR(dk[i], want_dk[i], 1e-4);
+        CHECK_NEAR(dv[i], want_dv[i], 1e-4);
+      }
+      // The prefix's own outputs are those of the plain causal attention over it.
+      for (int64_t i = 0; i < P * NH * HD; i++) CHECK_NEAR(out[size_t(i)], out_d[size_t(i)], 1e-5);
+    }
+  }
+}

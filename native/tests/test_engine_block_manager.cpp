@@ -1,5 +1,6 @@
 // test_engine_block_manager.cpp: the KV block free list hands out each block once, grows tables
-// only as far as needed, refuses without side effects when short, and takes everything back.
+// only as far as needed, refuses without side effects when short, and takes everything back; a
+// block shared by two tables is free (and forgotten by the prefix cache) only when both let go.
 #include <algorithm>
 #include <set>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 #include "tests/test_framework.h"
 
 using s3::engine::BlockManager;
+using s3::engine::PrefixCache;
 
 TEST(engine_block_manager_grows_tables_by_whole_blocks) {
   BlockManager blocks(8, 16);
@@ -54,4 +56,30 @@ TEST(engine_block_manager_refuses_without_side_effects_and_recycles) {
 TEST(engine_block_manager_rejects_bad_sizes) {
   CHECK_THROWS(std::invalid_argument, BlockManager(0, 16));
   CHECK_THROWS(std::invalid_argument, BlockManager(4, 0));
+}
+
+TEST(engine_block_manager_frees_a_shared_block_after_its_last_holder) {
+  BlockManager blocks(4, 16);
+  PrefixCache cache(16);
+  blocks.set_prefix_cache(&cache);
+  std::vector<int32_t> a, b;
+  CHECK(blocks.grow(a, 32));
+  std::vector<int32_t> tokens(16, 7);
+  const uint64_t key = cache.key(0, 0, tokens.data());
+  cache.insert(key, 0, 0, tokens.data(), a[0]);
+  CHECK_EQ(cache.find(key, 0, 0, tokens.data()), a[0]);
+  CHECK_EQ(cache.find(key, 0, 1, tokens.data()), -1);  // another weights version
+  tokens[3] = 8;
+  CHECK_EQ(cache.find(key, 0, 0, tokens.data()), -1);  // other tokens under the same key
+  tokens[3] = 7;
+  blocks.share(b, a[0]);
+  CHECK_EQ(blocks.num_free(), 2);
+  blocks.free_all(a);
+  CHECK_EQ(blocks.num_free(), 3);  // a's second block; the shared one is b's still
+  CHECK_EQ(cache.find(key, 0, 0, tokens.data()), b[0]);
+  blocks.free_all(b);
+  CHECK_EQ(blocks.num_free(), 4);
+  CHECK_EQ(cache.find(key, 0, 0, tokens.data()), -1);
+  CHECK_EQ(cache.size(), int64_t(0));
+  CHECK_THROWS(std::logic_error, blocks.share(b, 0));  // a free block has no holder to share with
 }

@@ -2,6 +2,7 @@
 // equal to each sequence generated alone, whatever the batch limits and a cache small enough to
 // force preemption; cancellation, release and close answer every request exactly once.
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,9 +53,12 @@ std::vector<int32_t> prompt_of(int agent) {
   return tokens;
 }
 
-// Each of `agents` sequences: prompt, piece of 20, 2 context tokens, piece of 20; callers on 3 threads.
+// Each of `agents` sequences: prompt (after `common` tokens every agent shares), piece of 20, 2
+// context tokens, piece of 20; callers on 3 threads. Each agent's output holds its tokens, draws
+// and the bits of their log-probs.
 std::vector<std::vector<int32_t>> run_agents(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, EngineOptions options,
-                                             int agents, s3::ThreadPool& pool, int64_t* preemptions = nullptr) {
+                                             int agents, s3::ThreadPool& pool, int64_t* preemptions = nullptr,
+                                             int64_t common = 0, int64_t* prefix_hits = nullptr) {
   Inbox inbox;
   Engine engine(weights, options, inbox.callback(), pool);
   std::vector<std::vector<int32_t>> out(static_cast<size_t>(agents));
@@ -63,12 +67,20 @@ std::vector<std::vector<int32_t>> run_agents(const std::shared_ptr<const s3::mod
     callers.emplace_back([&, c] {
       for (int a = c; a < agents; a += 3) {
         const uint64_t s = engine.open_sequence();
-        const std::vector<int32_t> prompt = prompt_of(a);
+        std::vector<int32_t> prompt(static_cast<size_t>(common));
+        for (int64_t i = 0; i < common; i++) prompt[size_t(i)] = int32_t((i * 37 + 11) % 512);
+        const std::vector<int32_t> own = prompt_of(a);
+        prompt.insert(prompt.end(), own.begin(), own.end());
         engine.append(s, prompt.data(), int64_t(prompt.size()));
         for (int piece = 0; piece < 2; piece++) {
           const EngineResult r = inbox.wait(engine.generate(s, {20, {}, 1.0f, uint64_t(a), 1}));
           out[size_t(a)].insert(out[size_t(a)].end(), r.tokens.begin(), r.tokens.end());
           out[size_t(a)].insert(out[size_t(a)].end(), r.draw_tokens.begin(), r.draw_tokens.end());
+          for (float lp : r.logprobs) {
+            int32_t bits;
+            std::memcpy(&bits, &lp, sizeof bits);
+            out[size_t(a)].push_back(bits);
+          }
           const int32_t context[] = {1, 2};
           engine.append(s, context, 2);
         }
@@ -78,6 +90,7 @@ std::vector<std::vector<int32_t>> run_agents(const std::shared_ptr<const s3::mod
   }
   for (std::thread& t : callers) t.join();
   if (preemptions != nullptr) *preemptions = engine.stats().preemptions;
+  if (prefix_hits != nullptr) *prefix_hits = engine.stats().prefix_hit_tokens;
   return out;
 }
 
@@ -101,7 +114,72 @@ TEST(engine_threads_batching_and_preemption_change_no_token) {
   int64_t preemptions = 0;
   CHECK(run_agents(weights, tight, 12, pool, &preemptions) == expected);
   CHECK(preemptions > 0);
-  CHECK_EQ(expected[0].size(), size_t(2 * 20 * 2));
+  CHECK_EQ(expected[0].size(), size_t(2 * 20 * 3));
+}
+
+// Agents whose prompts start with the same 70 tokens: with prefix caching the later ones attach the
+// first 64 positions (four full blocks) instead of computing them, and every token, draw and
+// log-prob bit stays what the engine gives without the cache, in a roomy cache, one sequence at a
+// time, and a cache small enough to preempt (preempted sequences attach again when readmitted).
+TEST(engine_threads_prefix_caching_changes_no_token) {
+  const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 4);
+  const auto weights = tiny_weights(model);
+  s3::ThreadPool pool(2);
+  EngineOptions roomy;
+  roomy.num_blocks = 256;
+  roomy.max_context = 256;
+  roomy.prefix_caching = false;
+  const auto expected = run_agents(weights, roomy, 12, pool, nullptr, 70);
+  EngineOptions one_at_a_time = roomy;
+  one_at_a_time.limits = {1, 8};
+  EngineOptions tight = roomy;
+  tight.num_blocks = 16;  // 256 positions for 12 agents of up to 170: preemption
+  tight.limits = {5, 24};
+  for (EngineOptions options : {roomy, one_at_a_time, tight}) {
+    options.prefix_caching = true;
+    int64_t preemptions = 0, hits = 0;
+    CHECK(run_agents(weights, options, 12, pool, &preemptions, 70, &hits) == expected);
+    CHECK(hits >= 64);
+    CHECK_EQ(hits % 16, int64_t(0));
+    if (options.num_blocks == 16) CHECK(preemptions > 0);
+  }
+  // Without a shared prefix nothing is attached.
+  EngineOptions cached = roomy;
+  cached.prefix_caching = true;
+  int64_t hits = -1;
+  run_agents(weights, cached, 4, pool, nullptr, 0, &hits);
+  CHECK_EQ(hits, int64_t(0));
+}
+
+// Blocks computed by older weights are never attached: after a swap, a sequence with the same
+// prompt computes it afresh and samples what a new engine with the new weights samples.
+TEST(engine_threads_prefix_cache_keeps_weight_versions_apart) {
+  const s3test::TestModel first = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 5);
+  const s3test::TestModel second = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 6);
+  s3::ThreadPool pool(2);
+  EngineOptions options;
+  options.num_blocks = 64;
+  options.max_context = 256;
+  std::vector<int32_t> prompt(50);
+  for (size_t i = 0; i < prompt.size(); i++) prompt[i] = int32_t((i * 13 + 5) % 512);
+  auto sample = [&](Engine& engine, Inbox& inbox) {
+    const uint64_t s = engine.open_sequence();
+    engine.append(s, prompt.data(), int64_t(prompt.size()));
+    const EngineResult r = inbox.wait(engine.generate(s, {8, {}, 1.0f, 7, 0}));
+    return std::make_pair(r.tokens, r.logprobs);
+  };
+  Inbox inbox;
+  Engine engine(tiny_weights(first), options, inbox.callback(), pool);
+  const auto old_result = sample(engine, inbox);  // stays open: its blocks stay cached
+  CHECK(sample(engine, inbox) == old_result);
+  CHECK_EQ(engine.stats().prefix_hit_tokens, int64_t(48));
+  engine.swap_weights(tiny_weights(second));
+  const auto new_result = sample(engine, inbox);
+  CHECK_EQ(engine.stats().prefix_hit_tokens, int64_t(48));  // no hit on the old blocks
+  Inbox fresh_inbox;
+  Engine fresh(tiny_weights(second), options, fresh_inbox.callback(), pool);
+  CHECK(sample(fresh, fresh_inbox) == new_result);
+  CHECK(new_result != old_result);
 }
 
 TEST(engine_threads_cancel_release_and_close_answer_every_request_once) {

@@ -436,3 +436,74 @@ TEST(train_ratio_quantiles_cover_the_weighted_tokens_with_the_masked_tail) {
     CHECK_EQ(v, 0.0);
   }
 }
+
+// Sequences that share a prompt prefix give, with the prefix computed once, the loss, diagnostics
+// and gradients of computing every sequence whole (policy gradient with score-centering draws and
+// the KL penalty, so every per-row input is remapped). A prefix stops before any weighted row: a
+// sequence weighted from row 12 does not join a 20-token prefix, and nothing is shared without a
+// second sharer.
+TEST(train_shared_prefixes_give_the_gradients_of_whole_sequences) {
+  const Fixture f(24, /*tied=*/false);
+  const int64_t V = f.model.config.vocab_size, K = 2, P = 20;
+  const auto common = random_tokens(size_t(P), V, 40);
+  std::vector<std::vector<int32_t>> seqs;
+  std::vector<int64_t> weighted_from;
+  for (int i = 0; i < 4; i++) {
+    std::vector<int32_t> s = common;
+    const auto tail = random_tokens(size_t(5 + 3 * i), V, uint64_t(41 + i));
+    s.insert(s.end(), tail.begin(), tail.end());
+    seqs.push_back(s);
+    weighted_from.push_back(i == 3 ? 12 : P);  // the fourth is weighted inside the common tokens
+  }
+  seqs.push_back(random_tokens(10, V, 45));
+  weighted_from.push_back(3);
+  TrainBatch b;
+  b.kind = LossKind::PolicyGradient;
+  b.num_draws = K;
+  b.kl_coef = 0.1f;
+  std::mt19937_64 rng(46);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  for (size_t i = 0; i < seqs.size(); i++) {
+    const int64_t n = int64_t(seqs[i].size());
+    b.seq_lengths.push_back(n);
+    for (int64_t t = 0; t < n; t++) {
+      b.tokens.push_back(seqs[i][size_t(t)]);
+      const bool weighted = t >= weighted_from[i] && t + 1 < n;
+      b.coef.push_back(weighted ? (i % 2 ? -0.05f : 0.07f) : 0.0f);
+      b.old_logprobs.push_back(weighted ? -std::log(float(V)) + 0.3f * (unit(rng) - 0.5f) : 0.0f);
+      b.ref_logprobs.push_back(weighted ? -std::log(float(V)) + 0.3f * (unit(rng) - 0.5f) : 0.0f);
+      b.kl_weight.push_back(weighted ? 0.04f : 0.0f);
+      for (int64_t k = 0; k < K; k++) {
+        b.draw_tokens.push_back(weighted ? int32_t(rng() % uint64_t(V)) : -1);
+        b.draw_logprobs.push_back(weighted ? -std::log(float(V)) : 0.0f);
+      }
+    }
+  }
+  TrainerOptions whole_options = options(1e-3), shared_options = options(1e-3);
+  whole_options.shared_prefix_min_tokens = 0;
+  shared_options.shared_prefix_min_tokens = 4;
+  Trainer whole = f.trainer(whole_options), shared = f.trainer(shared_options);
+  const auto dw = whole.accumulate(b);
+  const auto ds = shared.accumulate(b);
+  CHECK_EQ(dw.shared_prefix_tokens, int64_t(0));
+  CHECK_EQ(ds.shared_prefix_tokens, int64_t(2 * P));  // sequences 0–2 share 20 tokens; 3 and 4 stay whole
+  CHECK_EQ(ds.tokens, dw.tokens);
+  CHECK_NEAR(ds.loss, dw.loss, 1e-5 * std::fabs(dw.loss) + 1e-7);
+  CHECK_NEAR(ds.mean_ratio, dw.mean_ratio, 1e-5);
+  CHECK_NEAR(ds.mean_entropy, dw.mean_entropy, 1e-5);
+  CHECK_NEAR(ds.mean_logprob, dw.mean_logprob, 1e-5);
+  CHECK_NEAR(ds.centering, dw.centering, 1e-5 * std::fabs(dw.centering) + 1e-7);
+  CHECK_NEAR(ds.kl_mean, dw.kl_mean, 1e-6);
+  CHECK(dw.kl_mean > 0.0);
+  double gmax = 0.0, diff = 0.0;
+  for (size_t i = 0; i < whole.grads().size(); i++) {
+    gmax = std::max(gmax, double(std::fabs(whole.grads()[i])));
+    diff = std::max(diff, double(std::fabs(whole.grads()[i] - shared.grads()[i])));
+  }
+  CHECK(gmax > 0.0);
+  CHECK(diff <= 1e-4 * gmax);
+  // The same batch again gives the same bits (the sharing is deterministic).
+  Trainer again = f.trainer(shared_options);
+  again.accumulate(b);
+  CHECK(std::memcmp(again.grads().data(), shared.grads().data(), shared.grads().size() * sizeof(float)) == 0);
+}

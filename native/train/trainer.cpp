@@ -13,6 +13,7 @@
 #include "core/atomic_file.h"
 #include "core/json.h"
 #include "core/safetensors.h"
+#include "train/shared_prefixes.h"
 
 namespace s3::train {
 
@@ -145,7 +146,58 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
   for (float c : b.coef) {
     if (!std::isfinite(c)) throw TrainerError("accumulate: coef must be finite");
   }
-  const model::Qwen3TrainBatch batch{b.tokens.data(), T, begins.data(), int64_t(begins.size() - 1)};
+  // Every per-row input, laid out for the model: as given, or with shared prefixes computed once.
+  const int64_t K = b.num_draws;
+  std::vector<int32_t> tokens = b.tokens, draw_tokens = b.draw_tokens;
+  std::vector<float> coef = b.coef, old_logprobs = b.old_logprobs, draw_logprobs = b.draw_logprobs;
+  std::vector<float> ref_logprobs = b.ref_logprobs, kl_weight = b.kl_weight;
+  std::vector<int64_t> parents(begins.size() - 1, -1);
+  int64_t shared_rows = 0;
+  if (options_.shared_prefix_min_tokens > 0) {
+    std::vector<int64_t> first_weighted(begins.size() - 1);
+    for (size_t s = 0; s + 1 < begins.size(); s++) {
+      int64_t t = begins[s];
+      while (t < begins[s + 1] && b.coef[size_t(t)] == 0.0f && !(kl && b.kl_weight[size_t(t)] != 0.0f)) t++;
+      first_weighted[s] = t - begins[s];
+    }
+    SharedPrefixLayout shared = share_prefixes(b.tokens, begins, first_weighted, options_.shared_prefix_min_tokens);
+    if (shared.shared_rows > 0) {
+      shared_rows = shared.shared_rows;
+      tokens = std::move(shared.tokens);
+      begins = std::move(shared.begins);
+      parents = std::move(shared.parent);
+      const std::vector<int32_t> original_targets = std::move(targets);
+      const size_t rows = tokens.size();
+      targets.assign(rows, -1);
+      coef.assign(rows, 0.0f);
+      if (b.kind == LossKind::PolicyGradient) old_logprobs.assign(rows, 0.0f);
+      if (K > 0) {
+        draw_tokens.assign(rows * size_t(K), -1);
+        draw_logprobs.assign(rows * size_t(K), 0.0f);
+      }
+      if (kl) {
+        ref_logprobs.assign(rows, 0.0f);
+        kl_weight.assign(rows, 0.0f);
+      }
+      for (size_t r = 0; r < rows; r++) {
+        if (shared.prefix_row[r]) continue;  // no loss there: target −1, weights 0
+        const size_t from = size_t(shared.source[r]);
+        targets[r] = original_targets[from];
+        coef[r] = b.coef[from];
+        if (b.kind == LossKind::PolicyGradient) old_logprobs[r] = b.old_logprobs[from];
+        for (int64_t k = 0; k < K; k++) {
+          draw_tokens[r * size_t(K) + size_t(k)] = b.draw_tokens[from * size_t(K) + size_t(k)];
+          draw_logprobs[r * size_t(K) + size_t(k)] = b.draw_logprobs[from * size_t(K) + size_t(k)];
+        }
+        if (kl) {
+          ref_logprobs[r] = b.ref_logprobs[from];
+          kl_weight[r] = b.kl_weight[from];
+        }
+      }
+    }
+  }
+  const int64_t rows = int64_t(tokens.size());
+  const model::Qwen3TrainBatch batch{tokens.data(), rows, begins.data(), int64_t(begins.size() - 1), parents.data()};
   model::Qwen3TrainState state;
   try {
     model::qwen3_train_forward(config_, layout_, params_.data(), batch, state, *pool_);
@@ -160,12 +212,12 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
   lo.kl_coef = b.kl_coef;
   std::vector<float> dh(state.final_normed.size());
   const LossStats s = fused_head_loss(dh.data(), grads_.data() + layout_.lm_head, state.final_normed.data(),
-                                      params_.data() + layout_.lm_head, T, config_.hidden_size, config_.vocab_size,
-                                      LossInputs{targets.data(), b.coef.data(),
-                                                 b.kind == LossKind::PolicyGradient ? b.old_logprobs.data() : nullptr,
-                                                 b.num_draws, b.num_draws > 0 ? b.draw_tokens.data() : nullptr,
-                                                 b.num_draws > 0 ? b.draw_logprobs.data() : nullptr,
-                                                 kl ? b.ref_logprobs.data() : nullptr, kl ? b.kl_weight.data() : nullptr},
+                                      params_.data() + layout_.lm_head, rows, config_.hidden_size, config_.vocab_size,
+                                      LossInputs{targets.data(), coef.data(),
+                                                 b.kind == LossKind::PolicyGradient ? old_logprobs.data() : nullptr,
+                                                 K, K > 0 ? draw_tokens.data() : nullptr,
+                                                 K > 0 ? draw_logprobs.data() : nullptr,
+                                                 kl ? ref_logprobs.data() : nullptr, kl ? kl_weight.data() : nullptr},
                                       lo, *pool_);
   model::qwen3_train_backward(config_, layout_, params_.data(), grads_.data(), batch, state, dh.data(), *pool_);
   StepDiagnostics d;
@@ -184,6 +236,7 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
     }
   }
   d.centering = s.centering;
+  d.shared_prefix_tokens = shared_rows;
   if (s.kl_tokens > 0) d.kl_mean = s.kl_sum / double(s.kl_tokens);
   return d;
 }

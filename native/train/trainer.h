@@ -38,6 +38,9 @@ struct TrainerOptions {
   float icepop_low = 0.2f;
   float icepop_high = 5.0f;
   int64_t loss_chunk_rows = 256;
+  // Compute a prompt prefix that sequences of a micro-batch share once (train/shared_prefixes.h),
+  // when at least this many tokens long; 0 turns sharing off (every sequence computed whole).
+  int64_t shared_prefix_min_tokens = 16;
   size_t threads = 0;  // 0: default_thread_count()
   // Opening a folder written by save(): restore its optimizer state and step (resume), or start
   // AdamW afresh from its weights (a new training stage on a saved model).
@@ -75,6 +78,7 @@ struct StepDiagnostics {
   double centering = 0.0;         // the score-centering surrogate (not in loss)
   double mean_draw_weight = 0.0;  // mean detached w_k per weighted token and draw
   double kl_mean = 0.0;           // KL penalty: mean k3 estimate over tokens with kl_weight > 0 (0 when off)
+  int64_t shared_prefix_tokens = 0;  // rows not computed because a shared prefix stood in for them
   // Policy gradient: exact quantiles (losses.h: ratio_quantiles) of ρ_t over the `tokens` weighted
   // tokens, IcePop-masked ones included; all 0 when tokens is 0. SFT: all 1 (ρ ≡ 1, like mean_ratio)
   // when tokens > 0, else all 0.

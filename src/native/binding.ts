@@ -98,6 +98,8 @@ export interface NativeEngineOptions {
   maxContext?: number;
   maxSequences?: number;
   maxBatchTokens?: number;
+  /** Share full KV blocks of identical history prefixes between sequences (default true; changes no result). */
+  prefixCaching?: boolean;
 }
 
 /** One generation request as the native engine takes it. */
@@ -140,6 +142,8 @@ export interface NativeEngineStats {
   steps: number;
   generatedTokens: number;
   processedTokens: number;
+  /** History positions taken from the prefix cache instead of computed (in none of processedTokens). */
+  prefixCacheHitTokens: number;
   busySeconds: number;
   tokensPerSecond: number;
   policyVersion: number;
@@ -172,6 +176,11 @@ export interface NativeTrainerOptions {
   icepopLow?: number;
   icepopHigh?: number;
   threads?: number;
+  /**
+   * Minimum length of a prompt prefix that sequences of a micro-batch share for it to be computed
+   * once (native/train/shared_prefixes.h; default 16); 0 computes every sequence whole.
+   */
+  sharedPrefixMinTokens?: number;
   /**
    * Storage of AdamW's moments: 'f32' (default) or 'bf16' (half their memory; updated in f32 and
    * stored with deterministic stochastic rounding, native/train/adamw.h). A checkpoint keeps the
@@ -211,6 +220,8 @@ export interface NativeTrainDiagnostics {
   meanDrawWeight: number;
   /** Mean k3 KL estimate over tokens with klWeight > 0 (0 when the KL penalty is off). */
   klMean: number;
+  /** Token rows not computed because a shared prefix stood in for them (0 without sharing). */
+  sharedPrefixTokens: number;
   /**
    * Quantiles of the importance ratio ρ = exp(logp_new − logp_old) over the `tokens` weighted tokens
    * (the ones meanRatio averages over, IcePop-masked tokens included), computed exactly on the

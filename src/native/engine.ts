@@ -47,6 +47,12 @@ export interface EngineOptions {
   readonly maxSequences?: number;
   /** New tokens in one batch (default 512). */
   readonly maxBatchTokens?: number;
+  /**
+   * Automatic prefix caching (default true): a sequence whose history starts with full KV blocks
+   * another live sequence computed with the same weights attaches them instead of computing them
+   * (native/engine/prefix_cache.h). No token or log-prob changes; stats().prefixCacheHitTokens counts the reuse.
+   */
+  readonly prefixCaching?: boolean;
 }
 
 /** One generation request. */

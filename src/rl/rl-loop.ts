@@ -56,6 +56,8 @@ export interface RlUpdateMetrics extends RolloutMetrics {
   readonly lr: number | null;
   readonly stepSkipped: boolean;
   readonly trainTokens: number;
+  /** Of trainTokens, the prompt tokens a shared prefix stood in for (computed once per micro-batch, not per sequence). */
+  readonly sharedPrefixTokens: number;
   readonly trainSeconds: number;
   /** Generated tokens per second of wall time over this update. */
   readonly generatedTokensPerSecond: number;
@@ -100,6 +102,7 @@ export function weightedDiagnostics(parts: readonly NativeTrainDiagnostics[]): {
   entropy: number;
   ratioQuantiles: RatioQuantiles;
   tokens: number;
+  sharedPrefixTokens: number;
 } {
   const tokens = parts.reduce((sum, d) => sum + d.tokens, 0);
   const weighted = (field: 'meanRatio' | 'fractionMasked' | 'meanEntropy' | 'klMean'): number =>
@@ -127,6 +130,7 @@ export function weightedDiagnostics(parts: readonly NativeTrainDiagnostics[]): {
     entropy: weighted('meanEntropy'),
     ratioQuantiles,
     tokens,
+    sharedPrefixTokens: parts.reduce((sum, d) => sum + d.sharedPrefixTokens, 0),
   };
 }
 
@@ -250,6 +254,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         lr: step?.lr ?? null,
         stepSkipped: skipStep,
         trainTokens: weighted.reduce((sum, s) => sum + s.tokens.length, 0),
+        sharedPrefixTokens: diagnostics.sharedPrefixTokens,
         trainSeconds,
         generatedTokensPerSecond: (engine.stats().generatedTokens - generatedBefore) / seconds,
         trainTokensPerSecond: weighted.reduce((sum, s) => sum + s.tokens.length, 0) / trainSeconds,

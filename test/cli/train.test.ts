@@ -64,6 +64,10 @@ describe('swarm train', () => {
     for (const line of rl) {
       expect(line.episodes).toBe(2);
       for (const field of ['reward', 'success', 'tokens', 'loss', 'kl', 'maskFraction', 'gradNorm', 'lr', 'trainSeconds']) expect(Number.isFinite(line[field] as number)).toBe(true);
+      // With the KL penalty every agent's history is trained, and the four share their system turn (the compact
+      // prompt puts names in the first user turn), so the trainer computes it once, not four times.
+      expect(line.sharedPrefixTokens as number).toBeGreaterThan(3 * 200);
+      expect(line.sharedPrefixTokens as number).toBeLessThan(line.trainTokens as number);
     }
     for (const file of ['checkpoints/step_2/model.safetensors', 'checkpoints/step_2/tokenizer.json', 'checkpoints/sft/model.safetensors', 'eval/before/summary.json', 'eval/after/summary.json', 'report.html', 'traces/update_2.jsonl.gz']) {
       expect(fs.existsSync(path.join(run, file)), file).toBe(true);

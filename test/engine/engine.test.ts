@@ -1,6 +1,7 @@
 // The inference engine against its reference (one sequence at a time through Model.logits and the
 // same sampler): greedy and sampled pieces, extra draws, pieces continued across appends, stop
-// tokens and the context limit; determinism whatever the arrival order and batch limits; KV
+// tokens and the context limit; determinism whatever the arrival order and batch limits, and with
+// prefix caching; KV
 // exhaustion (preemption) changing nothing; cancellation; scoring; weight swaps; bad input.
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -96,6 +97,21 @@ describe('batching never changes a token', () => {
     expect(oneAtATime).toEqual(forward);
     const first = agents[0];
     expect(forward[0].slice(0, 12)).toEqual(referencePiece(model, first.prompt, { maxNew: 12, temperature: 1, seed: first.seed }).tokens);
+  });
+
+  it('shares full KV blocks of a common prompt prefix (prefix caching) without changing a token', async () => {
+    // Eight agents whose prompts start with the same 40 tokens (two full blocks of 16).
+    const shared = prompt(40, 9, V);
+    const alike = agents.map((agent) => ({ ...agent, prompt: [...shared, ...agent.prompt] }));
+    const uncached = start({ prefixCaching: false });
+    const expected = await runAgents(uncached, alike, alike.map((_, i) => i));
+    expect(uncached.stats().prefixCacheHitTokens).toBe(0);
+    const cached = start();
+    expect(await runAgents(cached, alike, alike.map((_, i) => i))).toEqual(expected);
+    const hits = cached.stats().prefixCacheHitTokens;
+    expect(hits % 32).toBe(0);
+    expect(hits).toBeGreaterThanOrEqual(32);
+    expect(cached.stats().processedTokens).toBe(uncached.stats().processedTokens - hits);
   });
 
   it('preempts instead of failing when KV blocks run out, with the same tokens', async () => {

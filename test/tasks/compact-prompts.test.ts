@@ -1,5 +1,6 @@
 // Tests of the compact prompt style (ours, for the CPU preset): for both tasks at N = 1, 2, 4, 8, with
-// and without messaging, the prompts keep the first user turn's facts and the name line, drop every
+// and without messaging, the prompts keep the first user turn's facts and the name line (aggregation:
+// in the first user turn, so all agents of a team share the system turn), drop every
 // messaging text without messaging, are shorter than the paper's, and the compact tools keep the
 // paper's names, arguments and required arguments; the paper style stays the default.
 import { describe, expect, it } from 'vitest';
@@ -72,13 +73,16 @@ describe('compact aggregation prompts', () => {
         for (let agent = 0; agent < n; agent += 1) {
           const system = episode.systemPrompt(agent);
           const user = episode.firstUserMessage(agent);
-          expect(system).toContain(`Your name is ${NAMES[agent]}.`);
+          // The name line opens the first user turn, so every agent of the team has the same system turn.
+          expect(user.startsWith(`Your name is ${NAMES[agent]}.`)).toBe(true);
+          expect(system).not.toContain('Your name is');
+          expect(system).toBe(episode.systemPrompt(0));
           expect(user).toContain(`Your private number: ${numberToWords(aggregationProblem.numbers[agent])}.`);
           expect(user).toContain(`Final format: #### followed by a JSON array of ${n === 1 ? 'one integer' : `${words} integers`}`);
           expect(user.toLowerCase()).toContain(n === 1 ? 'one agent has' : `${words} agents each have`);
           expect(system).not.toContain('<tool_call>');
           expect(system.length + user.length).toBeLessThan(paper.systemPrompt(agent).length + paper.firstUserMessage(agent).length);
-          if (communication && n > 1) expect(system).toContain(`Your teammates are: ${episode.teammates(agent).join(', ')}.`);
+          if (communication && n > 1) expect(user).toContain(`Your teammates are: ${episode.teammates(agent).join(', ')}.`);
           if (!communication) {
             for (const text of promptTexts(episode, agent, false, 'compact')) {
               for (const word of MESSAGING_WORDS) expect(text).not.toContain(word);
@@ -97,11 +101,12 @@ describe('compact aggregation prompts', () => {
         'from different agents. The team earns reward if any final answer is correct, reduced by the tokens generated.',
     );
     expect(episode.firstUserMessage(0)).toBe(
-      'Four agents each have one private number, written in English. Find all four assigned numbers through messages. ' +
+      `Your name is agent_8. Your teammates are: ${episode.teammates(0).join(', ')}.\n\n` +
+        'Four agents each have one private number, written in English. Find all four assigned numbers through messages. ' +
         'Final format: #### followed by a JSON array of four integers in ascending order. Your private number: forty-two.',
     );
     const free = createAggregationEpisode({ ...options(aggregationProblem, 4, true, 'compact'), tokenCostWeight: 0 });
-    expect(free.systemPrompt(0)).toContain('The team earns reward if any final answer is correct.\n\n');
+    expect(free.systemPrompt(0).endsWith('The team earns reward if any final answer is correct.')).toBe(true);
   });
 });
 

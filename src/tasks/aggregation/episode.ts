@@ -33,7 +33,13 @@ export function createAggregationEpisode(options: CreateEpisodeOptions<Aggregati
       aggregationSystemPrompt({ agentCount, communication, tokenCostWeight, promptStyle, introduction: roster.introduction(agentIndex) }),
     firstUserMessage: (agentIndex) => {
       roster.checkAgent(agentIndex);
-      return aggregationFirstUserMessage({ agentCount, communication, promptStyle, privateNumber: numbers[agentIndex] });
+      return aggregationFirstUserMessage({
+        agentCount,
+        communication,
+        promptStyle,
+        privateNumber: numbers[agentIndex],
+        introduction: roster.introduction(agentIndex),
+      });
     },
     toolSpecs: () => [],
     callTool: (request: ToolCallRequest): ToolResult => {

@@ -9,7 +9,9 @@
 // The compact style (promptStyle 'compact', for the CPU preset) is ours, not the paper's: each compact
 // text sits after its paper counterpart and keeps its facts (N in words, the private number, the final
 // format) in fewer words, with no guidance part, no reward paragraph beyond one sentence and no example
-// calls. The final prompt is the same in both styles. Measured with the s3-mini tokenizer at N = 4, an
+// calls; the agent's name and teammates open the first user turn instead of closing the system prompt,
+// so all agents of a team size share the system turn token for token (the trainer computes it once per
+// micro-batch). The final prompt is the same in both styles. Measured with the s3-mini tokenizer at N = 4, an
 // agent's whole opening prompt (system turn with tools and harness rules, first user turn, generation
 // prompt) is 375 tokens with messaging against 1,007 for the paper's, and 123 against 324 without. With
 // messaging 242 of the 375 are the chat template's tools block for the three messaging tools and 25 the
@@ -161,14 +163,16 @@ export interface AggregationSystemPromptOptions extends AggregationPromptOptions
 
 /**
  * The five-part system prompt; without messaging four parts: the independence line replaces the
- * guidance, no examples. Compact (ours): the compact task statement and the name and teammates, with
- * the compact independence line between them without messaging; no example calls.
+ * guidance, no examples. Compact (ours): the compact task statement, followed without messaging by
+ * the compact independence line; no example calls. The name and teammates open the compact first
+ * user turn instead, so every agent of a team size has the same system turn (tools block included)
+ * and the trainer and engine share its tokens across agents (native/train/shared_prefixes.h).
  */
 export function aggregationSystemPrompt(options: AggregationSystemPromptOptions): string {
   if (options.promptStyle === 'compact') {
     const parts = options.communication
-      ? [compactAggregationTaskStatement(options), options.introduction]
-      : [compactAggregationTaskStatement(options), COMPACT_INDEPENDENT_WORK_LINE, options.introduction];
+      ? [compactAggregationTaskStatement(options)]
+      : [compactAggregationTaskStatement(options), COMPACT_INDEPENDENT_WORK_LINE];
     return parts.join('\n\n');
   }
   const parts = options.communication
@@ -187,6 +191,8 @@ export interface AggregationFirstUserMessageOptions {
   readonly privateNumber: number;
   /** The wording (default 'paper'). */
   readonly promptStyle?: PromptStyle;
+  /** The agent's name and teammates (Roster.introduction): the compact turn's opening paragraph; the paper's has it in the system prompt. */
+  readonly introduction?: string;
 }
 
 /** The first user turn (Appendix G); without messaging the "through communication" and "unless you tell them" clauses go. */
@@ -209,16 +215,17 @@ export function aggregationFirstUserMessage(options: AggregationFirstUserMessage
   ].join(' ');
 }
 
-/** The compact first user turn (ours, not the paper's): the same facts, fewer words. */
+/** The compact first user turn (ours, not the paper's): the name and teammates, then the same facts in fewer words. */
 function compactAggregationFirstUserMessage(options: AggregationFirstUserMessageOptions): string {
   const counts = countPhrases(options.agentCount);
   const find = options.communication ? [`Find ${counts.allAssignedNumbers} through messages.`] : [];
-  return [
+  const task = [
     `${counts.agentsEachHave} one private number, written in English.`,
     ...find,
     `Final format: #### followed by a JSON array of ${counts.integers} in ascending order.`,
     `Your private number: ${numberToWords(options.privateNumber)}.`,
   ].join(' ');
+  return options.introduction === undefined ? task : `${options.introduction}\n\n${task}`;
 }
 
 /** Options of aggregationFinalPrompt. */
