@@ -46,8 +46,9 @@ KvCache::KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_bloc
   }
   const size_t bytes = size_t(layers_ * num_blocks_ * kv_heads_ * block_size_ * head_dim_ * cpu::kv_dtype_size(dtype_));
   // Huge pages: a decode step reads blocks scattered over the whole pool (core/huge_pages.h).
-  assign_on_huge_pages<uint8_t>(keys_, bytes, 0);  // all-zero bits are 0.0 in f32, bf16 and fp8 alike
-  assign_on_huge_pages<uint8_t>(values_, bytes, 0);
+  // Zero-filled lazily by the kernel: all-zero bits are 0.0 in f32, bf16 and fp8 alike.
+  keys_ = ZeroedPages(bytes);
+  values_ = ZeroedPages(bytes);
   if (dtype_ == cpu::KvDtype::Fp8E4M3) {
     assign_on_huge_pages(key_scales_, size_t(layers_ * num_blocks_ * kv_heads_ * block_size_), 1.0f);
     assign_on_huge_pages(value_scales_, key_scales_.size(), 1.0f);

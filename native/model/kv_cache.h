@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/huge_pages.h"
+
 #include "cpu/attention.h"
 #include "model/qwen3_config.h"
 
@@ -53,7 +55,7 @@ class KvCache {
 
   int64_t layers_, kv_heads_, head_dim_, block_size_, num_blocks_;
   cpu::KvDtype dtype_;
-  std::vector<uint8_t> keys_, values_;  // [L × num_blocks × NKV × block_size × HD] elements of dtype_
+  ZeroedPages keys_, values_;  // [L × num_blocks × NKV × block_size × HD] elements of dtype_
   std::vector<float> key_scales_, value_scales_;  // fp8 only: [L × num_blocks × NKV × block_size]
 };
 

@@ -19,6 +19,43 @@ namespace s3::train {
 
 namespace {
 
+// The per-row inputs of a micro-batch (empty vectors for the parts its loss does not use).
+struct RowInputs {
+  std::vector<int32_t> tokens, targets;
+  std::vector<float> coef, old_logprobs;
+  std::vector<int32_t> draw_tokens;
+  std::vector<float> draw_logprobs, ref_logprobs, kl_weight;
+
+  // The rows of the shared-prefix layout: each from its source row; prefix rows carry no loss
+  // (target −1, every weight 0, no draws).
+  RowInputs gathered(const SharedPrefixLayout& layout, int64_t K) const {
+    const size_t rows = layout.tokens.size();
+    RowInputs out;
+    out.tokens = layout.tokens;
+    out.targets.assign(rows, -1);
+    out.coef.assign(rows, 0.0f);
+    if (!old_logprobs.empty()) out.old_logprobs.assign(rows, 0.0f);
+    if (!draw_tokens.empty()) out.draw_tokens.assign(rows * size_t(K), -1);
+    if (!draw_logprobs.empty()) out.draw_logprobs.assign(rows * size_t(K), 0.0f);
+    if (!ref_logprobs.empty()) out.ref_logprobs.assign(rows, 0.0f);
+    if (!kl_weight.empty()) out.kl_weight.assign(rows, 0.0f);
+    for (size_t r = 0; r < rows; r++) {
+      if (layout.prefix_row[r]) continue;
+      const size_t from = size_t(layout.source[r]);
+      out.targets[r] = targets[from];
+      out.coef[r] = coef[from];
+      if (!old_logprobs.empty()) out.old_logprobs[r] = old_logprobs[from];
+      for (size_t k = 0; k < size_t(K) && !draw_tokens.empty(); k++) {
+        out.draw_tokens[r * size_t(K) + k] = draw_tokens[from * size_t(K) + k];
+        out.draw_logprobs[r * size_t(K) + k] = draw_logprobs[from * size_t(K) + k];
+      }
+      if (!ref_logprobs.empty()) out.ref_logprobs[r] = ref_logprobs[from];
+      if (!kl_weight.empty()) out.kl_weight[r] = kl_weight[from];
+    }
+    return out;
+  }
+};
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TrainerError("cannot read " + path);
@@ -148,9 +185,17 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
   }
   // Every per-row input, laid out for the model: as given, or with shared prefixes computed once.
   const int64_t K = b.num_draws;
-  std::vector<int32_t> tokens = b.tokens, draw_tokens = b.draw_tokens;
-  std::vector<float> coef = b.coef, old_logprobs = b.old_logprobs, draw_logprobs = b.draw_logprobs;
-  std::vector<float> ref_logprobs = b.ref_logprobs, kl_weight = b.kl_weight;
+  const bool pg = b.kind == LossKind::PolicyGradient;
+  const std::vector<int32_t> none_i;
+  const std::vector<float> none_f;
+  RowInputs in{b.tokens,
+               std::move(targets),
+               b.coef,
+               pg ? b.old_logprobs : none_f,
+               K > 0 ? b.draw_tokens : none_i,
+               K > 0 ? b.draw_logprobs : none_f,
+               kl ? b.ref_logprobs : none_f,
+               kl ? b.kl_weight : none_f};
   std::vector<int64_t> parents(begins.size() - 1, -1);
   int64_t shared_rows = 0;
   if (options_.shared_prefix_min_tokens > 0) {
@@ -163,41 +208,13 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
     SharedPrefixLayout shared = share_prefixes(b.tokens, begins, first_weighted, options_.shared_prefix_min_tokens);
     if (shared.shared_rows > 0) {
       shared_rows = shared.shared_rows;
-      tokens = std::move(shared.tokens);
+      in = in.gathered(shared, K);
       begins = std::move(shared.begins);
       parents = std::move(shared.parent);
-      const std::vector<int32_t> original_targets = std::move(targets);
-      const size_t rows = tokens.size();
-      targets.assign(rows, -1);
-      coef.assign(rows, 0.0f);
-      if (b.kind == LossKind::PolicyGradient) old_logprobs.assign(rows, 0.0f);
-      if (K > 0) {
-        draw_tokens.assign(rows * size_t(K), -1);
-        draw_logprobs.assign(rows * size_t(K), 0.0f);
-      }
-      if (kl) {
-        ref_logprobs.assign(rows, 0.0f);
-        kl_weight.assign(rows, 0.0f);
-      }
-      for (size_t r = 0; r < rows; r++) {
-        if (shared.prefix_row[r]) continue;  // no loss there: target −1, weights 0
-        const size_t from = size_t(shared.source[r]);
-        targets[r] = original_targets[from];
-        coef[r] = b.coef[from];
-        if (b.kind == LossKind::PolicyGradient) old_logprobs[r] = b.old_logprobs[from];
-        for (int64_t k = 0; k < K; k++) {
-          draw_tokens[r * size_t(K) + size_t(k)] = b.draw_tokens[from * size_t(K) + size_t(k)];
-          draw_logprobs[r * size_t(K) + size_t(k)] = b.draw_logprobs[from * size_t(K) + size_t(k)];
-        }
-        if (kl) {
-          ref_logprobs[r] = b.ref_logprobs[from];
-          kl_weight[r] = b.kl_weight[from];
-        }
-      }
     }
   }
-  const int64_t rows = int64_t(tokens.size());
-  const model::Qwen3TrainBatch batch{tokens.data(), rows, begins.data(), int64_t(begins.size() - 1), parents.data()};
+  const int64_t rows = int64_t(in.tokens.size());
+  const model::Qwen3TrainBatch batch{in.tokens.data(), rows, begins.data(), int64_t(begins.size() - 1), parents.data()};
   model::Qwen3TrainState state;
   try {
     model::qwen3_train_forward(config_, layout_, params_.data(), batch, state, *pool_);
@@ -213,11 +230,11 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
   std::vector<float> dh(state.final_normed.size());
   const LossStats s = fused_head_loss(dh.data(), grads_.data() + layout_.lm_head, state.final_normed.data(),
                                       params_.data() + layout_.lm_head, rows, config_.hidden_size, config_.vocab_size,
-                                      LossInputs{targets.data(), coef.data(),
-                                                 b.kind == LossKind::PolicyGradient ? old_logprobs.data() : nullptr,
-                                                 K, K > 0 ? draw_tokens.data() : nullptr,
-                                                 K > 0 ? draw_logprobs.data() : nullptr,
-                                                 kl ? ref_logprobs.data() : nullptr, kl ? kl_weight.data() : nullptr},
+                                      LossInputs{in.targets.data(), in.coef.data(),
+                                                 pg ? in.old_logprobs.data() : nullptr,
+                                                 K, K > 0 ? in.draw_tokens.data() : nullptr,
+                                                 K > 0 ? in.draw_logprobs.data() : nullptr,
+                                                 kl ? in.ref_logprobs.data() : nullptr, kl ? in.kl_weight.data() : nullptr},
                                       lo, *pool_);
   model::qwen3_train_backward(config_, layout_, params_.data(), grads_.data(), batch, state, dh.data(), *pool_);
   StepDiagnostics d;
