@@ -33,7 +33,7 @@ describe('train presets', () => {
 
   it('hand out copies, so a change never reaches the preset', () => {
     trainPreset('mini').rlUpdates = 99;
-    expect(TRAIN_PRESETS.mini.rlUpdates).toBe(60);
+    expect(TRAIN_PRESETS.mini.rlUpdates).toBe(50);
   });
 
   it('refuse an unknown name, listing the presets', () => {
