@@ -102,7 +102,7 @@ describe('--set overrides', () => {
     expect(() => resolveTrainConfig({ sets: ['pgCorrection.icePopLow=6'] })).toThrow(/icePopLow \(6\) must be below pgCorrection.icePopHigh \(5\)/);
     expect(() => resolveTrainConfig({ sets: ['contextLength=100'] })).toThrow(/--set contextLength=100: contextLength \(100\) must hold at least workAllowance \+ finalAllowance/);
     expect(() => resolveTrainConfig({ sets: ['pgCorrection.klCoefficient=0.1'] })).toThrow(/klEstimator must be "none" exactly when/);
-    expect(() => resolveTrainConfig({ sets: ['optimizer.warmupUpdates=21'] })).toThrow(/warmupUpdates \(21\) must not exceed rlUpdates \(20\)/);
+    expect(() => resolveTrainConfig({ sets: ['rlUpdates=20', 'optimizer.warmupUpdates=21'] })).toThrow(/warmupUpdates \(21\) must not exceed rlUpdates \(20\)/);
   });
 });
 
