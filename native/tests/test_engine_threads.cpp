@@ -104,25 +104,37 @@ std::vector<std::vector<int32_t>> run_agents(const std::shared_ptr<const s3::mod
   return out;
 }
 
+// The three caches the determinism tests compare: roomy, one sequence at a time, and `tight_blocks`
+// blocks with `tight_context` positions (small enough to preempt).
+struct CacheSettings {
+  EngineOptions roomy, one_at_a_time, tight;
+};
+
+CacheSettings cache_settings(int64_t tight_blocks, int64_t tight_context, bool prefix_caching) {
+  CacheSettings c;
+  c.roomy.num_blocks = 256;
+  c.roomy.max_context = 256;
+  c.roomy.prefix_caching = prefix_caching;
+  c.one_at_a_time = c.roomy;
+  c.one_at_a_time.limits = {1, 8};
+  c.tight = c.roomy;
+  c.tight.num_blocks = tight_blocks;
+  c.tight.max_context = tight_context;
+  c.tight.limits = {5, 24};
+  return c;
+}
+
 }  // namespace
 
 TEST(engine_threads_batching_and_preemption_change_no_token) {
   const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 3);
   const auto weights = tiny_weights(model);
   s3::ThreadPool pool(2);
-  EngineOptions roomy;
-  roomy.num_blocks = 256;
-  roomy.max_context = 256;
-  EngineOptions one_at_a_time = roomy;
-  one_at_a_time.limits = {1, 8};
-  EngineOptions tight = roomy;
-  tight.num_blocks = 8;  // 128 positions for 12 agents of up to 100: preemption
-  tight.max_context = 128;
-  tight.limits = {5, 24};
-  const auto expected = run_agents(weights, roomy, 12, pool);
-  CHECK(run_agents(weights, one_at_a_time, 12, pool) == expected);
+  const CacheSettings c = cache_settings(8, 128, true);  // 128 positions for 12 agents of up to 100: preemption
+  const auto expected = run_agents(weights, c.roomy, 12, pool);
+  CHECK(run_agents(weights, c.one_at_a_time, 12, pool) == expected);
   int64_t preemptions = 0;
-  CHECK(run_agents(weights, tight, 12, pool, &preemptions) == expected);
+  CHECK(run_agents(weights, c.tight, 12, pool, &preemptions) == expected);
   CHECK(preemptions > 0);
   CHECK_EQ(expected[0].size(), size_t(2 * 20 * 3));
 }
@@ -135,17 +147,9 @@ TEST(engine_threads_prefix_caching_changes_no_token) {
   const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 4);
   const auto weights = tiny_weights(model);
   s3::ThreadPool pool(2);
-  EngineOptions roomy;
-  roomy.num_blocks = 256;
-  roomy.max_context = 256;
-  roomy.prefix_caching = false;
-  const auto expected = run_agents(weights, roomy, 12, pool, nullptr, 70);
-  EngineOptions one_at_a_time = roomy;
-  one_at_a_time.limits = {1, 8};
-  EngineOptions tight = roomy;
-  tight.num_blocks = 16;  // 256 positions for 12 agents of up to 170: preemption
-  tight.limits = {5, 24};
-  for (EngineOptions options : {roomy, one_at_a_time, tight}) {
+  const CacheSettings c = cache_settings(16, 256, false);  // 256 positions for 12 agents of up to 170: preemption
+  const auto expected = run_agents(weights, c.roomy, 12, pool, nullptr, 70);
+  for (EngineOptions options : {c.roomy, c.one_at_a_time, c.tight}) {
     options.prefix_caching = true;
     int64_t preemptions = 0, hits = 0;
     CHECK(run_agents(weights, options, 12, pool, &preemptions, 70, &hits) == expected);
@@ -158,7 +162,7 @@ TEST(engine_threads_prefix_caching_changes_no_token) {
     }
   }
   // Without a shared prefix nothing is attached.
-  EngineOptions cached = roomy;
+  EngineOptions cached = c.roomy;
   cached.prefix_caching = true;
   int64_t hits = -1;
   run_agents(weights, cached, 4, pool, nullptr, 0, &hits);

@@ -78,6 +78,17 @@ TrainerOptions options(double lr) {
   return o;
 }
 
+// Checks that two trainers accumulated the same gradients up to summation order (and not all zero).
+void check_same_gradients(const Trainer& a, const Trainer& b) {
+  double gmax = 0.0, diff = 0.0;
+  for (size_t i = 0; i < a.grads().size(); i++) {
+    gmax = std::max(gmax, double(std::fabs(a.grads()[i])));
+    diff = std::max(diff, double(std::fabs(a.grads()[i] - b.grads()[i])));
+  }
+  CHECK(gmax > 0.0);
+  CHECK(diff <= 1e-4 * gmax);
+}
+
 }  // namespace
 
 TEST(train_sft_overfits_a_fixed_sequence) {
@@ -140,13 +151,7 @@ TEST(train_packed_batch_equals_separate_micro_batches) {
   for (float& c : bb.coef) c *= 0.5f;
   const double loss = separate.accumulate(ba).loss + separate.accumulate(bb).loss;
   CHECK_NEAR(dp.loss, loss, 1e-4 * std::fabs(loss));
-  double gmax = 0.0, diff = 0.0;
-  for (size_t i = 0; i < packed.grads().size(); i++) {
-    gmax = std::max(gmax, double(std::fabs(packed.grads()[i])));
-    diff = std::max(diff, double(std::fabs(packed.grads()[i] - separate.grads()[i])));
-  }
-  CHECK(gmax > 0.0);
-  CHECK(diff <= 1e-4 * gmax);
+  check_same_gradients(packed, separate);
   // coef on a sequence's last token has no target: refused.
   both.coef[8] = 1.0f;
   CHECK_THROWS(s3::train::TrainerError, packed.accumulate(both));
@@ -495,13 +500,7 @@ TEST(train_shared_prefixes_give_the_gradients_of_whole_sequences) {
   CHECK_NEAR(ds.centering, dw.centering, 1e-5 * std::fabs(dw.centering) + 1e-7);
   CHECK_NEAR(ds.kl_mean, dw.kl_mean, 1e-6);
   CHECK(dw.kl_mean > 0.0);
-  double gmax = 0.0, diff = 0.0;
-  for (size_t i = 0; i < whole.grads().size(); i++) {
-    gmax = std::max(gmax, double(std::fabs(whole.grads()[i])));
-    diff = std::max(diff, double(std::fabs(whole.grads()[i] - shared.grads()[i])));
-  }
-  CHECK(gmax > 0.0);
-  CHECK(diff <= 1e-4 * gmax);
+  check_same_gradients(whole, shared);
   // The same batch again gives the same bits (the sharing is deterministic).
   Trainer again = f.trainer(shared_options);
   again.accumulate(b);
