@@ -17,9 +17,14 @@ struct LibraryProbe {
 class DynamicLibrary {
  public:
   DynamicLibrary() = default;
-  // Tries each candidate file name in order, first in every directory of the colon-separated
-  // environment variable S3_CUDA_LIBRARY_PATH, then through the dynamic linker's own search.
+  // Tries each candidate file name in order: a copy already loaded into the process (say by
+  // PyTorch), then every directory of the colon-separated environment variable
+  // S3_CUDA_LIBRARY_PATH, then the dynamic linker's own search (LD_LIBRARY_PATH, ldconfig), then
+  // the CUDA toolkit's and Python wheels' folders (cuda_library_directories()).
   static DynamicLibrary open_first(const std::vector<std::string>& candidates, LibraryProbe* probe);
+  // Only the given directories, in order, nothing else (tests of the loaders' refusals).
+  static DynamicLibrary open_in(const std::vector<std::string>& directories, const std::vector<std::string>& candidates,
+                                LibraryProbe* probe);
   DynamicLibrary(DynamicLibrary&& other) noexcept;
   DynamicLibrary& operator=(DynamicLibrary&& other) noexcept;
   DynamicLibrary(const DynamicLibrary&) = delete;
@@ -34,6 +39,11 @@ class DynamicLibrary {
   explicit DynamicLibrary(void* handle) : handle_(handle) {}
   void* handle_ = nullptr;
 };
+
+// Folders that usually hold CUDA libraries when the dynamic linker does not know them: the
+// toolkit's (/usr/local/cuda/lib64, $CUDA_HOME/lib64) and the nvidia/*/lib folders of Python
+// wheels in the site-packages of $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local and /usr(/local)/lib.
+std::vector<std::string> cuda_library_directories();
 
 // Candidate file names of the libraries the CUDA backend opens at run time.
 const std::vector<std::string>& cublaslt_candidates();

@@ -1,4 +1,5 @@
-// engine.cpp: the scheduler thread, request bookkeeping and sampling; see engine.h.
+// engine.cpp: the scheduler thread and request bookkeeping; see engine.h. The model and the device
+// are the runner's (model_runner.h).
 #include "engine/engine.h"
 
 #include <algorithm>
@@ -40,13 +41,22 @@ Engine::Engine(std::shared_ptr<const model::Qwen3Weights> weights, EngineOptions
       options_(options),
       on_result_(std::move(on_result)),
       pool_(pool),
-      weights_(std::move(weights)),
       prefix_cache_(options_.prefix_caching ? std::make_unique<PrefixCache>(options_.block_size) : nullptr),
       blocks_(resolve_num_blocks(config_, options_), options_.block_size),
-      scheduler_(blocks_, options_.limits, prefix_cache_.get()),
-      cache_(config_, options_.block_size, blocks_.num_blocks(), options_.kv_dtype) {
+      scheduler_(blocks_, options_.limits, prefix_cache_.get()) {
   blocks_.set_prefix_cache(prefix_cache_.get());
   max_context_ = resolve_max_context(config_, options_, blocks_.num_blocks());
+  RunnerOptions runner;
+  runner.device = options_.device;
+  runner.block_size = options_.block_size;
+  runner.num_blocks = blocks_.num_blocks();
+  runner.kv_dtype = options_.kv_dtype;
+  runner.max_batch_tokens = options_.limits.max_batch_tokens;
+  runner.max_sequences = options_.limits.max_sequences;
+  runner.weight_format = options_.weight_format;
+  runner.max_context = max_context_;
+  runner_ = make_model_runner(runner, std::move(weights), pool_);
+  description_ = runner_->describe();
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -239,36 +249,29 @@ void Engine::reap_locked(std::vector<EngineResult>& out) {
   released_.clear();
 }
 
-void Engine::run_batch(const std::vector<ScheduledChunk>& batch, const model::Qwen3Weights& weights, StepOutput& output) {
-  std::vector<int32_t> tokens;
-  std::vector<cpu::AttentionSequence> sequences;
-  std::vector<int64_t> rows;
-  std::vector<const ScheduledChunk*> sampled;
+void Engine::run_batch(const std::vector<ScheduledChunk>& batch, StepOutput& output) {
+  StepInput& in = step_;
+  in.tokens.clear();
+  in.sequences.clear();
+  in.rows.clear();
+  in.samples.clear();
+  int64_t width = 1;
   for (const ScheduledChunk& chunk : batch) {
     const Sequence& s = *chunk.sequence;
-    tokens.insert(tokens.end(), s.tokens.begin() + chunk.start, s.tokens.begin() + chunk.start + chunk.length);
-    sequences.push_back({chunk.start, chunk.length, s.block_table.data(), int64_t(s.block_table.size())});
+    in.tokens.insert(in.tokens.end(), s.tokens.begin() + chunk.start, s.tokens.begin() + chunk.start + chunk.length);
+    in.sequences.push_back({chunk.start, chunk.length, s.block_table.data(), int64_t(s.block_table.size())});
     if (chunk.sample) {
-      rows.push_back(int64_t(tokens.size()) - 1);
-      sampled.push_back(&chunk);
+      const GenerateParams& params = s.request->params;
+      in.rows.push_back(int64_t(in.tokens.size()) - 1);
+      in.samples.push_back({params.temperature, params.seed, uint64_t(chunk.start + chunk.length), 1 + params.draws});
+      width = std::max(width, 1 + params.draws);
     }
   }
-  const int64_t V = config_.vocab_size;
-  int64_t width = 1;
-  for (const ScheduledChunk* chunk : sampled) width = std::max(width, 1 + chunk->sequence->request->params.draws);
-  logits_.resize(rows.size() * size_t(V));
-  output.draws.assign(sampled.size() * size_t(width), cpu::TokenDraw{0, 0.0f});
+  output.draws.assign(in.samples.size() * size_t(width), cpu::TokenDraw{0, 0.0f});
   try {
-    const model::Qwen3Batch forward{tokens.data(), sequences.data(), int64_t(sequences.size()), rows.data(), int64_t(rows.size())};
-    model::qwen3_forward(weights, forward, cache_, workspace_, logits_.data(), pool_);
-    pool_.parallel_for(sampled.size(), [&](size_t begin, size_t end, size_t) {
-      for (size_t i = begin; i < end; i++) {
-        const Request& request = *sampled[i]->sequence->request;
-        const uint64_t token_index = uint64_t(sampled[i]->start + sampled[i]->length);
-        cpu::sample_forward(&output.draws[i * size_t(width)], 1 + request.params.draws, &logits_[i * size_t(V)], V,
-                            request.params.temperature, request.params.seed, token_index);
-      }
-    });
+    const RunnerBatch step{{in.tokens.data(), in.sequences.data(), int64_t(in.sequences.size()), in.rows.data(), int64_t(in.rows.size())},
+                           in.samples.data(), width};
+    runner_->run_batch(step, output.draws.data());
   } catch (const std::exception& e) {
     output.error = e.what();
   }
@@ -292,21 +295,11 @@ void Engine::remember_full_blocks_locked(Sequence& s, int64_t start, int64_t ver
   }
 }
 
-EngineResult Engine::run_score(const ScoreJob& job, const model::Qwen3Weights& weights) {
+EngineResult Engine::run_score(const ScoreJob& job) {
   EngineResult r;
   r.request_id = job.id;
-  const int64_t T = int64_t(job.tokens.size()), V = config_.vocab_size;
   try {
-    model::KvCache cache(config_, (T + 15) / 16 * 16, 1, options_.kv_dtype);  // as generation reads its cache
-    const int32_t table[] = {0};
-    const cpu::AttentionSequence seq{0, T, table, 1};
-    std::vector<int64_t> rows(size_t(T - 1));
-    for (int64_t i = 0; i < T - 1; i++) rows[size_t(i)] = i;
-    std::vector<float> logits(size_t((T - 1) * V));
-    model::Qwen3Workspace workspace;
-    model::qwen3_forward(weights, {job.tokens.data(), &seq, 1, rows.data(), T - 1}, cache, workspace, logits.data(), pool_);
-    r.logprobs.resize(size_t(T - 1));
-    for (int64_t i = 0; i < T - 1; i++) r.logprobs[size_t(i)] = cpu::token_logprob(&logits[size_t(i * V)], V, job.tokens[size_t(i + 1)]);
+    r.logprobs = runner_->score(job.tokens.data(), int64_t(job.tokens.size()));
   } catch (const std::exception& e) {
     r.finish = Finish::Error;
     r.error = e.what();
@@ -336,11 +329,9 @@ void Engine::loop() {
       return;
     }
     reap_locked(done);
-    if (next_weights_ != nullptr) {
-      weights_ = std::move(next_weights_);
-      version_++;
-    }
-    const std::shared_ptr<const model::Qwen3Weights> weights = weights_;
+    std::shared_ptr<const model::Qwen3Weights> incoming = std::move(next_weights_);
+    next_weights_ = nullptr;
+    if (incoming != nullptr) version_++;
     const int64_t version = version_;
     const std::vector<ScheduledChunk> batch = scheduler_.schedule(version);
     std::vector<ScoreJob> scores;  // one per step, so scoring never stalls generation for long
@@ -352,12 +343,20 @@ void Engine::loop() {
 
     for (EngineResult& r : done) on_result_(std::move(r));
     done.clear();
-    const auto t0 = std::chrono::steady_clock::now();
     StepOutput output;
-    if (!batch.empty()) run_batch(batch, *weights, output);
+    if (incoming != nullptr) {
+      // Between batches: the runner takes the new weights (a device runner copies them over).
+      try {
+        runner_->set_weights(std::move(incoming));
+      } catch (const std::exception& e) {
+        output.error = std::string("installing weights version ") + std::to_string(version) + ": " + e.what();
+      }
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!batch.empty() && output.error.empty()) run_batch(batch, output);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const ScoreJob& job : scores) {
-      EngineResult r = run_score(job, *weights);
+      EngineResult r = output.error.empty() ? run_score(job) : EngineResult{job.id, Finish::Error, {}, {}, {}, {}, 0, output.error};
       r.policy_version = version;
       done.push_back(std::move(r));
     }

@@ -7,7 +7,8 @@
 // `on_result` on the scheduler thread. New weights are swapped in between batches without
 // dropping sequences; cached keys and values computed by older weights are kept. Full blocks of
 // history are shared between sequences that start alike (automatic prefix caching,
-// engine/prefix_cache.h), which changes no bit of any result.
+// engine/prefix_cache.h), which changes no bit of any result. Everything that touches the model
+// and the device goes through a ModelRunner (model_runner.h): the CPU's, or the CUDA one.
 #pragma once
 
 #include <condition_variable>
@@ -24,11 +25,12 @@
 #include "core/thread_pool.h"
 #include "cpu/sampling.h"
 #include "engine/block_manager.h"
+#include "engine/model_runner.h"
 #include "engine/prefix_cache.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
+#include "model/device.h"
 #include "model/kv_cache.h"
-#include "model/qwen3_forward.h"
 #include "model/qwen3_weights.h"
 
 namespace s3::engine {
@@ -41,6 +43,8 @@ struct EngineOptions {
   int64_t max_context = 0;          // 0: the model's max_position_embeddings, capped by the cache
   bool prefix_caching = true;       // share full KV blocks of identical history prefixes
   SchedulerLimits limits;
+  model::Device device = model::Device::Cpu;              // resolved already (model/device.h)
+  WeightFormat weight_format = WeightFormat::Stored;       // `--weights fp8` quantizes at load
 };
 
 // A finished generation piece or score.
@@ -79,6 +83,9 @@ class Engine {
 
   const model::Qwen3Config& config() const { return config_; }
   int64_t max_context() const { return max_context_; }
+  model::Device device() const { return options_.device; }
+  // What the runner computes with (device, GEMM path, attention kernels).
+  const RunnerDescription& description() const { return description_; }
 
   // Every call below throws std::logic_error once the engine is closed, std::out_of_range for a
   // token outside the vocabulary or a history past max_context, and std::invalid_argument for an
@@ -111,6 +118,13 @@ class Engine {
     std::vector<cpu::TokenDraw> draws;  // per sampled chunk, 1 + K
     std::string error;
   };
+  // The scheduler thread's reusable buffers for one batch handed to the runner.
+  struct StepInput {
+    std::vector<int32_t> tokens;
+    std::vector<cpu::AttentionSequence> sequences;
+    std::vector<int64_t> rows;
+    std::vector<RunnerSample> samples;
+  };
 
   void loop();
   bool has_work_locked() const;
@@ -118,8 +132,8 @@ class Engine {
   void check_tokens(const int32_t* tokens, int64_t count) const;
   void end_request_locked(Request* request, Finish finish, std::vector<EngineResult>& out);
   void reap_locked(std::vector<EngineResult>& out);
-  void run_batch(const std::vector<ScheduledChunk>& batch, const model::Qwen3Weights& weights, StepOutput& output);
-  EngineResult run_score(const ScoreJob& job, const model::Qwen3Weights& weights);
+  void run_batch(const std::vector<ScheduledChunk>& batch, StepOutput& output);
+  EngineResult run_score(const ScoreJob& job);
   // After a batch computed positions [start, num_cached) of s with weights `version`: registers
   // the full blocks this completed in the prefix cache while all of s's history came from them.
   void remember_full_blocks_locked(Sequence& s, int64_t start, int64_t version);
@@ -133,8 +147,7 @@ class Engine {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool closed_ = false;
-  std::shared_ptr<const model::Qwen3Weights> weights_;
-  std::shared_ptr<const model::Qwen3Weights> next_weights_;
+  std::shared_ptr<const model::Qwen3Weights> next_weights_;  // taken by the runner between batches
   int64_t version_ = 0;
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> sequences_;
@@ -148,9 +161,9 @@ class Engine {
   double busy_seconds_ = 0;
 
   // Owned by the scheduler thread.
-  model::KvCache cache_;
-  model::Qwen3Workspace workspace_;
-  std::vector<float> logits_;
+  std::unique_ptr<ModelRunner> runner_;
+  RunnerDescription description_;
+  StepInput step_;
   std::thread thread_;
 };
 

@@ -16,6 +16,7 @@
 #include "engine/engine.h"
 #include "model/kv_cache.h"
 #include "model/qwen3_weights.h"
+#include "napi/device_option.h"
 #include "napi/guarded.h"
 #include "napi/trainer_handle.h"
 
@@ -111,7 +112,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
   }
 
   // new Engine(directory, {blockSize, numBlocks, kvCacheBytes, kvCacheDtype, maxContext, maxSequences, maxBatchTokens,
-  // prefixCaching}).
+  // prefixCaching, device: 'cpu' | 'cuda' | 'auto', weights: 'stored' | 'fp8'}).
   explicit Engine(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "new Engine(directory, options): directory must be a string");
@@ -129,6 +130,8 @@ class Engine : public Napi::ObjectWrap<Engine> {
       if (!prefix_caching.IsBoolean()) throw Napi::TypeError::New(env, "Engine options: prefixCaching must be a boolean");
       o.prefix_caching = prefix_caching.As<Napi::Boolean>().Value();
     }
+    o.device = device_option(env, options, "Engine options");
+    o.weight_format = weight_format_option(env, options, "Engine options");
     const std::string directory = info[0].As<Napi::String>();
     auto weights = guarded(env, [&] { return std::make_shared<const model::Qwen3Weights>(model::Qwen3Weights::load(directory)); });
     tsfn_ = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "s3-engine", 0, 1);
@@ -309,6 +312,8 @@ class Engine : public Napi::ObjectWrap<Engine> {
     o.Set("busySeconds", s.busy_seconds);
     o.Set("tokensPerSecond", s.busy_seconds > 0 ? double(s.generated_tokens) / s.busy_seconds : 0.0);
     o.Set("policyVersion", double(s.policy_version));
+    o.Set("device", model::device_name(engine_->device()));
+    o.Set("runner", runner_description_object(info.Env(), engine_->description()));
     return o;
   }
 

@@ -3,7 +3,6 @@
 #include "napi/model.h"
 
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,9 +12,10 @@
 #include "cpu/machine_limits.h"
 #include "model/forward_bench.h"
 #include "model/kv_cache.h"
-#include "model/qwen3_forward.h"
 #include "model/qwen3_init.h"
 #include "model/qwen3_weights.h"
+#include "engine/model_runner.h"
+#include "napi/device_option.h"
 #include "napi/guarded.h"
 
 namespace s3::napi {
@@ -48,7 +48,7 @@ class Model : public Napi::ObjectWrap<Model> {
   explicit Model(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Model>(info) {
     if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "new Model(directory): directory must be a string");
     const std::string directory = info[0].As<Napi::String>();
-    weights_ = guarded(info.Env(), [&] { return std::make_unique<model::Qwen3Weights>(model::Qwen3Weights::load(directory)); });
+    weights_ = guarded(info.Env(), [&] { return std::make_shared<const model::Qwen3Weights>(model::Qwen3Weights::load(directory)); });
   }
 
   const model::Qwen3Weights& weights() const { return *weights_; }
@@ -56,35 +56,43 @@ class Model : public Napi::ObjectWrap<Model> {
  private:
   Napi::Value config(const Napi::CallbackInfo& info) { return config_object(info.Env(), weights_->config()); }
 
-  // logits(ids: Int32Array, startPos = 0): Float32Array [T × V], the logits of every position of
-  // one sequence whose token t sits at rotary position startPos + t. Synchronous.
+  // logits(ids: Int32Array, startPos = 0, {device, weights}?): Float32Array [T × V], the logits of
+  // every position of one sequence whose token t sits at rotary position startPos + t, computed by
+  // the runner of that device (kept for the next call with the same options). Synchronous.
   Napi::Value logits(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
-      throw Napi::TypeError::New(env, "logits(ids, startPos): ids must be an Int32Array");
+      throw Napi::TypeError::New(env, "logits(ids, startPos, options): ids must be an Int32Array");
     }
     const Napi::Int32Array ids = info[0].As<Napi::Int32Array>();
     const int64_t start_pos = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int64Value() : 0;
+    const Napi::Object options = info.Length() > 2 && info[2].IsObject() ? info[2].As<Napi::Object>() : Napi::Object::New(env);
+    engine::RunnerOptions runner;
+    runner.device = device_option(env, options, "logits");
+    runner.weight_format = weight_format_option(env, options, "logits");
     const model::Qwen3Config& c = weights_->config();
     const int64_t T = int64_t(ids.ElementLength());
     if (T == 0) throw Napi::RangeError::New(env, "logits: ids is empty");
+    runner.max_context = T;
     Napi::Float32Array out = Napi::Float32Array::New(env, size_t(T * c.vocab_size));
     guarded(env, [&] {
-      const int64_t block_size = (T + 15) / 16 * 16;
-      model::KvCache cache(c, block_size, 1);
-      const int32_t table[] = {0};
-      const cpu::AttentionSequence seq{0, T, table, 1};
-      std::vector<int64_t> rows(static_cast<size_t>(T));
-      std::iota(rows.begin(), rows.end(), 0);
-      model::Qwen3Workspace workspace;
-      const model::Qwen3Batch batch{ids.Data(), &seq, 1, rows.data(), T, &start_pos};
-      model::qwen3_forward(*weights_, batch, cache, workspace, out.Data(), default_thread_pool());
+      if (runner_ == nullptr || runner_device_ != runner.device || runner_format_ != runner.weight_format) {
+        runner_.reset();
+        runner_ = engine::make_model_runner(runner, weights_, default_thread_pool());
+        runner_device_ = runner.device;
+        runner_format_ = runner.weight_format;
+      }
+      runner_->logits(ids.Data(), T, start_pos, out.Data());
       return 0;
     });
     return out;
   }
 
-  std::unique_ptr<model::Qwen3Weights> weights_;
+  // The runner the last logits call used, and what it was made for.
+  std::unique_ptr<engine::ModelRunner> runner_;
+  model::Device runner_device_ = model::Device::Cpu;
+  engine::WeightFormat runner_format_ = engine::WeightFormat::Stored;
+  std::shared_ptr<const model::Qwen3Weights> weights_;
 };
 
 DType parse_init_dtype(Napi::Env env, const std::string& name) {

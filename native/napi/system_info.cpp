@@ -1,6 +1,7 @@
 // N-API systemInfo(): build, CPU, CUDA and optional-library facts for `swarm doctor`.
 #include "napi/system_info.h"
 
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -8,7 +9,10 @@
 #include "core/dynamic_library.h"
 #include "core/thread_pool.h"
 #include "cpu/convert.h"
+#include "model/device.h"
+#include "napi/guarded.h"
 #ifdef S3_WITH_CUDA
+#include "cuda/cublaslt.h"
 #include "cuda/device_info.h"
 #endif
 
@@ -77,13 +81,37 @@ Napi::Object cuda_object(Napi::Env env) {
     devices.Set(static_cast<uint32_t>(i), device);
   }
   cuda.Set("error", query.error);
+  // The GEMM path: cuBLASLt's version, and whether FP8 weights multiply block-scaled (cuBLASLt
+  // >= 12.9 on sm_90) or are widened to BF16 first.
+  Napi::Object gemm = Napi::Object::New(env);
+  const cuda::CublasLtLoad& lt = cuda::cublaslt();
+  gemm.Set("cublasLtVersion", lt.library != nullptr ? lt.library->version_text() : std::string());
+  gemm.Set("cublasLtPath", lt.library != nullptr ? lt.library->path : std::string());
+  const bool block_scaled = lt.library != nullptr && !query.devices.empty() &&
+                            cuda::fp8_block_scaling(*lt.library, query.devices[0].compute_major, query.devices[0].compute_minor);
+  gemm.Set("fp8BlockScaling", block_scaled);
+  gemm.Set("fp8Path", lt.library == nullptr ? "none (no cuBLASLt)"
+                      : block_scaled      ? "cuBLASLt block-scaled FP8 (1x128 activations, 128x128 weights)"
+                                          : "FP8 weights widened to BF16, then the BF16 GEMM (needs cuBLASLt >= 12.9 and sm_90 for block scaling)");
+  gemm.Set("error", lt.error);
+  cuda.Set("gemm", gemm);
 #else
   cuda.Set("compiled", false);
   cuda.Set("deviceCount", 0);
   cuda.Set("driverVersion", 0);
   cuda.Set("runtimeVersion", 0);
   cuda.Set("error", "built without CUDA");
+  Napi::Object gemm = Napi::Object::New(env);
+  gemm.Set("cublasLtVersion", "");
+  gemm.Set("cublasLtPath", "");
+  gemm.Set("fp8BlockScaling", false);
+  gemm.Set("fp8Path", "none (built without CUDA)");
+  gemm.Set("error", "built without CUDA");
+  cuda.Set("gemm", gemm);
 #endif
+  const model::DeviceAvailability availability = model::device_availability();
+  cuda.Set("usable", availability.cuda_usable);
+  cuda.Set("unusableReason", availability.cuda_reason);
   cuda.Set("devices", devices);
   return cuda;
 }
@@ -112,10 +140,21 @@ Napi::Value system_info(const Napi::CallbackInfo& info) {
   return result;
 }
 
+// resolveDevice('auto' | 'cpu' | 'cuda') → 'cpu' | 'cuda': what that choice means on this machine;
+// 'cuda' where CUDA cannot run throws with the reason.
+Napi::Value resolve_device(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::optional<model::DeviceChoice> choice =
+      info.Length() > 0 && info[0].IsString() ? model::parse_device_choice(info[0].As<Napi::String>().Utf8Value()) : std::nullopt;
+  if (!choice) throw Napi::TypeError::New(env, "resolveDevice(choice): choice must be 'auto', 'cpu' or 'cuda'");
+  return Napi::String::New(env, model::device_name(guarded(env, [&] { return model::resolve_device(*choice); })));
+}
+
 }  // namespace
 
 void register_system_info(Napi::Env env, Napi::Object exports) {
   exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
+  exports.Set("resolveDevice", Napi::Function::New(env, resolve_device, "resolveDevice"));
 }
 
 }  // namespace s3::napi

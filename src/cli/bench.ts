@@ -9,7 +9,7 @@ import { KV_CACHE_DTYPES } from '../native/engine.js';
 import { benchHarness } from '../harness/index.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
-import { parseChoiceFlag, parseIntegerFlag, parseIntegerListFlag } from './options.js';
+import { addDeviceFlags, parseChoiceFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
 import { ConfigError } from '../errors.js';
 
 const KV_DTYPE_HELP =
@@ -128,7 +128,7 @@ export function registerBench(program: Command): void {
       );
     });
 
-  bench
+  const engineCommand = bench
     .command('engine')
     .description('aggregate decode tokens/s of the inference engine with many agents against one sequence at a time; or (--soak) teams through the harness for minutes')
     .option('--model <dir>', 'a Qwen3 checkpoint folder')
@@ -142,8 +142,8 @@ export function registerBench(program: Command): void {
     .option('--teams <n>', 'soak: teams kept in flight', '196')
     .option('--n <n>', 'soak: agents per team', '4')
     .option('--minutes <m>', 'soak: minutes to keep starting teams', '3')
-    .option('--json', 'print JSON')
-    .action(
+    .option('--json', 'print JSON');
+  addDeviceFlags(engineCommand).action(
       async (options: {
         model?: string;
         shape?: string;
@@ -157,8 +157,11 @@ export function registerBench(program: Command): void {
         n: string;
         minutes: string;
         json?: boolean;
+        device: string;
+        weights: string;
       }) => {
         const kvDtype = parseChoiceFlag('--kv-dtype', options.kvDtype, KV_CACHE_DTYPES);
+        const device = parseDeviceFlags(options);
         if (options.soak) {
           const minutes = Number(options.minutes);
           if (!Number.isFinite(minutes) || minutes <= 0) throw new ConfigError(`--minutes must be a positive number; got "${options.minutes}"`);
@@ -169,6 +172,7 @@ export function registerBench(program: Command): void {
             n: parseIntegerFlag('--n', options.n, 1),
             minutes,
             kvDtype,
+            device,
           });
           const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
           print(options.json, r, () =>
@@ -190,12 +194,13 @@ export function registerBench(program: Command): void {
           piece: parseIntegerFlag('--piece', options.piece, 1),
           baselineAgents: parseIntegerFlag('--baseline-agents', options.baselineAgents, 1),
           kvDtype,
+          device,
         });
         const c = r.concurrent;
         const s = r.sequential;
         print(options.json, r, () =>
           [
-            `model ${r.model}; ${r.machine.cpus} CPUs, load ${r.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}; ${r.engine.kvCacheDtype} KV cache ${(r.engine.kvCacheBytes / 2 ** 30).toFixed(2)} GiB`,
+            `model ${r.model} on ${r.runner.device} (${r.runner.gemm}); ${r.machine.cpus} CPUs, load ${r.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}; ${r.engine.kvCacheDtype} KV cache ${(r.engine.kvCacheBytes / 2 ** 30).toFixed(2)} GiB`,
             `${r.agents} agents × ${r.piece}-token piece after ${r.history} history tokens: prefill ${c.prefill.seconds.toFixed(2)} s, decode ${c.decode.seconds.toFixed(2)} s = ${c.decodeTokensPerSecond.toFixed(1)} tokens/s ` +
               `(${c.decode.steps} steps: ${c.decode.busyMsPerStep.toFixed(1)} ms busy + ${c.decode.overheadMsPerStep.toFixed(2)} ms outside the batch per step)`,
             `one at a time (${s.note}): prefill ${(s.prefill.seconds / s.sequences).toFixed(2)} s, decode ${(s.decode.seconds / s.sequences).toFixed(2)} s per sequence = ${s.decodeTokensPerSecond.toFixed(1)} tokens/s ` +

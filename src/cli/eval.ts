@@ -15,7 +15,7 @@ import {
 } from '../eval/run/index.js';
 import { getTask, SPLITS, type Split } from '../tasks/index.js';
 import { runEpisodeSettings } from './eval-run-settings.js';
-import { parseIntegerFlag, parseIntegerListFlag } from './options.js';
+import { addDeviceFlags, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
 
 interface EvalFlags {
   policy?: string;
@@ -32,6 +32,8 @@ interface EvalFlags {
   run?: string;
   split: string;
   out: string;
+  device: string;
+  weights: string;
 }
 
 function parseTemperature(value: string): number {
@@ -42,7 +44,7 @@ function parseTemperature(value: string): number {
 
 /** Registers `swarm eval`. */
 export function registerEval(program: Command): void {
-  program
+  const command = program
     .command('eval')
     .description('evaluate a policy with the protocol of Appendix M; writes summary.json, episodes.jsonl and traces')
     .option('--policy <kind>', 'scripted: the task\'s scripted agents (aggregators, or the explorers of Appendix L)')
@@ -58,8 +60,8 @@ export function registerEval(program: Command): void {
     .option('--concurrency <k>', 'episodes in flight at once', String(DEFAULT_EVAL_CONCURRENCY))
     .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: the model\'s own, or the built-in s3-mini for scripted agents)')
     .option('--run <dir>', "a swarm train run directory: evaluate with its episode settings (prompt style, allowances, context, piece size, token cost)")
-    .requiredOption('--out <dir>', 'the evaluation directory (an interrupted evaluation there is resumed)')
-    .action(async (flags: EvalFlags) => {
+    .requiredOption('--out <dir>', 'the evaluation directory (an interrupted evaluation there is resumed)');
+  addDeviceFlags(command).action(async (flags: EvalFlags) => {
       if ((flags.model === undefined) === (flags.policy === undefined)) throw new ConfigError('swarm eval needs exactly one of --policy scripted and --model DIR.');
       if (flags.policy !== undefined && flags.policy !== 'scripted') throw new ConfigError(`--policy must be "scripted", got "${flags.policy}"`);
       const run = flags.run === undefined ? undefined : runEpisodeSettings(flags.run);
@@ -76,7 +78,8 @@ export function registerEval(program: Command): void {
       const temperature = flags.temperature === undefined ? run?.temperature : parseTemperature(flags.temperature);
       const workAllowance = flags.allowance === undefined ? undefined : parseIntegerFlag('--allowance', flags.allowance, 1);
       const tokenizer = flags.tokenizer === undefined ? {} : { tokenizerPath: flags.tokenizer };
-      const policy = flags.model !== undefined ? nativeEvalPolicy({ directory: flags.model, ...tokenizer }) : scriptedEvalPolicy({ task: task.name, ...tokenizer });
+      const device = parseDeviceFlags(flags);
+      const policy = flags.model !== undefined ? nativeEvalPolicy({ directory: flags.model, device, ...tokenizer }) : scriptedEvalPolicy({ task: task.name, ...tokenizer });
       const result = await runEvaluation({
         task,
         policy,

@@ -9,7 +9,7 @@ import { Qwen3Model } from '../native/model.js';
 import { TORCH_DTYPES, writeRandomCheckpoint, type CheckpointDtype } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
 import { modelShape } from '../model/shapes.js';
-import { parseIntegerFlag, parseIntegerListFlag } from './options.js';
+import { addDeviceFlags, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
 
 
 /** Parses a comma-separated list of finite numbers, e.g. "1,0.5,0". */
@@ -43,22 +43,24 @@ export function registerModel(program: Command): void {
       );
     });
 
-  model
-    .command('logits')
-    .description('print the logits of every position of a token sequence')
-    .requiredOption('--model <dir>', 'a Hugging Face Qwen3 folder')
-    .requiredOption('--ids <list>', 'comma-separated token ids, e.g. 1,2,3')
-    .option('--start-pos <p>', 'rotary position of the first id (Hugging Face position_ids = p, p+1, ...)', '0')
-    .option('--json', 'print {"logits": [[...], ...]}, one float32 row per position')
-    .action((options: { model: string; ids: string; startPos: string; json?: boolean }) => {
+  addDeviceFlags(
+    model
+      .command('logits')
+      .description('print the logits of every position of a token sequence')
+      .requiredOption('--model <dir>', 'a Hugging Face Qwen3 folder')
+      .requiredOption('--ids <list>', 'comma-separated token ids, e.g. 1,2,3')
+      .option('--start-pos <p>', 'rotary position of the first id (Hugging Face position_ids = p, p+1, ...)', '0')
+      .option('--json', 'print {"logits": [[...], ...]}, one float32 row per position'),
+  ).action((options: { model: string; ids: string; startPos: string; json?: boolean; device: string; weights: string }) => {
       const ids = parseIntegerListFlag('--ids', options.ids);
       const startPos = parseIntegerFlag('--start-pos', options.startPos);
+      const device = parseDeviceFlags(options);
       const loaded = Qwen3Model.load(options.model);
       const vocab = loaded.config().vocabSize;
       for (const id of ids) {
         if (id >= vocab) throw new ConfigError(`--ids: token id ${id} is outside the model's vocabulary [0, ${vocab})`);
       }
-      const flat = loaded.logits(ids, startPos);
+      const flat = loaded.logits(ids, startPos, device);
       const rows = ids.map((_, t) => Array.from(flat.subarray(t * vocab, (t + 1) * vocab)));
       if (options.json) {
         process.stdout.write(JSON.stringify({ logits: rows }) + '\n');

@@ -1,5 +1,9 @@
-// Parsing helpers for command-line values: integers, lists and fixed choices, with errors that name the flag.
+// Parsing helpers for command-line values: integers, lists and fixed choices, with errors that name
+// the flag; and the --device / --weights pair every command that runs a model takes.
+import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
+import { DEVICE_CHOICES, WEIGHT_FORMATS } from '../native/device.js';
+import type { DeviceOptions } from '../native/device.js';
 
 /** Parses a non-negative integer flag value, or throws a ConfigError naming the flag. */
 export function parseIntegerFlag(flag: string, value: string, minimum = 0): number {
@@ -21,4 +25,19 @@ export function parseChoiceFlag<T extends string>(flag: string, value: string, c
   const found = choices.find((c) => c === value.trim());
   if (found === undefined) throw new ConfigError(`${flag} must be ${choices.join(' or ')}, got "${value}"`);
   return found;
+}
+
+/** Adds --device and --weights to a command that runs a model. */
+export function addDeviceFlags(command: Command): Command {
+  return command
+    .option('--device <device>', 'auto (CUDA when a usable GPU exists, else the CPU) | cpu | cuda', 'auto')
+    .option('--weights <format>', 'stored (the checkpoint\'s dtypes) | fp8 (linear weights quantized to FP8 with 128×128 block scales at load)', 'stored');
+}
+
+/** The parsed --device and --weights values. */
+export function parseDeviceFlags(options: { device?: string; weights?: string }): DeviceOptions {
+  return {
+    device: parseChoiceFlag('--device', options.device ?? 'auto', DEVICE_CHOICES),
+    weights: parseChoiceFlag('--weights', options.weights ?? 'stored', WEIGHT_FORMATS),
+  };
 }

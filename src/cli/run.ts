@@ -17,7 +17,7 @@ import { NativePolicy } from '../policy/native-policy.js';
 import { getTask, isAggregationTask, TASK_NAMES } from '../tasks/index.js';
 import type { Split } from '../tasks/index.js';
 import { EpisodeView } from './episode-view.js';
-import { parseIntegerFlag } from './options.js';
+import { addDeviceFlags, parseDeviceFlags, parseIntegerFlag } from './options.js';
 
 interface RunOptions {
   task: string;
@@ -31,11 +31,13 @@ interface RunOptions {
   allowance?: string;
   tokenizer?: string;
   trace?: string;
+  device: string;
+  weights: string;
 }
 
 /** Registers `swarm run`. */
 export function registerRun(program: Command): void {
-  program
+  const command = program
     .command('run')
     .description('run one episode and show it live')
     .requiredOption('--task <name>', TASK_NAMES.join(' | '))
@@ -48,9 +50,10 @@ export function registerRun(program: Command): void {
     .option('--no-comm', 'remove the messaging tools and text')
     .option('--allowance <L>', 'per-agent work allowance in tokens (default: the paper’s)')
     .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: DIR/tokenizer.json with --model, else the built-in s3-mini)')
-    .option('--trace <file>', 'also write the trace as JSONL')
-    .action(async (options: RunOptions) => {
+    .option('--trace <file>', 'also write the trace as JSONL');
+  addDeviceFlags(command).action(async (options: RunOptions) => {
       if (!['train', 'dev', 'eval'].includes(options.split)) throw new ConfigError(`--split must be train, dev or eval; got "${options.split}"`);
+      const device = parseDeviceFlags(options);
       const task = getTask(options.task);
       const n = parseIntegerFlag('--n', options.n, 1);
       const problems = await task.loadProblems({ split: options.split as Split });
@@ -61,7 +64,7 @@ export function registerRun(program: Command): void {
       if (options.model) {
         const tokenizerFile = options.tokenizer ?? path.join(options.model, 'tokenizer.json');
         if (!fs.existsSync(tokenizerFile)) throw new ConfigError(`--model ${options.model} has no tokenizer.json; pass --tokenizer FILE`);
-        engine = InferenceEngine.load(options.model);
+        engine = InferenceEngine.load(options.model, device);
         policy = new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerFile) });
       } else {
         policy = makeScriptPolicy(options);

@@ -26,6 +26,18 @@ export interface NativeCudaInfo {
   runtimeVersion: number;
   devices: NativeCudaDevice[];
   error: string;
+  /** Whether the model can run on CUDA here (what --device auto picks), and why not when it cannot. */
+  usable: boolean;
+  unusableReason: string;
+  /** The GEMM path a CUDA runner takes. */
+  gemm: {
+    cublasLtVersion: string;
+    cublasLtPath: string;
+    /** FP8 weights multiply block-scaled in cuBLASLt (≥ 12.9, sm_90); otherwise they are widened to BF16 first. */
+    fp8BlockScaling: boolean;
+    fp8Path: string;
+    error: string;
+  };
 }
 
 /** Whether an optional library could be opened with dlopen. */
@@ -66,7 +78,7 @@ export interface NativeModelConfig {
 /** native Model: a loaded checkpoint. */
 export interface NativeModel {
   config(): NativeModelConfig;
-  logits(ids: Int32Array, startPos: number): Float32Array;
+  logits(ids: Int32Array, startPos: number, options?: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'fp8' }): Float32Array;
 }
 
 /** Timing of one benchmarked forward step (median over repetitions). */
@@ -100,6 +112,10 @@ export interface NativeEngineOptions {
   maxBatchTokens?: number;
   /** Share full KV blocks of identical history prefixes between sequences (default true; changes no result). */
   prefixCaching?: boolean;
+  /** 'auto' (default), 'cpu' or 'cuda' (refused with the reason where CUDA cannot run). */
+  device?: 'auto' | 'cpu' | 'cuda';
+  /** 'stored' (default) or 'fp8' (linear weights quantized to FP8 with 128×128 block scales at load). */
+  weights?: 'stored' | 'fp8';
 }
 
 /** One generation request as the native engine takes it. */
@@ -147,6 +163,10 @@ export interface NativeEngineStats {
   busySeconds: number;
   tokensPerSecond: number;
   policyVersion: number;
+  /** The device the engine runs on: 'cpu' or 'cuda'. */
+  device: 'cpu' | 'cuda';
+  /** What its model runner computes with. */
+  runner: { device: string; gemm: string; attention: string };
 }
 
 /** native Engine: the shared inference server (native/engine). */
@@ -255,6 +275,8 @@ export interface NativeTrainer {
 /** The functions and classes exported by s3_native.node. */
 export interface NativeBinding {
   systemInfo(): NativeSystemInfo;
+  /** What a device choice means on this machine; 'cuda' where CUDA cannot run throws with the reason. */
+  resolveDevice(choice: 'auto' | 'cpu' | 'cuda'): 'cpu' | 'cuda';
   Model: new (directory: string) => NativeModel;
   initCheckpoint(options: { directory: string; seed: bigint; dtype: string }): number;
   benchForward(model: NativeModel, options: { sequences: number; tokens: number; repetitions: number }): NativeBenchFigures;

@@ -16,6 +16,7 @@ import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { NativePolicy } from '../policy/native-policy.js';
 import { aggregationTask } from '../tasks/aggregation/task.js';
 import type { NativeEngineStats } from './binding.js';
+import { resolveDevice, type DeviceOptions, type RunnerDescription } from './device.js';
 import { InferenceEngine, kvCacheBytesPerPosition, type EngineSequence, type KvCacheDtype } from './engine.js';
 
 const BLOCK_SIZE = 16;
@@ -122,11 +123,15 @@ export interface EngineBenchOptions {
   /** Element type of the KV cache (default 'f32'). */
   readonly kvDtype?: KvCacheDtype;
   readonly seed?: number;
+  /** Where the engine runs (default 'auto') and in what weight format. */
+  readonly device?: DeviceOptions;
 }
 
 /** `swarm bench engine --json`. */
 export interface EngineBenchReport {
   readonly model: string;
+  /** What the engine's model runner computed with. */
+  readonly runner: RunnerDescription;
   readonly machine: { readonly cpus: number; readonly loadAverage: readonly number[] };
   readonly engine: { readonly blockSize: number; readonly kvBlocksTotal: number; readonly kvCacheBytes: number; readonly kvCacheDtype: KvCacheDtype; readonly maxContext: number; readonly maxSequences: number; readonly maxBatchTokens: number };
   readonly agents: number;
@@ -210,14 +215,15 @@ export async function benchEngine(options: EngineBenchOptions): Promise<EngineBe
   if (piece < 1) throw new ConfigError(`--history ${history} leaves no room for a piece in the model's ${kv.maxPositions} positions`);
   const blocksPerSequence = roundUp(history + piece + 1, BLOCK_SIZE) / BLOCK_SIZE;
   const kvCacheBytes = agents * blocksPerSequence * BLOCK_SIZE * kv.bytesPerPosition;
-  if (kvCacheBytes > 0.8 * os.freemem()) {
+  // A CUDA engine keeps its cache on the device, which refuses what does not fit by itself.
+  if (resolveDevice(options.device?.device) === 'cpu' && kvCacheBytes > 0.8 * os.freemem()) {
     throw new ConfigError(
       `bench engine: the ${kv.dtype} KV cache of ${agents} × ${history + piece + 1} positions would take ${(kvCacheBytes / 2 ** 30).toFixed(1)} GiB ` +
         `(${kv.bytesPerPosition} bytes per position), over 80% of the ${(os.freemem() / 2 ** 30).toFixed(1)} GiB free; lower --agents or --history`,
     );
   }
   const loadAverage = os.loadavg();
-  const engine = InferenceEngine.load(directory, { blockSize: BLOCK_SIZE, kvCacheBytes, kvCacheDtype: kv.dtype, maxContext, maxSequences: Math.max(agents, 1) });
+  const engine = InferenceEngine.load(directory, { ...options.device, blockSize: BLOCK_SIZE, kvCacheBytes, kvCacheDtype: kv.dtype, maxContext, maxSequences: Math.max(agents, 1) });
   try {
     const stats0 = engine.stats();
     const wave = { history, piece, vocab: kv.vocabSize, seed };
@@ -236,6 +242,7 @@ export async function benchEngine(options: EngineBenchOptions): Promise<EngineBe
     const end = await settled(engine);
     return {
       model: label,
+      runner: stats0.runner,
       machine: { cpus: os.cpus().length, loadAverage },
       engine: { blockSize: stats0.blockSize, kvBlocksTotal: stats0.kvBlocksTotal, kvCacheBytes, kvCacheDtype: stats0.kvCacheDtype, maxContext: stats0.maxContext, maxSequences: stats0.maxSequences, maxBatchTokens: stats0.maxBatchTokens },
       agents,
@@ -280,6 +287,8 @@ export interface EngineSoakOptions {
   /** Element type of the KV cache (default 'f32'). */
   readonly kvDtype?: KvCacheDtype;
   readonly seed?: number;
+  /** Where the engine runs (default 'auto') and in what weight format. */
+  readonly device?: DeviceOptions;
   /** Seconds of a deadlock window (default 30). */
   readonly windowSeconds?: number;
 }
@@ -298,6 +307,8 @@ export interface SoakSample {
 /** `swarm bench engine --soak --json`. */
 export interface EngineSoakReport {
   readonly model: string;
+  /** What the engine's model runner computed with. */
+  readonly runner: RunnerDescription;
   readonly machine: { readonly cpus: number; readonly loadAverage: readonly number[] };
   readonly teams: number;
   readonly n: number;
@@ -351,7 +362,7 @@ export async function soakEngine(options: EngineSoakOptions): Promise<EngineSoak
   const maxSequences = options.maxSequences ?? 64;
   const windowSeconds = options.windowSeconds ?? 30;
   const loadAverage = os.loadavg();
-  const engine = InferenceEngine.load(directory, { blockSize: BLOCK_SIZE, kvCacheBytes, kvCacheDtype: kv.dtype, maxContext, maxSequences });
+  const engine = InferenceEngine.load(directory, { ...options.device, blockSize: BLOCK_SIZE, kvCacheBytes, kvCacheDtype: kv.dtype, maxContext, maxSequences });
   const problems = await aggregationTask.loadProblems({ split: 'train' });
   const policy = new NativePolicy({ engine, tokenizer });
   const seed = options.seed ?? 1;
@@ -448,6 +459,7 @@ export async function soakEngine(options: EngineSoakOptions): Promise<EngineSoak
   const w = warmUp as SoakSample;
   return {
     model: label,
+    runner: stats.runner,
     machine: { cpus: os.cpus().length, loadAverage },
     teams: options.teams,
     n: options.n,

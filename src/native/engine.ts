@@ -6,6 +6,7 @@
 import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
 import type { NativeEngine, NativeEngineOptions, NativeEngineResult, NativeEngineStats } from './binding.js';
+import type { DeviceOptions, RunnerDescription } from './device.js';
 import type { Trainer } from './trainer.js';
 
 /** Element types the KV cache can hold ('fp8': OCP e4m3, one f32 scale per position and KV head). */
@@ -25,8 +26,8 @@ export function kvCacheBytesPerPosition(shape: { layers: number; kvHeads: number
   return 2 * shape.layers * shape.kvHeads * (shape.headDim * KV_CACHE_DTYPE_BYTES[dtype] + KV_CACHE_ROW_SCALE_BYTES[dtype]);
 }
 
-/** Cache and batching limits; every field is optional. */
-export interface EngineOptions {
+/** Cache and batching limits, and the device (DeviceOptions: 'auto' by default); every field is optional. */
+export interface EngineOptions extends DeviceOptions {
   /** Positions per KV block (a multiple of 16; default 16). */
   readonly blockSize?: number;
   /** KV blocks in the cache (default: as many as kvCacheBytes holds). */

@@ -3,6 +3,7 @@
 import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
 import type { NativeBenchFigures, NativeMachineLimits, NativeModel, NativeModelConfig } from './binding.js';
+import type { DeviceOptions } from './device.js';
 import type { KvCacheDtype } from './engine.js';
 
 /** A loaded Qwen3 checkpoint (weights memory-mapped where the dtype allows). */
@@ -28,10 +29,13 @@ export class Qwen3Model {
     return this.native.config();
   }
 
-  /** Logits of every position of one sequence ([T × V] row-major); token t sits at rotary position startPos + t. */
-  logits(ids: readonly number[], startPos = 0): Float32Array {
+  /**
+   * Logits of every position of one sequence ([T × V] row-major); token t sits at rotary position
+   * startPos + t. Computed on `device` (default 'auto') from the weights in `weights` form.
+   */
+  logits(ids: readonly number[], startPos = 0, options: DeviceOptions = {}): Float32Array {
     try {
-      return this.native.logits(Int32Array.from(ids), startPos);
+      return this.native.logits(Int32Array.from(ids), startPos, { ...options });
     } catch (error) {
       throw new NativeError(`logits failed for ${this.directory}: ${(error as Error).message}`);
     }

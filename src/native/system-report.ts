@@ -22,12 +22,9 @@ export interface SystemReport {
 export function collectSystemReport(): SystemReport {
   const addon = loadAddon();
   const info = addon.binding.systemInfo();
-  const useCuda = info.cuda.compiled && info.cuda.deviceCount > 0;
-  const backendReason = useCuda
-    ? `${info.cuda.deviceCount} CUDA device(s) visible`
-    : !info.cuda.compiled
-      ? 'this addon was built without CUDA (no nvcc at build time, or S3_CUDA=OFF)'
-      : `no usable CUDA device: ${info.cuda.error || 'the runtime reports 0 devices'}`;
+  // The backend is what --device auto picks (native/model/device.h): CUDA only where the model can run on it.
+  const useCuda = info.cuda.usable;
+  const backendReason = useCuda ? `${info.cuda.deviceCount} CUDA device(s) visible, cuBLASLt ${info.cuda.gemm.cublasLtVersion}` : info.cuda.unusableReason;
   return {
     package: { name: packageName, version: packageVersion },
     node: { version: process.version, napi: process.versions.napi ?? 'unknown' },
@@ -66,6 +63,11 @@ export function formatSystemReport(report: SystemReport): string {
     lines.push(`           [${d.index}] ${d.name}, ${(d.totalMemory / 2 ** 30).toFixed(1)} GiB, sm_${d.computeCapability.replace('.', '')}, ${d.multiprocessors} SMs`);
   }
   if (report.cuda.deviceCount === 0 && report.cuda.error) lines.push(`           ${report.cuda.error}`);
+  if (report.cuda.compiled) {
+    const g = report.cuda.gemm;
+    lines.push(`gemm:      ${g.cublasLtVersion ? `cuBLASLt ${g.cublasLtVersion} (bf16, f32)` : `no cuBLASLt (${g.error})`}`);
+    lines.push(`fp8:       ${g.fp8Path}`);
+  }
   for (const [name, probe] of Object.entries(report.libraries)) {
     lines.push(`${(name + ':').padEnd(10)} ${probe.found ? `found at ${probe.path}` : `not found (${probe.error})`}`);
   }

@@ -44,7 +44,7 @@ describe('native/sources.json', () => {
       execFileSync('cmake', ['-S', packageRoot, '-B', dir, '-DS3_BUILD_TESTS=ON', '-DS3_CUDA=AUTO'], { stdio: 'pipe' });
       const commands = JSON.parse(fs.readFileSync(path.join(dir, 'compile_commands.json'), 'utf8')) as { file: string }[];
       const compiled = new Set(commands.map((c) => path.relative(packageRoot, c.file).split(path.sep).join('/')));
-      const expected = ['core', 'model', 'engine', 'train', 'cpu', 'cpu_avx2', 'cpu_avx512', 'tests', ...(hasNvcc ? ['cuda'] : [])].flatMap((g) => groups[g]);
+      const expected = ['core', 'model', 'engine', 'train', 'cpu', 'cpu_avx2', 'cpu_avx512', 'tests', 'test_fixtures', ...(hasNvcc ? ['cuda'] : [])].flatMap((g) => groups[g]);
       expect([...compiled].sort()).toEqual([...expected].sort());
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

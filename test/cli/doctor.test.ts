@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { packageRoot } from '../../src/native/addon.js';
+import { resolveDevice } from '../../src/native/device.js';
 
 const swarm = path.join(packageRoot, 'bin', 'swarm.js');
 function doctor(args: string[], env: NodeJS.ProcessEnv = {}): string {
@@ -19,8 +20,11 @@ describe('swarm doctor --json', () => {
     expect(report.package.name).toBe('s3-swarm');
   });
 
-  it('chooses CUDA exactly when the addon has CUDA and sees a device, and says why not otherwise', () => {
-    expect(report.backend).toBe(report.cuda.compiled && report.cuda.deviceCount > 0 ? 'cuda' : 'cpu');
+  it('chooses CUDA exactly when the model can run there (what --device auto picks), and says why not otherwise', () => {
+    expect(report.backend).toBe(report.cuda.usable ? 'cuda' : 'cpu');
+    expect(report.backend).toBe(resolveDevice('auto'));
+    if (report.cuda.usable) expect(report.cuda.compiled && report.cuda.deviceCount > 0 && report.cuda.gemm.cublasLtVersion !== '').toBe(true);
+    if (!report.cuda.usable) expect(report.backendReason).toBe(report.cuda.unusableReason);
     expect(report.cuda.devices).toHaveLength(report.cuda.deviceCount);
     if (report.backend === 'cpu') expect(report.backendReason.length).toBeGreaterThan(10);
     if (report.cuda.compiled) expect(report.cuda.runtimeVersion).toBeGreaterThanOrEqual(12000);
@@ -38,6 +42,13 @@ describe('swarm doctor --json', () => {
   it('caps the SIMD level with S3_SIMD', () => {
     expect(JSON.parse(doctor(['--json'], { S3_SIMD: 'scalar' })).cpu.simdLevel).toBe('scalar');
     if (report.cpu.features.avx2) expect(JSON.parse(doctor(['--json'], { S3_SIMD: 'avx2' })).cpu.simdLevel).toBe('avx2');
+  });
+
+  it('names the GEMM path: the cuBLASLt version, and whether FP8 multiplies block-scaled', () => {
+    const gemm = report.cuda.gemm;
+    expect(typeof gemm.fp8BlockScaling).toBe('boolean');
+    expect(gemm.cublasLtVersion === '' ? gemm.error : gemm.cublasLtPath).not.toBe('');
+    if (gemm.fp8BlockScaling) expect(gemm.fp8Path).toMatch(/block-scaled/);
   });
 
   it('says whether cuBLASLt and NCCL could be opened, with the path or the reason', () => {

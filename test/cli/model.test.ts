@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { packageRoot } from '../../src/native/addon.js';
+import { resolveDevice } from '../../src/native/device.js';
 import { naiveQwen3Logits } from '../native/naive-qwen3.js';
 
 const swarm = path.join(packageRoot, 'bin', 'swarm.js');
@@ -89,6 +90,46 @@ describe('swarm model init + logits', () => {
     expect(result.stderr).toMatch(/mlp\.(gate|up|down)_proj\.weight/);
     expect(result.stderr).toMatch(/128/);
     expect(result.stderr).toMatch(/96/);
+  });
+
+  it('gives the same logits with --device cpu as by default where CUDA is not usable', () => {
+    if (resolveDevice('auto') !== 'cpu') return;
+    const dir = path.join(work, 'tiny');
+    const plain = run(['model', 'logits', '--model', dir, '--ids', ids.join(','), '--json']);
+    expect(run(['model', 'logits', '--model', dir, '--ids', ids.join(','), '--json', '--device', 'cpu'])).toBe(plain);
+  });
+
+  it('refuses --device cuda where CUDA cannot run, saying why and what to use instead', () => {
+    if (resolveDevice('auto') === 'cuda') return;
+    const result = spawnSync(process.execPath, [swarm, 'model', 'logits', '--model', path.join(work, 'tiny'), '--ids', '1,2', '--device', 'cuda'], { encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/--device cuda: .*(no CUDA device|built without CUDA|cuBLASLt|compute capability).*--device cpu/s);
+  });
+
+  it('refuses an unknown --device or --weights naming the flag and the choices', () => {
+    for (const [flag, value] of [['--device', 'gpu'], ['--weights', 'int4']]) {
+      const result = spawnSync(process.execPath, [swarm, 'model', 'logits', '--model', path.join(work, 'tiny'), '--ids', '1,2', flag, value], { encoding: 'utf8' });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(`${flag} must be`);
+      expect(result.stderr).toContain(`got "${value}"`);
+    }
+  });
+
+  it('quantizes the linear weights to FP8 with --weights fp8: logits move, within FP8 precision', () => {
+    const dir = path.join(work, 'small');
+    const stored = JSON.parse(run(['model', 'logits', '--model', dir, '--ids', ids.join(','), '--json', '--device', 'cpu'])).logits as number[][];
+    const fp8 = JSON.parse(run(['model', 'logits', '--model', dir, '--ids', ids.join(','), '--json', '--device', 'cpu', '--weights', 'fp8'])).logits as number[][];
+    let worst = 0;
+    let moved = false;
+    stored.forEach((row, t) => {
+      const scale = Math.max(...row.map(Math.abs));
+      row.forEach((value, i) => {
+        worst = Math.max(worst, Math.abs(fp8[t][i] - value) / scale);
+        moved ||= fp8[t][i] !== value;
+      });
+    });
+    expect(moved).toBe(true);
+    expect(worst).toBeLessThan(0.15); // measured 0.077 on this model
   });
 
   it('refuses token ids outside the vocabulary', () => {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../../errors.js';
 import { Tokenizer } from '../../model/tokenizer/index.js';
+import type { DeviceOptions } from '../../native/device.js';
 import { InferenceEngine } from '../../native/engine.js';
 import { NativePolicy } from '../../policy/native-policy.js';
 import type { EvalPolicy } from './scripted-eval-policy.js';
@@ -14,6 +15,8 @@ export interface NativeEvalPolicyOptions {
   readonly directory: string;
   /** tokenizer.json to use instead of the checkpoint's. */
   readonly tokenizerPath?: string;
+  /** Where the engine runs (default 'auto') and in what weight format. */
+  readonly device?: DeviceOptions;
 }
 
 /** Loads the checkpoint into an inference engine; close() releases the engine. */
@@ -21,10 +24,11 @@ export function nativeEvalPolicy(options: NativeEvalPolicyOptions): EvalPolicy {
   const directory = path.resolve(options.directory);
   const tokenizerPath = path.resolve(options.tokenizerPath ?? path.join(directory, 'tokenizer.json'));
   if (!fs.existsSync(tokenizerPath)) throw new ConfigError(`--model ${directory} has no tokenizer.json; pass --tokenizer FILE`);
-  const engine = InferenceEngine.load(directory);
+  const engine = InferenceEngine.load(directory, options.device ?? {});
+  const runner = engine.stats().runner;
   return {
     policy: new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerPath) }),
-    info: { name: path.basename(directory), description: `the Qwen3 checkpoint ${directory} on the native inference engine`, model: directory },
+    info: { name: path.basename(directory), description: `the Qwen3 checkpoint ${directory} on the native inference engine (${runner.device}, ${runner.gemm})`, model: directory },
     key: `model:${directory}:${tokenizerPath}`,
     close: () => engine.close(),
   };

@@ -1,0 +1,90 @@
+// model_runner.h: the one place the engine touches the model and the device (nano-vllm's
+// model_runner). A runner holds the weights in the form its device computes with, the paged KV
+// cache the block manager hands out ids for, and the scratch of a forward pass; it runs a
+// scheduled batch (forward over every chunk, keys and values of the new tokens written to the
+// cache, then the draws of the chunks that sample) and scores token sequences. The engine above it
+// (scheduler, block manager, prefix cache, bookkeeping) is the same for every device.
+//
+// Contract every runner keeps: a sampled chunk's draws are a pure function of its logits row, the
+// temperature, the seed and the token index (cpu/sampling.h), and a sequence's logits do not
+// depend on what else is in the batch (for a given device and build), so batching order and limits
+// never change a token.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "cpu/attention.h"
+#include "cpu/sampling.h"
+#include "model/device.h"
+#include "model/qwen3_forward.h"
+#include "model/qwen3_weights.h"
+
+namespace s3::engine {
+
+// How a sampled row is drawn from (cpu::sample_forward's arguments besides the logits).
+struct RunnerSample {
+  float temperature = 1.0f;
+  uint64_t seed = 0;
+  uint64_t token_index = 0;  // index in the sequence of the token being drawn
+  int64_t num_draws = 1;     // 1 + K extra draws
+};
+
+// One step: the forward batch (model/qwen3_forward.h; its logit rows are the sampled rows, in
+// order) and how each of those rows is sampled.
+struct RunnerBatch {
+  model::Qwen3Batch forward;
+  const RunnerSample* samples = nullptr;  // [forward.num_logit_rows]
+  int64_t draw_width = 1;                 // ≥ every samples[i].num_draws
+};
+
+// Weight storage on the device: as the checkpoint stores it, or FP8 E4M3 with 128 × 128 block
+// scales quantized at load (`--weights fp8`; FP8 checkpoints stay FP8 either way).
+enum class WeightFormat { Stored, Fp8 };
+
+struct RunnerOptions {
+  model::Device device = model::Device::Cpu;
+  int64_t block_size = 16;   // KV positions per block
+  int64_t num_blocks = 1;    // KV blocks in the cache
+  cpu::KvDtype kv_dtype = cpu::KvDtype::F32;
+  int64_t max_batch_tokens = 512;  // the largest batch the engine schedules (sizes device scratch)
+  int64_t max_sequences = 64;      // sequences in one batch
+  int64_t max_context = 0;         // the longest sequence (score and logits size scratch for it)
+  WeightFormat weight_format = WeightFormat::Stored;
+};
+
+// What a runner computes with, for `swarm doctor` and the bench JSON.
+struct RunnerDescription {
+  std::string device;     // "cpu" or "cuda:0 (NVIDIA H200)"
+  std::string gemm;       // e.g. "cpu avx512" or "cublasLt 13.0.2 bf16" or "cublasLt 13.0.2 fp8 block-scaled"
+  std::string attention;  // e.g. "cpu avx512" or "cuda paged (decode kernel)"
+};
+
+class ModelRunner {
+ public:
+  virtual ~ModelRunner() = default;
+
+  virtual RunnerDescription describe() const = 0;
+  // Makes `weights` (same shape as before) the ones the next batch uses; called between batches on
+  // the thread that runs them. A device runner copies them to the device here.
+  virtual void set_weights(std::shared_ptr<const model::Qwen3Weights> weights) = 0;
+  // Runs one step. draws: [num_logit_rows × draw_width]; row i's first samples[i].num_draws entries
+  // are written. The batch has been validated by the scheduler; any failure throws, leaving the
+  // cache entries of this batch's new positions unspecified (the engine fails the batch's requests).
+  virtual void run_batch(const RunnerBatch& batch, cpu::TokenDraw* draws) = 0;
+  // log p(tokens[i + 1] | tokens[0..i]) for i < T − 1, in a scratch cache of the engine's KV dtype.
+  virtual std::vector<float> score(const int32_t* tokens, int64_t T) = 0;
+  // logits: [T × V], every position of one sequence whose token t sits at rotary position
+  // rope_offset + t, in a scratch f32 cache (`swarm model logits`).
+  virtual void logits(const int32_t* tokens, int64_t T, int64_t rope_offset, float* logits) = 0;
+};
+
+// The runner for options.device. Throws std::runtime_error when that device cannot hold the cache,
+// the weights or the scratch (naming what to lower), or was not built in.
+std::unique_ptr<ModelRunner> make_model_runner(const RunnerOptions& options,
+                                               std::shared_ptr<const model::Qwen3Weights> weights, ThreadPool& pool);
+
+}  // namespace s3::engine

@@ -1,0 +1,21 @@
+// device_option.h: the `device` ('cpu' | 'cuda' | 'auto') and `weights` ('stored' | 'fp8') options
+// the Engine and Model bindings share, read and resolved in one place.
+#pragma once
+#include <napi.h>
+
+#include "engine/model_runner.h"
+#include "model/device.h"
+
+namespace s3::napi {
+
+// options.device resolved for this machine (model/device.h); 'auto' when absent. A bad value is a
+// TypeError naming `what`; 'cuda' where CUDA cannot run is an Error with the reason.
+model::Device device_option(Napi::Env env, Napi::Object options, const char* what);
+
+// options.weights: 'stored' (default) or 'fp8' (quantized at load, model/fp8_quantize.h).
+engine::WeightFormat weight_format_option(Napi::Env env, Napi::Object options, const char* what);
+
+// {device, gemm, attention} of a runner, for stats() and doctor.
+Napi::Object runner_description_object(Napi::Env env, const engine::RunnerDescription& description);
+
+}  // namespace s3::napi
