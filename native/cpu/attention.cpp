@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/ops/fp8_rows.h"
 
 namespace s3::cpu {
 namespace {
@@ -137,10 +138,8 @@ float quantize_fp8_row(const float* x, int64_t count, uint8_t* bytes) {
     finite = finite && std::isfinite(x[i]);
     largest = std::max(largest, std::fabs(x[i]));
   }
-  float scale = largest / kFp8E4M3Max;
-  if (!finite) scale = std::numeric_limits<float>::quiet_NaN();
-  if (scale == 0.0f) scale = 1.0f;  // zeros, or magnitudes whose scale would underflow: all bytes 0
-  for (int64_t i = 0; i < count; i++) bytes[i] = finite ? f32_to_fp8e4m3(x[i] / scale) : uint8_t(0);
+  const float scale = ops::fp8_row_scale(largest, finite);
+  for (int64_t i = 0; i < count; i++) bytes[i] = ops::fp8_row_encode(x[i], scale, finite);
   return scale;
 }
 

@@ -1,8 +1,8 @@
-// RMSNorm; see rmsnorm.h. Normalizing first and multiplying by the weight second follows the
-// Hugging Face order (the weight multiplies the value cast back from f32).
+// RMSNorm; see rmsnorm.h. The row's arithmetic after its sum of squares is core/ops/rmsnorm.h,
+// which cuda/rmsnorm shares (normalize first, then weight: the Hugging Face order).
 #include "cpu/rmsnorm.h"
 
-#include <cmath>
+#include "core/ops/rmsnorm.h"
 
 namespace s3::cpu {
 
@@ -12,9 +12,8 @@ void rmsnorm_forward(float* out, const float* inp, const float* weight, int64_t 
     float* y = out + n * C;
     double sum_squares = 0.0;
     for (int64_t c = 0; c < C; c++) sum_squares += double(x[c]) * double(x[c]);
-    const float variance = float(sum_squares / double(C));
-    const float inv_rms = 1.0f / std::sqrt(variance + eps);
-    for (int64_t c = 0; c < C; c++) y[c] = weight[c] * (x[c] * inv_rms);
+    const float inv_rms = ops::rmsnorm_inv_rms(sum_squares, C, eps);
+    for (int64_t c = 0; c < C; c++) y[c] = ops::rmsnorm_apply(x[c], inv_rms, weight[c]);
   }
 }
 

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "core/ops/rope.h"
+
 namespace s3::cpu {
 
 void rope_tables(float* cos, float* sin, const int64_t* positions, int64_t T, int64_t HD, float theta) {
@@ -25,11 +27,7 @@ void rope_forward(float* x, const float* cos, const float* sin, int64_t T, int64
     const float* s = sin + t * half;
     for (int64_t h = 0; h < NH; h++) {
       float* head = x + (t * NH + h) * HD;
-      for (int64_t j = 0; j < half; j++) {
-        const float first = head[j], second = head[j + half];
-        head[j] = first * c[j] - second * s[j];
-        head[j + half] = second * c[j] + first * s[j];
-      }
+      for (int64_t j = 0; j < half; j++) ops::rope_rotate(head[j], head[j + half], c[j], s[j]);
     }
   }
 }

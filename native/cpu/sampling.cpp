@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ops/sampling.h"
 #include "core/philox.h"
 
 namespace s3::cpu {
@@ -75,20 +76,25 @@ void sample_forward(TokenDraw* draws, int64_t num_draws, const float* logits, in
     for (int64_t i = 0; i < num_draws; i++) draws[i] = {argmax, 0.0f};
     return;
   }
+  // Cumulative weights chunk by chunk (core/ops/sampling.h): r_j within each chunk, then P_c added.
   thread_local std::vector<double> cumulative;
   cumulative.resize(size_t(V));
-  double running = 0.0;
-  for (int64_t j = 0; j < V; j++) {
-    running += std::exp((double(logits[j]) - double(max)) / double(temperature));
-    cumulative[size_t(j)] = running;
+  double prefix = 0.0;
+  for (int64_t begin = 0; begin < V; begin += ops::kSampleChunk) {
+    const int64_t end = std::min(V, begin + ops::kSampleChunk);
+    double running = 0.0;
+    for (int64_t j = begin; j < end; j++) {
+      running += ops::sample_weight(logits[j], max, temperature);
+      cumulative[size_t(j)] = prefix + running;
+    }
+    prefix += running;
   }
-  const double log_total = std::log(running);
+  const double total = prefix;
   for (int64_t i = 0; i < num_draws; i++) {
-    const double u = philox_uniform(seed, token_index, uint32_t(i), kSamplingStream);
-    const double target = u * running;
-    const int64_t token = std::upper_bound(cumulative.begin(), cumulative.end(), target) - cumulative.begin();
-    const double z = (double(logits[token]) - double(max)) / double(temperature);
-    draws[i] = {int32_t(token), float(z - log_total)};
+    const double target = double(philox_uniform(seed, token_index, uint32_t(i), kSamplingStream)) * total;
+    const int64_t found = std::upper_bound(cumulative.begin(), cumulative.end(), target) - cumulative.begin();
+    const int64_t token = std::min(found, V - 1);
+    draws[i] = {int32_t(token), ops::sample_logprob(logits[token], max, temperature, total)};
   }
 }
 

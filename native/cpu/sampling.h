@@ -27,9 +27,10 @@ struct TokenDraw {
 
 // draws: [num_draws]; draws[i] uses draw index i: draw 0 is the sampled token, draws 1 .. K the
 // K extra independent draws. Each is a pure function of (logits, temperature, seed, token_index, i):
-//   temperature > 0: inverse CDF. Weights w_j = exp((logits[j] − max) / temperature) and their
-//     running sums c_j are taken in index order in double; with u = philox_uniform(seed,
-//     token_index, i, kSamplingStream) in [0, 1), the token is the first j with c_j > u · c_{V−1}.
+//   temperature > 0: inverse CDF. Weights w_j = exp((logits[j] − max) / temperature) in double and
+//     their cumulative sums c_j, taken chunk by chunk as core/ops/sampling.h defines them (so the
+//     CUDA sampler gets the same sums); with u = philox_uniform(seed, token_index, i,
+//     kSamplingStream) in [0, 1), the token is the first j with c_j > u · total.
 //   temperature == 0: greedy, the first index of the maximum, logprob 0 (a point mass).
 // Throws std::invalid_argument for a negative or NaN temperature, a NaN or +inf logit, or a row
 // whose logits are all -inf.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/huge_pages.h"
+#include "core/ops/kv_layout.h"
 #include "cpu/convert.h"
 
 namespace s3::model {
@@ -61,7 +62,7 @@ int64_t KvCache::bytes_per_block(const Qwen3Config& c, int64_t block_size, cpu::
 }
 
 size_t KvCache::block_row(int64_t layer, int64_t block) const {
-  return size_t(((layer * num_blocks_ + block) * kv_heads_) * block_size_);
+  return size_t(ops::kv_row(layer, block, 0, 0, num_blocks_, kv_heads_, block_size_));
 }
 
 cpu::KvPages KvCache::pages(int64_t layer) const {
