@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/cpu_features.h"
+#include "core/kv_dtype.h"
 #include "core/thread_pool.h"
 
 namespace s3::cpu {
@@ -18,18 +19,11 @@ namespace s3::cpu {
 // Keys per online-softmax step; cache blocks hold a multiple of it.
 constexpr int64_t kAttentionKeyChunk = 16;
 
-// Element type of cached keys and values: f32; bf16 (the top 16 bits of an f32, rounded to nearest
-// even when stored); or fp8 e4m3 ("fn": largest magnitude 448, no inf) with one f32 scale per
-// (position, KV head) row of HD values, so a row holds x ≈ fp8e4m3_to_f32(byte) × scale. The
-// kernels widen bf16 and fp8 to f32 in registers as they read them (no f32 copy of the cache).
-enum class KvDtype : uint8_t { F32, Bf16, Fp8E4M3 };
-
-// Bytes of one cached element (an fp8 row's scale comes on top: kv_row_scale_bytes).
-constexpr int64_t kv_dtype_size(KvDtype dtype) {
-  return dtype == KvDtype::F32 ? 4 : dtype == KvDtype::Bf16 ? 2 : 1;
-}
-// Bytes of the scale each row of HD elements carries: 4 (one f32) for fp8, none otherwise.
-constexpr int64_t kv_row_scale_bytes(KvDtype dtype) { return dtype == KvDtype::Fp8E4M3 ? 4 : 0; }
+// Element type of cached keys and values (core/kv_dtype.h). The kernels widen bf16 and fp8 to f32
+// in registers as they read them (no f32 copy of the cache).
+using s3::KvDtype;
+using s3::kv_dtype_size;
+using s3::kv_row_scale_bytes;
 
 // fp8 quantization of one row of `count` values (RNE, saturating at ±448): returns the row's
 // scale max|x| / 448 (1 for a row of zeros, or one too small for a nonzero f32 scale; NaN for a

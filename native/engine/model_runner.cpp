@@ -4,13 +4,20 @@
 #include <stdexcept>
 
 #include "engine/cpu_model_runner.h"
+#ifdef S3_WITH_CUDA
+#include "engine/cuda_model_runner.h"
+#endif
 
 namespace s3::engine {
 
 std::unique_ptr<ModelRunner> make_model_runner(const RunnerOptions& options,
                                                std::shared_ptr<const model::Qwen3Weights> weights, ThreadPool& pool) {
   if (options.device == model::Device::Cpu) return std::make_unique<CpuModelRunner>(options, std::move(weights), pool);
-  throw std::runtime_error("device cuda: the CUDA model runner is not built yet");
+#ifdef S3_WITH_CUDA
+  return make_cuda_model_runner(options, std::move(weights));
+#else
+  throw std::runtime_error("device cuda: this addon was built without CUDA (no nvcc at build time, or S3_CUDA=OFF)");
+#endif
 }
 
 }  // namespace s3::engine

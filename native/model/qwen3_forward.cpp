@@ -19,13 +19,9 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& problem) { throw std::invalid_argument("qwen3_forward: " + problem); }
 
-// Returns T, after checking everything qwen3_forward promises to check.
-int64_t validate(const Qwen3Config& config, const Qwen3Batch& batch, const KvCache& cache) {
-  if (cache.layers() != config.num_hidden_layers || cache.kv_heads() != config.num_key_value_heads ||
-      cache.head_dim() != config.head_dim) {
-    refuse("the KV cache was made for another shape (layers " + std::to_string(cache.layers()) + ", KV heads " +
-           std::to_string(cache.kv_heads()) + ", head_dim " + std::to_string(cache.head_dim()) + ")");
-  }
+}  // namespace
+
+int64_t validate_qwen3_batch(const Qwen3Config& config, const Qwen3Batch& batch, int64_t block_size, int64_t num_blocks) {
   int64_t T = 0;
   for (int64_t b = 0; b < batch.num_sequences; b++) {
     const cpu::AttentionSequence& seq = batch.sequences[b];
@@ -45,15 +41,15 @@ int64_t validate(const Qwen3Config& config, const Qwen3Batch& batch, const KvCac
       refuse(name + " reaches position " + std::to_string(end - 1) + "; the model's max_position_embeddings is " +
              std::to_string(config.max_position_embeddings));
     }
-    const int64_t blocks_needed = (end + cache.block_size() - 1) / cache.block_size();
+    const int64_t blocks_needed = (end + block_size - 1) / block_size;
     if (seq.num_table_blocks < blocks_needed) {
       refuse(name + " has " + std::to_string(seq.num_table_blocks) + " blocks in its block table; positions up to " +
              std::to_string(end - 1) + " need " + std::to_string(blocks_needed));
     }
     for (int64_t i = 0; i < blocks_needed; i++) {
-      if (seq.block_table[i] < 0 || seq.block_table[i] >= cache.num_blocks()) {
+      if (seq.block_table[i] < 0 || seq.block_table[i] >= num_blocks) {
         refuse(name + " block table entry " + std::to_string(i) + " is " + std::to_string(seq.block_table[i]) +
-               "; the cache has blocks [0, " + std::to_string(cache.num_blocks()) + ")");
+               "; the cache has blocks [0, " + std::to_string(num_blocks) + ")");
       }
     }
     T += seq.length;
@@ -71,6 +67,18 @@ int64_t validate(const Qwen3Config& config, const Qwen3Batch& batch, const KvCac
     }
   }
   return T;
+}
+
+namespace {
+
+// Returns T, after checking everything qwen3_forward promises to check.
+int64_t validate(const Qwen3Config& config, const Qwen3Batch& batch, const KvCache& cache) {
+  if (cache.layers() != config.num_hidden_layers || cache.kv_heads() != config.num_key_value_heads ||
+      cache.head_dim() != config.head_dim) {
+    refuse("the KV cache was made for another shape (layers " + std::to_string(cache.layers()) + ", KV heads " +
+           std::to_string(cache.kv_heads()) + ", head_dim " + std::to_string(cache.head_dim()) + ")");
+  }
+  return validate_qwen3_batch(config, batch, cache.block_size(), cache.num_blocks());
 }
 
 // fn(begin, end) over token rows [0, T), split between the pool's threads.

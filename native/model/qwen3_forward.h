@@ -49,6 +49,10 @@ struct Qwen3Workspace {
   void reserve(const Qwen3Config& config, int64_t T, int64_t R);
 };
 
+// Checks a batch against the model and a cache of num_blocks blocks of block_size positions (what
+// qwen3_forward and the CUDA forward promise to check, below) and returns its T.
+int64_t validate_qwen3_batch(const Qwen3Config& config, const Qwen3Batch& batch, int64_t block_size, int64_t num_blocks);
+
 // logits: [R × V] f32 for the batch's logit rows. Validates the whole batch (tokens in the
 // vocabulary, positions below max_position_embeddings, block tables covering every position with
 // block ids inside the cache, logit rows inside [0, T)) before anything is written, and throws

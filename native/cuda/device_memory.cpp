@@ -1,0 +1,92 @@
+// The caching device allocator and the stream; see device_memory.h.
+#include "cuda/device_memory.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+
+#include "cuda/check.h"
+
+namespace s3::cuda {
+namespace {
+
+std::string mib(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
+  return text;
+}
+
+}  // namespace
+
+DeviceAllocator::DeviceAllocator(std::string advice) : advice_(std::move(advice)) {}
+
+DeviceAllocator::~DeviceAllocator() {
+  trim();
+  for (const auto& [pointer, size] : sizes_) cudaFree(pointer);  // blocks still in use at teardown
+}
+
+size_t DeviceAllocator::size_class(size_t bytes) {
+  // 512-byte steps below 1 MiB, 2 MiB steps above: little waste, few distinct classes.
+  const size_t step = bytes < (size_t(1) << 20) ? 512 : (size_t(2) << 20);
+  return (bytes + step - 1) / step * step;
+}
+
+void* DeviceAllocator::allocate(size_t bytes, const char* what) {
+  const size_t size = size_class(bytes > 0 ? bytes : 1);
+  auto cached = free_.find(size);
+  if (cached != free_.end() && !cached->second.empty()) {
+    void* pointer = cached->second.back();
+    cached->second.pop_back();
+    cached_bytes_ -= size;
+    in_use_bytes_ += size;
+    return pointer;
+  }
+  void* pointer = nullptr;
+  cudaError_t status = cudaMalloc(&pointer, size);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    trim();
+    status = cudaMalloc(&pointer, size);
+  }
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    throw DeviceOutOfMemory("CUDA out of memory allocating " + mib(size) + " for " + what + " (" + mib(free_bytes) +
+                            " free of " + mib(total_bytes) + ", " + mib(in_use_bytes_) + " held by this runner); " +
+                            advice_);
+  }
+  check(status, "cudaMalloc", {{"bytes", int64_t(size)}});
+  sizes_.emplace(pointer, size);
+  in_use_bytes_ += size;
+  return pointer;
+}
+
+void DeviceAllocator::release(void* pointer) {
+  auto it = sizes_.find(pointer);
+  if (it == sizes_.end()) return;
+  free_[it->second].push_back(pointer);
+  in_use_bytes_ -= it->second;
+  cached_bytes_ += it->second;
+}
+
+void DeviceAllocator::trim() {
+  for (auto& [size, pointers] : free_) {
+    for (void* pointer : pointers) {
+      cudaFree(pointer);
+      sizes_.erase(pointer);
+    }
+    cached_bytes_ -= size * pointers.size();
+    pointers.clear();
+  }
+}
+
+Stream::Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+
+Stream::~Stream() {
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+void Stream::synchronize(const char* what) const { check(cudaStreamSynchronize(stream_), what); }
+
+}  // namespace s3::cuda

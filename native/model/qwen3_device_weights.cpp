@@ -1,0 +1,157 @@
+// Uploading a model's parameters to the device; see qwen3_device_weights.h.
+#include "model/qwen3_device_weights.h"
+
+#include <cstring>
+#include <set>
+
+#include "core/dtype.h"
+#include "core/ops/fp8_block_scales.h"
+#include "cuda/check.h"
+
+namespace s3::model {
+namespace {
+
+// The device form of a stored matrix.
+cuda::GemmDtype device_form(DType stored, bool fp8_block_scaling) {
+  switch (stored) {
+    case DType::BF16: return cuda::GemmDtype::Bf16;
+    case DType::F8_E4M3: return fp8_block_scaling ? cuda::GemmDtype::Fp8 : cuda::GemmDtype::Bf16;
+    default: return cuda::GemmDtype::F32;  // F32 as is, F16 widened exactly
+  }
+}
+
+std::string form_name(const cpu::MatrixView& w, cuda::GemmDtype form) {
+  std::string name = cuda::gemm_dtype_name(form);
+  if (w.dtype == DType::F8_E4M3 && form == cuda::GemmDtype::Bf16) name = "fp8 widened to bf16";
+  return name;
+}
+
+// What update() compares: the form and the shape.
+std::string form_key(const cpu::MatrixView& w, cuda::GemmDtype form) {
+  return form_name(w, form) + " " + std::to_string(w.rows) + "x" + std::to_string(w.cols);
+}
+
+// The matrix's elements in device form: f32 or bf16 values row-major, or the FP8 bytes as stored.
+std::vector<uint8_t> device_elements(const cpu::MatrixView& w, cuda::GemmDtype form) {
+  const size_t count = size_t(w.rows * w.cols);
+  if (form == cuda::GemmDtype::Fp8 || (form == cuda::GemmDtype::Bf16 && w.dtype == DType::BF16) ||
+      (form == cuda::GemmDtype::F32 && w.dtype == DType::F32)) {
+    const size_t bytes = count * dtype_size(w.dtype);
+    const uint8_t* data = static_cast<const uint8_t*>(w.data);
+    return std::vector<uint8_t>(data, data + bytes);
+  }
+  std::vector<float> row(size_t(w.cols));
+  std::vector<uint8_t> out(count * (form == cuda::GemmDtype::F32 ? 4 : 2));
+  for (int64_t n = 0; n < w.rows; n++) {
+    cpu::matrix_row_to_f32(w, n, row.data());
+    for (int64_t k = 0; k < w.cols; k++) {
+      const size_t i = size_t(n * w.cols + k);
+      if (form == cuda::GemmDtype::F32) {
+        std::memcpy(&out[4 * i], &row[size_t(k)], 4);
+      } else {
+        const uint16_t bits = f32_to_bf16(row[size_t(k)]);
+        std::memcpy(&out[2 * i], &bits, 2);
+      }
+    }
+  }
+  return out;
+}
+
+// A checkpoint's row-major weight_scale_inv repacked with the K-block count padded to a multiple of 4.
+std::vector<float> padded_scales(const cpu::MatrixView& w) {
+  std::vector<float> out(size_t(ops::weight_scale_count(w.rows, w.cols)), 1.0f);
+  for (int64_t nb = 0; nb < ops::fp8_blocks(w.rows); nb++) {
+    for (int64_t kb = 0; kb < ops::fp8_blocks(w.cols); kb++) {
+      out[size_t(ops::weight_scale_index(nb, kb, w.cols))] = w.block_scales[nb * w.scale_cols() + kb];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Qwen3DeviceWeights::Qwen3DeviceWeights(const Qwen3Weights& weights, cuda::DeviceAllocator& allocator, cudaStream_t stream,
+                                       bool fp8_block_scaling)
+    : allocator_(allocator), stream_(stream), fp8_block_scaling_(fp8_block_scaling), config_(weights.config()) {
+  upload(weights, false);
+}
+
+void* Qwen3DeviceWeights::place(const void* host, size_t bytes, const char* name, bool reuse) {
+  if (!reuse) {
+    buffers_.emplace_back(allocator_, bytes, name);
+    bytes_ += bytes;
+  }
+  void* device = buffers_[next_++].get();
+  // Synchronous from pageable host memory: the host bytes may go away right after.
+  cuda::check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_), "uploading weights", {{"bytes", int64_t(bytes)}});
+  cuda::check(cudaStreamSynchronize(stream_), "uploading weights");
+  return device;
+}
+
+bool Qwen3DeviceWeights::update(const Qwen3Weights& weights, cudaStream_t stream) {
+  // Every tensor must keep its device form (and so its size) for the memory to be reused.
+  std::vector<std::string> forms;
+  auto matrix_form = [&](const cpu::MatrixView& w, bool fp8_allowed) {
+    forms.push_back(form_key(w, device_form(w.dtype, fp8_allowed && fp8_block_scaling_)));
+  };
+  matrix_form(weights.embed_tokens(), false);
+  for (const Qwen3LayerWeights& l : weights.layers()) {
+    for (const cpu::MatrixView* w : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj}) {
+      matrix_form(*w, true);
+    }
+  }
+  if (!weights.config().tie_word_embeddings) matrix_form(weights.lm_head(), false);
+  if (forms != forms_) return false;
+  stream_ = stream;
+  config_ = weights.config();
+  upload(weights, true);
+  return true;
+}
+
+void Qwen3DeviceWeights::upload(const Qwen3Weights& weights, bool reuse) {
+  const Qwen3Config& c = weights.config();
+  next_ = 0;
+  std::set<std::string> formats;
+  std::vector<std::string> forms;
+  auto matrix = [&](const cpu::MatrixView& w, const char* name, bool fp8_allowed) {
+    const cuda::GemmDtype form = device_form(w.dtype, fp8_allowed && fp8_block_scaling_);
+    formats.insert(form_name(w, form));
+    forms.push_back(form_key(w, form));
+    const std::vector<uint8_t> elements = device_elements(w, form);
+    cuda::DeviceMatrix m{place(elements.data(), elements.size(), name, reuse), form, w.rows, w.cols, nullptr};
+    if (form == cuda::GemmDtype::Fp8) {
+      const std::vector<float> scales = padded_scales(w);
+      m.scales = static_cast<const float*>(place(scales.data(), scales.size() * sizeof(float), name, reuse));
+    }
+    return m;
+  };
+  auto vector = [&](const float* values, int64_t count, const char* name) {
+    return static_cast<const float*>(place(values, size_t(count) * sizeof(float), name, reuse));
+  };
+  // The embedding is gathered row by row, so it is never FP8 on the device.
+  embed_ = matrix(weights.embed_tokens(), "the token embedding", false);
+  embed_dtype_ = embed_.dtype == cuda::GemmDtype::F32 ? DType::F32 : DType::BF16;
+  layers_.resize(size_t(c.num_hidden_layers));
+  for (int64_t i = 0; i < c.num_hidden_layers; i++) {
+    const Qwen3LayerWeights& l = weights.layers()[size_t(i)];
+    Qwen3DeviceLayer& d = layers_[size_t(i)];
+    d.q_proj = matrix(l.q_proj, "q_proj", true);
+    d.k_proj = matrix(l.k_proj, "k_proj", true);
+    d.v_proj = matrix(l.v_proj, "v_proj", true);
+    d.o_proj = matrix(l.o_proj, "o_proj", true);
+    d.gate_proj = matrix(l.gate_proj, "gate_proj", true);
+    d.up_proj = matrix(l.up_proj, "up_proj", true);
+    d.down_proj = matrix(l.down_proj, "down_proj", true);
+    d.input_layernorm = vector(l.input_layernorm, c.hidden_size, "input_layernorm");
+    d.post_attention_layernorm = vector(l.post_attention_layernorm, c.hidden_size, "post_attention_layernorm");
+    d.q_norm = vector(l.q_norm, c.head_dim, "q_norm");
+    d.k_norm = vector(l.k_norm, c.head_dim, "k_norm");
+  }
+  norm_ = vector(weights.norm(), c.hidden_size, "model.norm");
+  lm_head_ = c.tie_word_embeddings ? embed_ : matrix(weights.lm_head(), "lm_head", false);
+  forms_ = forms;
+  format_.clear();
+  for (const std::string& f : formats) format_ += (format_.empty() ? "" : " + ") + f;
+}
+
+}  // namespace s3::model

@@ -1,0 +1,71 @@
+// qwen3_device_weights.h: a model's parameters on a CUDA device, in the forms the CUDA forward pass
+// multiplies with (cuda/matmul.h): f32 and bf16 matrices as stored; f16 widened to f32 (exact); FP8
+// E4M3 with 128 × 128 block scales kept as FP8 with the scales repacked to cuBLASLt's padded layout
+// where block-scaled FP8 GEMMs run (cuBLASLt ≥ 12.9, sm_90), else widened to bf16 once at upload
+// (each value fp8 × its block's scale, rounded to nearest even). Norm weights are f32. A tied LM head
+// shares the embedding's device copy. Uploaded once per weight version; update() copies a new
+// version of the same forms into the same memory, between batches.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda/device_memory.h"
+#include "cuda/matmul.h"
+#include "model/qwen3_weights.h"
+
+namespace s3::model {
+
+struct Qwen3DeviceLayer {
+  const float* input_layernorm = nullptr;
+  const float* post_attention_layernorm = nullptr;
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  cuda::DeviceMatrix q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj;
+};
+
+class Qwen3DeviceWeights {
+ public:
+  Qwen3DeviceWeights(const Qwen3Weights& weights, cuda::DeviceAllocator& allocator, cudaStream_t stream, bool fp8_block_scaling);
+  Qwen3DeviceWeights(const Qwen3DeviceWeights&) = delete;
+  Qwen3DeviceWeights& operator=(const Qwen3DeviceWeights&) = delete;
+
+  // Copies `weights` into the same device memory when every tensor keeps its device form; returns
+  // false (changing nothing) when some would change form, so the caller uploads anew.
+  bool update(const Qwen3Weights& weights, cudaStream_t stream);
+
+  const Qwen3Config& config() const { return config_; }
+  const void* embed_tokens() const { return embed_.data; }
+  DType embed_dtype() const { return embed_dtype_; }  // F32 or BF16
+  const std::vector<Qwen3DeviceLayer>& layers() const { return layers_; }
+  const float* norm() const { return norm_; }
+  const cuda::DeviceMatrix& lm_head() const { return lm_head_; }
+  // "bf16", "f32", "fp8 block-scaled", "fp8 widened to bf16", or a mix ("bf16 + fp8 block-scaled").
+  const std::string& format() const { return format_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  // Builds every tensor's device form in a fixed order; `place` allocates (first upload) or reuses
+  // (update) the memory of the i-th tensor.
+  void upload(const Qwen3Weights& weights, bool reuse);
+  void* place(const void* host, size_t bytes, const char* name, bool reuse);
+
+  cuda::DeviceAllocator& allocator_;
+  cudaStream_t stream_;
+  bool fp8_block_scaling_;
+  Qwen3Config config_;
+  std::vector<cuda::DeviceBuffer> buffers_;  // one per tensor, in upload order
+  std::vector<std::string> forms_;           // each tensor's device form, what update() must match
+  size_t next_ = 0;                          // during upload: the tensor being placed
+  cuda::DeviceMatrix embed_;
+  DType embed_dtype_ = DType::BF16;
+  std::vector<Qwen3DeviceLayer> layers_;
+  const float* norm_ = nullptr;
+  cuda::DeviceMatrix lm_head_;
+  std::string format_;
+  size_t bytes_ = 0;
+};
+
+}  // namespace s3::model
