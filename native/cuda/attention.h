@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "core/host_device.h"
 #include "cuda/kv_cache.h"
 
 namespace s3::cuda {
@@ -33,7 +34,7 @@ struct AttentionTokens {
 // Keys a split holds for a token at `position`: 256, doubled until at most kMaxAttentionSplits
 // splits cover positions 0 .. position.
 constexpr int64_t kMaxAttentionSplits = 16;
-__host__ __device__ inline int64_t attention_split_positions(int64_t position) {
+S3_HOST_DEVICE inline int64_t attention_split_positions(int64_t position) {
   int64_t length = 256;
   while (length * kMaxAttentionSplits < position + 1) length *= 2;
   return length;

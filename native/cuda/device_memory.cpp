@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "cuda/check.h"
@@ -88,5 +90,24 @@ Stream::~Stream() {
 }
 
 void Stream::synchronize(const char* what) const { check(cudaStreamSynchronize(stream_), what); }
+
+double copy_bandwidth() {
+  size_t free_bytes = 0, total_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  const size_t bytes = std::min(size_t(4) << 30, free_bytes / 4);
+  DeviceAllocator allocator("lower the copy size");
+  DeviceBuffer a(allocator, bytes, "the bandwidth test"), b(allocator, bytes, "the bandwidth test");
+  check(cudaMemset(a.get(), 1, bytes), "cudaMemset");
+  std::vector<double> seconds;
+  for (int r = 0; r < 6; r++) {
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const auto start = std::chrono::steady_clock::now();
+    check(cudaMemcpy(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy", {{"bytes", int64_t(bytes)}});
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    if (r > 0) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return 2.0 * double(bytes) / seconds[seconds.size() / 2];
+}
 
 }  // namespace s3::cuda

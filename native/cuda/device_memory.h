@@ -116,4 +116,8 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
+// Device-to-device copy bandwidth of the current device (bytes read plus bytes written per second,
+// the median of 5 copies of 4 GiB, or less when less is free): the decode roofline's denominator.
+double copy_bandwidth();
+
 }  // namespace s3::cuda

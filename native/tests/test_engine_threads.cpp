@@ -1,6 +1,8 @@
 // test_engine_threads.cpp: the engine's scheduler thread with callers on several threads: pieces
 // equal to each sequence generated alone, whatever the batch limits and a cache small enough to
-// force preemption; cancellation, release and close answer every request exactly once.
+// force preemption; prefix caching and weight swaps change no token; cancellation, release and
+// close answer every request exactly once. Each runs on the CPU and, where CUDA is usable, again
+// with the CUDA runner (device_* cases: the same invariants on the device).
 #include <condition_variable>
 #include <cstring>
 #include <map>
@@ -12,10 +14,12 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "tests/cuda_test_support.h"
 #include "tests/naive_qwen3.h"
 #include "tests/test_framework.h"
 
 using namespace s3::engine;
+using s3::model::Device;
 
 namespace {
 
@@ -110,8 +114,9 @@ struct CacheSettings {
   EngineOptions roomy, one_at_a_time, tight;
 };
 
-CacheSettings cache_settings(int64_t tight_blocks, int64_t tight_context, bool prefix_caching) {
+CacheSettings cache_settings(int64_t tight_blocks, int64_t tight_context, bool prefix_caching, Device device) {
   CacheSettings c;
+  c.roomy.device = device;
   c.roomy.num_blocks = 256;
   c.roomy.max_context = 256;
   c.roomy.prefix_caching = prefix_caching;
@@ -124,13 +129,11 @@ CacheSettings cache_settings(int64_t tight_blocks, int64_t tight_context, bool p
   return c;
 }
 
-}  // namespace
-
-TEST(engine_threads_batching_and_preemption_change_no_token) {
+void batching_and_preemption_change_no_token(Device device) {
   const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 3);
   const auto weights = tiny_weights(model);
   s3::ThreadPool pool(2);
-  const CacheSettings c = cache_settings(8, 128, true);  // 128 positions for 12 agents of up to 100: preemption
+  const CacheSettings c = cache_settings(8, 128, true, device);  // 128 positions for 12 agents of up to 100: preemption
   const auto expected = run_agents(weights, c.roomy, 12, pool);
   CHECK(run_agents(weights, c.one_at_a_time, 12, pool) == expected);
   int64_t preemptions = 0;
@@ -143,11 +146,11 @@ TEST(engine_threads_batching_and_preemption_change_no_token) {
 // positions (four full blocks) instead of computing them, and every token, draw and log-prob bit
 // stays what the engine gives without the cache, in a roomy cache, one sequence at a time, and a
 // cache small enough to preempt (where the cached blocks may be evicted with their holders).
-TEST(engine_threads_prefix_caching_changes_no_token) {
+void prefix_caching_changes_no_token(Device device) {
   const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 4);
   const auto weights = tiny_weights(model);
   s3::ThreadPool pool(2);
-  const CacheSettings c = cache_settings(16, 256, false);  // 256 positions for 12 agents of up to 170: preemption
+  const CacheSettings c = cache_settings(16, 256, false, device);  // 256 positions for 12 agents of up to 170: preemption
   const auto expected = run_agents(weights, c.roomy, 12, pool, nullptr, 70);
   for (EngineOptions options : {c.roomy, c.one_at_a_time, c.tight}) {
     options.prefix_caching = true;
@@ -171,11 +174,12 @@ TEST(engine_threads_prefix_caching_changes_no_token) {
 
 // Blocks computed by older weights are never attached: after a swap, a sequence with the same
 // prompt computes it afresh and samples what a new engine with the new weights samples.
-TEST(engine_threads_prefix_cache_keeps_weight_versions_apart) {
+void prefix_cache_keeps_weight_versions_apart(Device device) {
   const s3test::TestModel first = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 5);
   const s3test::TestModel second = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 6);
   s3::ThreadPool pool(2);
   EngineOptions options;
+  options.device = device;
   options.num_blocks = 64;
   options.max_context = 256;
   std::vector<int32_t> prompt(50);
@@ -200,12 +204,13 @@ TEST(engine_threads_prefix_cache_keeps_weight_versions_apart) {
   CHECK(new_result != old_result);
 }
 
-TEST(engine_threads_cancel_release_and_close_answer_every_request_once) {
+void cancel_release_and_close_answer_every_request_once(Device device) {
   const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 4);
   const auto weights = tiny_weights(model);
   s3::ThreadPool pool(2);
   Inbox inbox;
   EngineOptions options;
+  options.device = device;
   options.num_blocks = 64;
   options.max_context = 1024;
   auto engine = std::make_unique<Engine>(weights, options, inbox.callback(), pool);
@@ -231,4 +236,28 @@ TEST(engine_threads_cancel_release_and_close_answer_every_request_once) {
   CHECK_THROWS(std::logic_error, engine->open_sequence());
   engine.reset();
   CHECK_EQ(inbox.deliveries, int64_t(requests.size()));
+}
+
+}  // namespace
+
+TEST(engine_threads_batching_and_preemption_change_no_token) { batching_and_preemption_change_no_token(Device::Cpu); }
+TEST(engine_threads_prefix_caching_changes_no_token) { prefix_caching_changes_no_token(Device::Cpu); }
+TEST(engine_threads_prefix_cache_keeps_weight_versions_apart) { prefix_cache_keeps_weight_versions_apart(Device::Cpu); }
+TEST(engine_threads_cancel_release_and_close_answer_every_request_once) { cancel_release_and_close_answer_every_request_once(Device::Cpu); }
+
+TEST(cuda_engine_batching_and_preemption_change_no_token) {
+  s3test::require_cuda();
+  batching_and_preemption_change_no_token(Device::Cuda);
+}
+TEST(cuda_engine_prefix_caching_changes_no_token) {
+  s3test::require_cuda();
+  prefix_caching_changes_no_token(Device::Cuda);
+}
+TEST(cuda_engine_prefix_cache_keeps_weight_versions_apart) {
+  s3test::require_cuda();
+  prefix_cache_keeps_weight_versions_apart(Device::Cuda);
+}
+TEST(cuda_engine_cancel_release_and_close_answer_every_request_once) {
+  s3test::require_cuda();
+  cancel_release_and_close_answer_every_request_once(Device::Cuda);
 }

@@ -1,0 +1,164 @@
+// cuda_inference_bench.cpp: the CUDA inference benchmarks of the GPU check (scripts/gpu-check.sh),
+// side by side in one run on a random Qwen3-0.6B (bf16 checkpoint from model/qwen3_init.h), through
+// the same ModelRunner and Engine the product uses:
+//   bandwidth: device-to-device copy (read + write bytes / time), the roofline's denominator;
+//   decode:    one step of S sequences with C cached positions each, bf16 weights + bf16 KV and FP8
+//              weights + FP8 KV, against the roofline (weight and KV bytes read per step / bandwidth);
+//   prefill:   32 × 2,048 tokens (last-token logits), in steps of `prefill_step` tokens;
+//   engine:    256 agents through the engine (history, then one piece each), tokens/s.
+// Built with -DS3_BUILD_GPU_BENCH=ON (CUDA only). Run: s3_cuda_inference_bench [--quick] > bench.json
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "cuda/device_memory.h"
+#include "engine/engine.h"
+#include "engine/model_runner.h"
+#include "engine/runner_bench.h"
+#include "model/qwen3_init.h"
+#include "model/qwen3_weights.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string model_directory(const std::string& root) {
+  const std::string dir = root + "/s3-bench-qwen3-0.6b";
+  std::filesystem::create_directories(dir);
+  if (!std::filesystem::exists(dir + "/model.safetensors")) {
+    std::ofstream(dir + "/config.json")
+        << R"({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 28,
+               "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072,
+               "vocab_size": 151936, "max_position_embeddings": 40960, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06,
+               "tie_word_embeddings": true, "hidden_act": "silu", "attention_bias": false, "torch_dtype": "bfloat16"})";
+    s3::model::init_qwen3_checkpoint({dir, 1, s3::DType::BF16, 0.02f});
+  }
+  return dir;
+}
+
+s3::engine::RunnerOptions cuda_options(bool fp8) {
+  s3::engine::RunnerOptions options;
+  options.device = s3::model::Device::Cuda;
+  options.kv_dtype = fp8 ? s3::KvDtype::Fp8E4M3 : s3::KvDtype::Bf16;
+  options.weight_format = fp8 ? s3::engine::WeightFormat::Fp8 : s3::engine::WeightFormat::Stored;
+  return options;
+}
+
+std::string decode_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, bool fp8, int64_t S, int64_t C,
+                           double bandwidth, s3::ThreadPool& pool) {
+  const s3::engine::RunnerBenchFigures f = s3::engine::bench_runner_decode(weights, cuda_options(fp8), S, C, 10, pool);
+  const double roofline = double(S) / (f.bytes_per_step / bandwidth);
+  char text[1024];
+  std::snprintf(text, sizeof text,
+                "{\"weights\": \"%s\", \"kvCache\": \"%s\", \"sequences\": %lld, \"context\": %lld, \"stepSeconds\": %.6f, "
+                "\"tokensPerSecond\": %.1f, \"bytesPerStep\": %.0f, \"rooflineTokensPerSecond\": %.1f, \"fractionOfRoofline\": %.3f, "
+                "\"gemm\": \"%s\", \"attention\": \"%s\"}",
+                fp8 ? "fp8" : "bf16", fp8 ? "fp8" : "bf16", (long long)S, (long long)C, f.median_seconds, f.tokens_per_second,
+                f.bytes_per_step, roofline, f.tokens_per_second / roofline, f.runner.gemm.c_str(), f.runner.attention.c_str());
+  return text;
+}
+
+std::string prefill_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, bool fp8, int64_t S, int64_t L,
+                            int64_t step_tokens, s3::ThreadPool& pool) {
+  const s3::engine::RunnerBenchFigures f = s3::engine::bench_runner_prefill(weights, cuda_options(fp8), S, L, step_tokens, 3, pool);
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "{\"weights\": \"%s\", \"sequences\": %lld, \"tokens\": %lld, \"stepTokens\": %lld, \"seconds\": %.4f, \"tokensPerSecond\": %.0f}",
+                fp8 ? "fp8" : "bf16", (long long)S, (long long)L, (long long)step_tokens, f.median_seconds, f.tokens_per_second);
+  return text;
+}
+
+std::string engine_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, int64_t agents, int64_t history,
+                           int64_t piece, s3::ThreadPool& pool) {
+  std::mutex mutex;
+  std::condition_variable done;
+  int64_t finished = 0, generated = 0;
+  s3::engine::EngineOptions options;
+  options.device = s3::model::Device::Cuda;
+  options.kv_dtype = s3::KvDtype::Bf16;
+  options.num_blocks = agents * ((history + piece + 16) / 16 + 1);
+  options.limits.max_sequences = agents;
+  options.limits.max_batch_tokens = 8192;
+  s3::engine::Engine engine(weights, options, [&](s3::engine::EngineResult&& r) {
+    std::lock_guard<std::mutex> lock(mutex);
+    finished++;
+    generated += int64_t(r.tokens.size());
+    done.notify_all();
+  }, pool);
+  const int64_t V = weights->config().vocab_size;
+  const auto start = Clock::now();
+  for (int64_t a = 0; a < agents; a++) {
+    const uint64_t s = engine.open_sequence();
+    std::vector<int32_t> tokens(static_cast<size_t>(history));
+    for (int64_t i = 0; i < history; i++) tokens[size_t(i)] = int32_t((a * 31 + i * 7) % V);
+    engine.append(s, tokens.data(), history);
+    engine.generate(s, {piece, {}, 1.0f, uint64_t(a), 0});
+  }
+  std::unique_lock<std::mutex> lock(mutex);
+  done.wait(lock, [&] { return finished == agents; });
+  const double wall = seconds_since(start);
+  const s3::engine::EngineStats stats = engine.stats();
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "{\"agents\": %lld, \"history\": %lld, \"piece\": %lld, \"wallSeconds\": %.3f, \"generatedTokens\": %lld, "
+                "\"tokensPerSecond\": %.1f, \"steps\": %lld, \"busySeconds\": %.3f}",
+                (long long)agents, (long long)history, (long long)piece, wall, (long long)generated, double(generated) / wall,
+                (long long)stats.steps, stats.busy_seconds);
+  return text;
+}
+
+// Runs one section, turning a failure (out of memory, say) into {"error": ...} so the others still report.
+template <typename Section>
+std::string guarded(const Section& section) {
+  try {
+    return section();
+  } catch (const std::exception& e) {
+    std::string message = e.what();
+    for (char& c : message) {
+      if (c == '"' || c == '\\' || c == '\n') c = ' ';
+    }
+    return "{\"error\": \"" + message + "\"}";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const char* tmp = std::getenv("TMPDIR");
+  s3::ThreadPool pool(8);
+  double bandwidth = 0;
+  try {
+    bandwidth = s3::cuda::copy_bandwidth();
+  } catch (const std::exception& e) {
+    std::printf("{\"error\": \"no device: %s\"}\n", e.what());
+    return 1;
+  }
+  const auto weights = std::make_shared<const s3::model::Qwen3Weights>(s3::model::Qwen3Weights::load(model_directory(tmp ? tmp : "/tmp")));
+  const int64_t S = quick ? 32 : 256, C = quick ? 1024 : 4096, P = quick ? 8 : 32;
+  std::printf("{\"copyBandwidthBytesPerSecond\": %.4g,\n", bandwidth);
+  std::fflush(stdout);
+  std::printf(" \"decode\": [%s,\n", guarded([&] { return decode_figures(weights, false, S, C, bandwidth, pool); }).c_str());
+  std::fflush(stdout);
+  std::printf("            %s],\n", guarded([&] { return decode_figures(weights, true, S, C, bandwidth, pool); }).c_str());
+  std::fflush(stdout);
+  std::printf(" \"prefill\": [%s,\n", guarded([&] { return prefill_figures(weights, false, P, 2048, 8192, pool); }).c_str());
+  std::fflush(stdout);
+  std::printf("             %s],\n", guarded([&] { return prefill_figures(weights, true, P, 2048, 8192, pool); }).c_str());
+  std::fflush(stdout);
+  std::printf(" \"engine\": %s}\n", guarded([&] { return engine_figures(weights, quick ? 32 : 256, 512, quick ? 64 : 256, pool); }).c_str());
+  return 0;
+}
