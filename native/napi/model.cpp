@@ -15,8 +15,12 @@
 #include "model/qwen3_init.h"
 #include "model/qwen3_weights.h"
 #include "engine/model_runner.h"
+#include "engine/runner_bench.h"
 #include "napi/device_option.h"
 #include "napi/guarded.h"
+#ifdef S3_WITH_CUDA
+#include "cuda/device_memory.h"
+#endif
 
 namespace s3::napi {
 namespace {
@@ -52,6 +56,7 @@ class Model : public Napi::ObjectWrap<Model> {
   }
 
   const model::Qwen3Weights& weights() const { return *weights_; }
+  const std::shared_ptr<const model::Qwen3Weights>& shared_weights() const { return weights_; }
 
  private:
   Napi::Value config(const Napi::CallbackInfo& info) { return config_object(info.Env(), weights_->config()); }
@@ -153,6 +158,54 @@ Napi::Value bench(const Napi::CallbackInfo& info, bool decode) {
   }));
 }
 
+Napi::Object runner_figures_object(Napi::Env env, const engine::RunnerBenchFigures& f) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("sequences", double(f.sequences));
+  o.Set("tokens", double(f.tokens));
+  o.Set("medianSeconds", f.median_seconds);
+  o.Set("bestSeconds", f.best_seconds);
+  o.Set("tokensPerSecond", f.tokens_per_second);
+  o.Set("bytesPerStep", f.bytes_per_step);
+  o.Set("runner", runner_description_object(env, f.runner));
+  return o;
+}
+
+// benchRunnerDecode(model, {device, weights, kvCacheDtype, sequences, context, repetitions}) /
+// benchRunnerPrefill(model, {device, weights, sequences, tokens, stepTokens, repetitions}): the timed
+// runner steps of engine/runner_bench.h on the chosen device.
+Napi::Value bench_runner(const Napi::CallbackInfo& info, bool decode) {
+  Napi::Env env = info.Env();
+  const Model* model = Model::Unwrap(info[0].As<Napi::Object>());
+  const Napi::Object options = info[1].As<Napi::Object>();
+  engine::RunnerOptions runner;
+  runner.device = device_option(env, options, decode ? "benchRunnerDecode" : "benchRunnerPrefill");
+  runner.weight_format = weight_format_option(env, options, "bench");
+  if (options.Has("kvCacheDtype") && !options.Get("kvCacheDtype").IsUndefined()) {
+    const std::optional<cpu::KvDtype> parsed = model::parse_kv_dtype(options.Get("kvCacheDtype").ToString().Utf8Value());
+    if (!parsed) throw Napi::TypeError::New(env, "bench: kvCacheDtype must be \"f32\", \"bf16\" or \"fp8\"");
+    runner.kv_dtype = *parsed;
+  }
+  const int64_t sequences = options.Get("sequences").As<Napi::Number>().Int64Value();
+  const int repetitions = options.Get("repetitions").As<Napi::Number>().Int32Value();
+  return runner_figures_object(env, guarded(env, [&] {
+    if (decode) {
+      return engine::bench_runner_decode(model->shared_weights(), runner, sequences, options.Get("context").As<Napi::Number>().Int64Value(),
+                                         repetitions, default_thread_pool());
+    }
+    return engine::bench_runner_prefill(model->shared_weights(), runner, sequences, options.Get("tokens").As<Napi::Number>().Int64Value(),
+                                        options.Get("stepTokens").As<Napi::Number>().Int64Value(), repetitions, default_thread_pool());
+  }));
+}
+
+// deviceCopyBandwidth() → bytes/s read plus written by a device-to-device copy on CUDA device 0.
+Napi::Value device_copy_bandwidth(const Napi::CallbackInfo& info) {
+#ifdef S3_WITH_CUDA
+  return Napi::Number::New(info.Env(), guarded(info.Env(), [] { return cuda::copy_bandwidth(); }));
+#else
+  throw Napi::Error::New(info.Env(), "deviceCopyBandwidth: this addon was built without CUDA");
+#endif
+}
+
 Napi::Value machine_limits(const Napi::CallbackInfo& info) {
   const cpu::MachineLimits limits = cpu::measure_machine_limits(default_thread_pool());
   Napi::Object o = Napi::Object::New(info.Env());
@@ -171,6 +224,9 @@ void register_model(Napi::Env env, Napi::Object exports) {
   exports.Set("benchForward", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return bench(info, false); }, "benchForward"));
   exports.Set("benchDecode", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return bench(info, true); }, "benchDecode"));
   exports.Set("machineLimits", Napi::Function::New(env, machine_limits, "machineLimits"));
+  exports.Set("benchRunnerDecode", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return bench_runner(info, true); }, "benchRunnerDecode"));
+  exports.Set("benchRunnerPrefill", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return bench_runner(info, false); }, "benchRunnerPrefill"));
+  exports.Set("deviceCopyBandwidth", Napi::Function::New(env, device_copy_bandwidth, "deviceCopyBandwidth"));
 }
 
 }  // namespace s3::napi

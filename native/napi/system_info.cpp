@@ -95,6 +95,7 @@ Napi::Object cuda_object(Napi::Env env) {
                                           : "FP8 weights widened to BF16, then the BF16 GEMM (needs cuBLASLt >= 12.9 and sm_90 for block scaling)");
   gemm.Set("error", lt.error);
   cuda.Set("gemm", gemm);
+  cuda.Set("attention", "split-KV paged attention for prefill and decode (cuda/attention.h); heads outside its shapes use the double-precision reference kernel");
 #else
   cuda.Set("compiled", false);
   cuda.Set("deviceCount", 0);
@@ -108,6 +109,7 @@ Napi::Object cuda_object(Napi::Env env) {
   gemm.Set("fp8Path", "none (built without CUDA)");
   gemm.Set("error", "built without CUDA");
   cuda.Set("gemm", gemm);
+  cuda.Set("attention", "none (built without CUDA)");
 #endif
   const model::DeviceAvailability availability = model::device_availability();
   cuda.Set("usable", availability.cuda_usable);

@@ -1,7 +1,8 @@
 // `swarm bench forward|decode|train|harness|engine [--json]`: throughput figures measured side by side with the
 // machine's own limits (docs/benchmarks.md records them with the commands that made them).
 import type { Command } from 'commander';
-import { benchDecode, benchForward } from '../native/model-bench.js';
+import { benchDecode, benchDeviceDecode, benchDeviceForward, benchForward, usesRunnerBench } from '../native/model-bench.js';
+import { resolveDevice } from '../native/device.js';
 import { benchTrain } from '../native/train-bench.js';
 import { OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
 import { benchEngine, soakEngine } from '../native/engine-bench.js';
@@ -22,20 +23,35 @@ const print = (json: boolean | undefined, value: unknown, text: () => string) =>
 export function registerBench(program: Command): void {
   const bench = program.command('bench').description('measure throughput (figures side by side with the machine limits)');
 
-  bench
-    .command('forward')
-    .description('prefill tokens/s of the Qwen3 forward pass, as a fraction of the FMA peak')
-    .option('--model <dir>', 'a Qwen3 checkpoint folder')
-    .option('--shape <name>', 'random weights of a shape: tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b', 'qwen3-0.6b')
-    .option('--batches <list>', 'sequences×tokens shapes, e.g. 1x512,4x512', '1x512,4x512')
-    .option('--repetitions <n>', 'timed repetitions (median reported)', '3')
-    .option('--json', 'print JSON')
-    .action((options: { model?: string; shape: string; batches: string; repetitions: string; json?: boolean }) => {
+  addDeviceFlags(
+    bench
+      .command('forward')
+      .description('prefill tokens/s of the Qwen3 forward pass (CPU: as a fraction of the FMA peak; --device cuda: through the CUDA runner)')
+      .option('--model <dir>', 'a Qwen3 checkpoint folder')
+      .option('--shape <name>', 'random weights of a shape: tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b', 'qwen3-0.6b')
+      .option('--batches <list>', 'sequences×tokens shapes, e.g. 1x512,4x512', '1x512,4x512')
+      .option('--step-tokens <n>', 'with --device cuda or --weights fp8: tokens per runner step (sequences of a shape are prefilled this many at a time)', '8192')
+      .option('--repetitions <n>', 'timed repetitions (median reported)', '3')
+      .option('--json', 'print JSON'),
+  ).action((options: { model?: string; shape: string; batches: string; stepTokens: string; repetitions: string; json?: boolean; device: string; weights: string }) => {
       const shapes = options.batches.split(',').map((part) => {
         const [sequences, tokens] = part.split('x');
         return [parseIntegerFlag('--batches', sequences, 1), parseIntegerFlag('--batches', tokens ?? '', 1)] as [number, number];
       });
-      const report = benchForward({ model: options.model, shape: options.shape, shapes, repetitions: parseIntegerFlag('--repetitions', options.repetitions, 1) });
+      const repetitions = parseIntegerFlag('--repetitions', options.repetitions, 1);
+      const device = parseDeviceFlags(options);
+      const resolved = resolveDevice(device.device);
+      if (usesRunnerBench(device, resolved)) {
+        const report = benchDeviceForward({ model: options.model, shape: options.shape, device, shapes, stepTokens: parseIntegerFlag('--step-tokens', options.stepTokens, 1), repetitions });
+        print(options.json, report, () =>
+          [
+            `model ${report.model} on ${report.runner.device} (${report.runner.gemm}; ${report.runner.attention})`,
+            ...report.prefill.map((f) => `prefill ${f.sequences}×${f.tokens}: ${f.tokensPerSecond.toFixed(0)} tokens/s (median of ${repetitions}, ${f.medianSeconds.toFixed(3)} s, ${f.stepTokens} tokens per step)`),
+          ].join('\n'),
+        );
+        return;
+      }
+      const report = benchForward({ model: options.model, shape: options.shape, shapes, repetitions });
       print(options.json, report, () =>
         [
           `model ${report.model}; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak, ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read (${report.limits.threads} threads, ${report.limits.simd})`,
@@ -44,25 +60,35 @@ export function registerBench(program: Command): void {
       );
     });
 
-  bench
-    .command('decode')
-    .description('decode tokens/s at several concurrencies, as a fraction of the read bandwidth')
-    .option('--model <dir>', 'a Qwen3 checkpoint folder')
-    .option('--shape <name>', 'random weights of a shape', 'qwen3-0.6b')
-    .option('--sequences <list>', 'concurrent sequences', '1,8,32,64')
-    .option('--context <n>', 'cached positions per sequence', '1024')
-    .option('--repetitions <n>', 'timed repetitions (median reported)', '5')
-    .option('--kv-dtype <type>', KV_DTYPE_HELP, 'f32')
-    .option('--json', 'print JSON')
-    .action((options: { model?: string; shape: string; sequences: string; context: string; repetitions: string; kvDtype: string; json?: boolean }) => {
-      const report = benchDecode({
-        kvCacheDtype: parseChoiceFlag('--kv-dtype', options.kvDtype, KV_CACHE_DTYPES),
-        model: options.model,
-        shape: options.shape,
-        sequences: parseIntegerListFlag('--sequences', options.sequences, 1),
-        context: parseIntegerFlag('--context', options.context, 1),
-        repetitions: parseIntegerFlag('--repetitions', options.repetitions, 1),
-      });
+  addDeviceFlags(
+    bench
+      .command('decode')
+      .description('decode tokens/s at several concurrencies (CPU: as a fraction of the read bandwidth; --device cuda: of the copy-bandwidth roofline)')
+      .option('--model <dir>', 'a Qwen3 checkpoint folder')
+      .option('--shape <name>', 'random weights of a shape', 'qwen3-0.6b')
+      .option('--sequences <list>', 'concurrent sequences', '1,8,32,64')
+      .option('--context <n>', 'cached positions per sequence', '1024')
+      .option('--repetitions <n>', 'timed repetitions (median reported)', '5')
+      .option('--kv-dtype <type>', KV_DTYPE_HELP, 'f32')
+      .option('--json', 'print JSON'),
+  ).action((options: { model?: string; shape: string; sequences: string; context: string; repetitions: string; kvDtype: string; json?: boolean; device: string; weights: string }) => {
+      const kvCacheDtype = parseChoiceFlag('--kv-dtype', options.kvDtype, KV_CACHE_DTYPES);
+      const sequences = parseIntegerListFlag('--sequences', options.sequences, 1);
+      const context = parseIntegerFlag('--context', options.context, 1);
+      const repetitions = parseIntegerFlag('--repetitions', options.repetitions, 1);
+      const device = parseDeviceFlags(options);
+      const resolved = resolveDevice(device.device);
+      if (usesRunnerBench(device, resolved)) {
+        const report = benchDeviceDecode({ model: options.model, shape: options.shape, device, resolved, sequences, context, repetitions, kvCacheDtype });
+        print(options.json, report, () =>
+          [
+            `model ${report.model} on ${report.runner.device} (${report.runner.gemm}; ${report.runner.attention}), ${report.kvCacheDtype} KV cache; bandwidth ${report.copyBandwidthGBytesPerSecond.toFixed(0)} GB/s`,
+            ...report.decode.map((f) => `decode ×${f.sequences} @${f.context}: ${f.tokensPerSecond.toFixed(1)} tokens/s (${(1000 * f.medianSeconds).toFixed(2)} ms/step), ${(100 * f.fractionOfRoofline).toFixed(0)}% of the roofline`),
+          ].join('\n'),
+        );
+        return;
+      }
+      const report = benchDecode({ kvCacheDtype, model: options.model, shape: options.shape, sequences, context, repetitions });
       print(options.json, report, () =>
         [
           `model ${report.model}, ${report.kvCacheDtype} KV cache; machine: ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read, ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA (${report.limits.threads} threads)`,

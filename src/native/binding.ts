@@ -38,6 +38,8 @@ export interface NativeCudaInfo {
     fp8Path: string;
     error: string;
   };
+  /** The attention kernels a CUDA runner uses. */
+  attention: string;
 }
 
 /** Whether an optional library could be opened with dlopen. */
@@ -91,6 +93,19 @@ export interface NativeBenchFigures {
   gflops: number;
   weightGBytesPerSecond: number;
   kvGBytes: number;
+}
+
+/** Timing of runner steps (decode: one step; prefill: every sequence) on any device. */
+export interface NativeRunnerBenchFigures {
+  sequences: number;
+  /** Context (decode) or prompt length (prefill) per sequence. */
+  tokens: number;
+  medianSeconds: number;
+  bestSeconds: number;
+  tokensPerSecond: number;
+  /** Decode: weight and KV bytes one step reads. */
+  bytesPerStep: number;
+  runner: { device: string; gemm: string; attention: string };
 }
 
 /** The machine's own limits, measured in the same run as a benchmark. */
@@ -282,6 +297,11 @@ export interface NativeBinding {
   benchForward(model: NativeModel, options: { sequences: number; tokens: number; repetitions: number }): NativeBenchFigures;
   benchDecode(model: NativeModel, options: { sequences: number; context: number; repetitions: number; kvCacheDtype?: 'f32' | 'bf16' | 'fp8' }): NativeBenchFigures;
   machineLimits(): NativeMachineLimits;
+  /** Timed runner steps on a device (native/engine/runner_bench.h). */
+  benchRunnerDecode(model: NativeModel, options: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'fp8'; kvCacheDtype?: 'f32' | 'bf16' | 'fp8'; sequences: number; context: number; repetitions: number }): NativeRunnerBenchFigures;
+  benchRunnerPrefill(model: NativeModel, options: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'fp8'; sequences: number; tokens: number; stepTokens: number; repetitions: number }): NativeRunnerBenchFigures;
+  /** Bytes per second read plus written by a device-to-device copy on CUDA device 0 (throws without CUDA). */
+  deviceCopyBandwidth(): number;
   Engine: new (directory: string, options?: NativeEngineOptions) => NativeEngine;
   Trainer: new (directory: string, options?: NativeTrainerOptions) => NativeTrainer;
   sampleLogits(logits: Float32Array, temperature: number, seed: bigint | number, tokenIndex: number, numDraws: number): { tokens: Int32Array; logprobs: Float32Array };

@@ -4,7 +4,9 @@
 import { benchCheckpointDirectory } from './random-checkpoint.js';
 import os from 'node:os';
 import { measureMachineLimits, Qwen3Model } from './model.js';
-import type { NativeBenchFigures, NativeMachineLimits } from './binding.js';
+import { loadAddon } from './addon.js';
+import type { NativeBenchFigures, NativeMachineLimits, NativeRunnerBenchFigures } from './binding.js';
+import type { DeviceOptions, RunnerDescription } from './device.js';
 import { kvCacheBytesPerPosition, type KvCacheDtype } from './engine.js';
 
 /** Which model to benchmark: a folder, or a shape to initialise randomly (bf16, seed 0). */
@@ -92,4 +94,69 @@ export function benchDecode(
     });
   }
   return { model: label, limits, kvCacheDtype, decode };
+}
+
+/** One decode step on a device with its share of the bandwidth roofline (bytes read per step ÷ copy bandwidth). */
+export interface DeviceDecodeFigure {
+  readonly sequences: number;
+  readonly context: number;
+  readonly medianSeconds: number;
+  readonly tokensPerSecond: number;
+  readonly bytesPerStep: number;
+  readonly rooflineTokensPerSecond: number;
+  readonly fractionOfRoofline: number;
+}
+
+/** `swarm bench decode --device cuda --json` (and --weights fp8 on any device). */
+export interface DeviceDecodeBenchReport {
+  readonly model: string;
+  readonly runner: RunnerDescription;
+  readonly kvCacheDtype: KvCacheDtype;
+  /** Device-to-device copy bandwidth measured in the same run (bytes read plus written per second); 0 on the CPU. */
+  readonly copyBandwidthGBytesPerSecond: number;
+  readonly decode: DeviceDecodeFigure[];
+}
+
+/** `swarm bench forward --device cuda --json` (and --weights fp8 on any device). */
+export interface DeviceForwardBenchReport {
+  readonly model: string;
+  readonly runner: RunnerDescription;
+  readonly prefill: { readonly sequences: number; readonly tokens: number; readonly stepTokens: number; readonly medianSeconds: number; readonly tokensPerSecond: number }[];
+}
+
+/** Whether a bench goes through a model runner (a device other than the CPU, or FP8 weights) instead of the CPU forward pass. */
+export function usesRunnerBench(device: DeviceOptions, resolved: 'cpu' | 'cuda'): boolean {
+  return resolved === 'cuda' || device.weights === 'fp8';
+}
+
+/** Decode steps through the runner of `device`, each against the roofline of the copy bandwidth measured in the same run. */
+export function benchDeviceDecode(
+  options: BenchModelOptions & { device: DeviceOptions; resolved: 'cpu' | 'cuda'; sequences: readonly number[]; context: number; repetitions: number; kvCacheDtype?: KvCacheDtype },
+): DeviceDecodeBenchReport {
+  const { model, label } = benchModel(options);
+  const { binding } = loadAddon();
+  const bandwidth = options.resolved === 'cuda' ? binding.deviceCopyBandwidth() : measureMachineLimits().readGBytesPerSecond * 1e9;
+  const kvCacheDtype = options.kvCacheDtype ?? 'f32';
+  let runner: RunnerDescription | undefined;
+  const decode = options.sequences.map((sequences) => {
+    const f: NativeRunnerBenchFigures = model.benchRunnerDecode({ ...options.device, kvCacheDtype, sequences, context: options.context, repetitions: options.repetitions });
+    runner = f.runner;
+    const rooflineTokensPerSecond = sequences / (f.bytesPerStep / bandwidth);
+    return { sequences, context: options.context, medianSeconds: f.medianSeconds, tokensPerSecond: f.tokensPerSecond, bytesPerStep: f.bytesPerStep, rooflineTokensPerSecond, fractionOfRoofline: f.tokensPerSecond / rooflineTokensPerSecond };
+  });
+  return { model: label, runner: runner ?? { device: options.resolved, gemm: '', attention: '' }, kvCacheDtype, copyBandwidthGBytesPerSecond: bandwidth / 1e9, decode };
+}
+
+/** Prefill of each (sequences × tokens) shape through the runner of `device`, in steps of at most stepTokens tokens. */
+export function benchDeviceForward(
+  options: BenchModelOptions & { device: DeviceOptions; shapes: readonly [number, number][]; stepTokens: number; repetitions: number },
+): DeviceForwardBenchReport {
+  const { model, label } = benchModel(options);
+  let runner: RunnerDescription | undefined;
+  const prefill = options.shapes.map(([sequences, tokens]) => {
+    const f = model.benchRunnerPrefill({ ...options.device, sequences, tokens, stepTokens: Math.max(options.stepTokens, tokens), repetitions: options.repetitions });
+    runner = f.runner;
+    return { sequences, tokens, stepTokens: Math.max(options.stepTokens, tokens), medianSeconds: f.medianSeconds, tokensPerSecond: f.tokensPerSecond };
+  });
+  return { model: label, runner: runner ?? { device: '', gemm: '', attention: '' }, prefill };
 }

@@ -2,7 +2,7 @@
 // checkpoints, and the forward-pass benchmarks. The shapes of `swarm model init` live here too.
 import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
-import type { NativeBenchFigures, NativeMachineLimits, NativeModel, NativeModelConfig } from './binding.js';
+import type { NativeBenchFigures, NativeMachineLimits, NativeModel, NativeModelConfig, NativeRunnerBenchFigures } from './binding.js';
 import type { DeviceOptions } from './device.js';
 import type { KvCacheDtype } from './engine.js';
 
@@ -38,6 +38,24 @@ export class Qwen3Model {
       return this.native.logits(Int32Array.from(ids), startPos, { ...options });
     } catch (error) {
       throw new NativeError(`logits failed for ${this.directory}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Times one decode step through the runner of a device (native/engine/runner_bench.h). */
+  benchRunnerDecode(options: DeviceOptions & { kvCacheDtype?: KvCacheDtype; sequences: number; context: number; repetitions: number }): NativeRunnerBenchFigures {
+    try {
+      return loadAddon().binding.benchRunnerDecode(this.native, { ...options });
+    } catch (error) {
+      throw new NativeError(`bench decode failed for ${this.directory}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Times a prefill of every sequence through the runner of a device, stepTokens tokens per step. */
+  benchRunnerPrefill(options: DeviceOptions & { sequences: number; tokens: number; stepTokens: number; repetitions: number }): NativeRunnerBenchFigures {
+    try {
+      return loadAddon().binding.benchRunnerPrefill(this.native, { ...options });
+    } catch (error) {
+      throw new NativeError(`bench forward failed for ${this.directory}: ${(error as Error).message}`);
     }
   }
 

@@ -67,6 +67,7 @@ export function formatSystemReport(report: SystemReport): string {
     const g = report.cuda.gemm;
     lines.push(`gemm:      ${g.cublasLtVersion ? `cuBLASLt ${g.cublasLtVersion} (bf16, f32)` : `no cuBLASLt (${g.error})`}`);
     lines.push(`fp8:       ${g.fp8Path}`);
+    lines.push(`attention: ${report.cuda.attention}`);
   }
   for (const [name, probe] of Object.entries(report.libraries)) {
     lines.push(`${(name + ':').padEnd(10)} ${probe.found ? `found at ${probe.path}` : `not found (${probe.error})`}`);

@@ -44,6 +44,25 @@ describe('swarm bench', () => {
     );
   });
 
+  it('decode --weights fp8: steps through the model runner, with the bytes a step reads and its roofline', () => {
+    // tiny: 2 layers of 64×(64+2·32) + 64·64 + 3·64·128 FP8 weights (+ block scales), a bf16 LM head, bf16 KV.
+    const report = bench(['decode', '--shape', 'tiny', '--sequences', '2', '--context', '40', '--repetitions', '1', '--kv-dtype', 'bf16', '--device', 'cpu', '--weights', 'fp8']);
+    expect(report.runner.device).toBe('cpu');
+    expect(report.kvCacheDtype).toBe('bf16');
+    const linear = 2 * (64 * (64 + 2 * 32) + 64 * 64 + 3 * 64 * 128);
+    const kv = 2 * 41 * 2 * 2 * 2 * 16 * 2;
+    expect(report.decode[0].bytesPerStep).toBeCloseTo(linear * (1 + 4 / (128 * 128)) + 2 * 512 * 64 + kv, 3);
+    expect(report.decode[0].fractionOfRoofline).toBeCloseTo(report.decode[0].tokensPerSecond / report.decode[0].rooflineTokensPerSecond, 9);
+    expect(report.copyBandwidthGBytesPerSecond).toBeGreaterThan(0);
+  });
+
+  it('forward --weights fp8: prefill through the model runner in steps', () => {
+    const report = bench(['forward', '--shape', 'tiny', '--batches', '3x16', '--step-tokens', '32', '--repetitions', '1', '--device', 'cpu', '--weights', 'fp8']);
+    expect(report.runner.gemm).toMatch(/^cpu /);
+    expect(report.prefill[0]).toMatchObject({ sequences: 3, tokens: 16, stepTokens: 32 });
+    expect(report.prefill[0].tokensPerSecond).toBeCloseTo(48 / report.prefill[0].medianSeconds, 6);
+  });
+
   it('harness: events per second of concurrent scripted teams', () => {
     const report = bench(['harness', '--teams', '3', '--n', '2', '--depth', '2']);
     expect(report.teams).toBe(3);
