@@ -139,6 +139,15 @@ Gemm::Plan& Gemm::plan_for(const DeviceMatrix& w) {
   return *plans_.emplace(key, std::move(plan)).first->second;
 }
 
+bool Gemm::supports(GemmDtype dtype, int64_t N, int64_t K) {
+  try {
+    plan_for(DeviceMatrix{nullptr, dtype, N, K, nullptr});
+    return true;
+  } catch (const CudaError&) {
+    return false;
+  }
+}
+
 void Gemm::run(float* out, const void* inp, const float* inp_scales, const DeviceMatrix& w, int64_t M) {
   if (M == 0) return;
   Plan& p = plan_for(w);

@@ -48,6 +48,10 @@ class Gemm {
   // Bf16: bf16 bits; Fp8: [fp8_activation_rows(M) × K] bytes with inp_scales). Queued on the stream.
   void run(float* out, const void* inp, const float* inp_scales, const DeviceMatrix& w, int64_t M);
 
+  // Whether cuBLASLt offers an algorithm for a weight of this dtype and shape (FP8 block scaling with
+  // f32 output is probed this way before weights are uploaded as FP8).
+  bool supports(GemmDtype dtype, int64_t N, int64_t K);
+
   bool batch_invariant() const { return batch_invariant_; }
   const CublasLtLibrary& library() const { return *library_; }
 

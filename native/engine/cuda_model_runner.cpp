@@ -49,7 +49,10 @@ class CudaModelRunner final : public ModelRunner {
         info_(device_info()),
         allocator_("lower kvCacheBytes (the engine's KV cache) or maxBatchTokens (tokens per step)"),
         gemm_(library_, allocator_, stream_.get(), options.max_batch_tokens),
-        fp8_block_scaling_(cuda::fp8_block_scaling(*library_, info_.compute_major, info_.compute_minor)),
+        // Block-scaled FP8 where cuBLASLt and the device offer it, and only if this cuBLASLt has an
+        // algorithm for it with f32 output (else FP8 weights are widened to bf16 at upload).
+        fp8_block_scaling_(cuda::fp8_block_scaling(*library_, info_.compute_major, info_.compute_minor) &&
+                           gemm_.supports(cuda::GemmDtype::Fp8, 1024, 1024)),
         config_(weights->config()) {
     cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
     const std::shared_ptr<const model::Qwen3Weights> host = in_format(std::move(weights), options.weight_format);
