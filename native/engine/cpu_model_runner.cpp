@@ -4,15 +4,9 @@
 #include <numeric>
 
 #include "cpu/matmul.h"
-#include "model/fp8_quantize.h"
 
 namespace s3::engine {
 namespace {
-
-std::shared_ptr<const model::Qwen3Weights> in_format(std::shared_ptr<const model::Qwen3Weights> weights, WeightFormat format) {
-  if (format == WeightFormat::Stored || weights->config().fp8_blockwise) return weights;
-  return std::make_shared<const model::Qwen3Weights>(model::quantize_weights_fp8(*weights));
-}
 
 // Logits of every position of one sequence in a scratch cache of `dtype` with one block.
 void sequence_logits(const model::Qwen3Weights& weights, const int32_t* tokens, int64_t T, int64_t rope_offset,
@@ -28,7 +22,7 @@ void sequence_logits(const model::Qwen3Weights& weights, const int32_t* tokens, 
 
 CpuModelRunner::CpuModelRunner(const RunnerOptions& options, std::shared_ptr<const model::Qwen3Weights> weights, ThreadPool& pool)
     : options_(options),
-      weights_(in_format(std::move(weights), options.weight_format)),
+      weights_(weights_in_format(std::move(weights), options.weight_format)),
       pool_(pool),
       cache_(weights_->config(), options.block_size, options.num_blocks, options.kv_dtype) {}
 
@@ -37,7 +31,7 @@ RunnerDescription CpuModelRunner::describe() const {
 }
 
 void CpuModelRunner::set_weights(std::shared_ptr<const model::Qwen3Weights> weights) {
-  weights_ = in_format(std::move(weights), options_.weight_format);
+  weights_ = weights_in_format(std::move(weights), options_.weight_format);
 }
 
 void CpuModelRunner::run_batch(const RunnerBatch& batch, cpu::TokenDraw* draws) {

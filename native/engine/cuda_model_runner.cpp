@@ -13,7 +13,6 @@
 #include "cuda/kv_cache.h"
 #include "cuda/matmul.h"
 #include "cuda/sampling.h"
-#include "model/fp8_quantize.h"
 #include "model/qwen3_device_weights.h"
 #include "model/qwen3_forward_cuda.h"
 
@@ -27,11 +26,6 @@ std::string gib(double bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f GiB", bytes / double(int64_t(1) << 30));
   return text;
-}
-
-std::shared_ptr<const model::Qwen3Weights> in_format(std::shared_ptr<const model::Qwen3Weights> weights, WeightFormat format) {
-  if (format == WeightFormat::Stored || weights->config().fp8_blockwise) return weights;
-  return std::make_shared<const model::Qwen3Weights>(model::quantize_weights_fp8(*weights));
 }
 
 // The process's cuBLASLt, or the reason it cannot be opened as an exception.
@@ -55,7 +49,7 @@ class CudaModelRunner final : public ModelRunner {
                            gemm_.supports(cuda::GemmDtype::Fp8, 1024, 1024)),
         config_(weights->config()) {
     cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
-    const std::shared_ptr<const model::Qwen3Weights> host = in_format(std::move(weights), options.weight_format);
+    const std::shared_ptr<const model::Qwen3Weights> host = weights_in_format(std::move(weights), options.weight_format);
     weights_ = std::make_unique<model::Qwen3DeviceWeights>(*host, allocator_, stream_.get(), fp8_block_scaling_);
     const int64_t kv_bytes = cuda::DeviceKvCache::bytes(config_.num_hidden_layers, config_.num_key_value_heads, config_.head_dim,
                                                         options.block_size, options.num_blocks, options.kv_dtype);
@@ -81,7 +75,7 @@ class CudaModelRunner final : public ModelRunner {
 
   void set_weights(std::shared_ptr<const model::Qwen3Weights> weights) override {
     cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
-    const std::shared_ptr<const model::Qwen3Weights> host = in_format(std::move(weights), options_.weight_format);
+    const std::shared_ptr<const model::Qwen3Weights> host = weights_in_format(std::move(weights), options_.weight_format);
     if (weights_->update(*host, stream_.get())) return;
     weights_.reset();  // free the old version before the new one takes its place
     weights_ = std::make_unique<model::Qwen3DeviceWeights>(*host, allocator_, stream_.get(), fp8_block_scaling_);

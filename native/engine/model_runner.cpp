@@ -4,11 +4,17 @@
 #include <stdexcept>
 
 #include "engine/cpu_model_runner.h"
+#include "model/fp8_quantize.h"
 #ifdef S3_WITH_CUDA
 #include "engine/cuda_model_runner.h"
 #endif
 
 namespace s3::engine {
+
+std::shared_ptr<const model::Qwen3Weights> weights_in_format(std::shared_ptr<const model::Qwen3Weights> weights, WeightFormat format) {
+  if (format == WeightFormat::Stored || weights->config().fp8_blockwise) return weights;
+  return std::make_shared<const model::Qwen3Weights>(model::quantize_weights_fp8(*weights));
+}
 
 std::unique_ptr<ModelRunner> make_model_runner(const RunnerOptions& options,
                                                std::shared_ptr<const model::Qwen3Weights> weights, ThreadPool& pool) {

@@ -82,6 +82,10 @@ class ModelRunner {
   virtual void logits(const int32_t* tokens, int64_t T, int64_t rope_offset, float* logits) = 0;
 };
 
+// The weights a runner computes with in `format`: `weights` itself, or (Fp8, for weights not FP8
+// already) the copy model/fp8_quantize.h makes.
+std::shared_ptr<const model::Qwen3Weights> weights_in_format(std::shared_ptr<const model::Qwen3Weights> weights, WeightFormat format);
+
 // The runner for options.device. Throws std::runtime_error when that device cannot hold the cache,
 // the weights or the scratch (naming what to lower), or was not built in.
 std::unique_ptr<ModelRunner> make_model_runner(const RunnerOptions& options,

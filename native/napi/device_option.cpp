@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "model/kv_cache.h"
 #include "napi/guarded.h"
 
 namespace s3::napi {
@@ -31,6 +32,18 @@ engine::WeightFormat weight_format_option(Napi::Env env, Napi::Object options, c
   if (text == "fp8") return engine::WeightFormat::Fp8;
   throw Napi::TypeError::New(env, std::string(what) + ": weights must be 'stored' or 'fp8', got " +
                                       (v.IsString() ? "'" + text + "'" : std::string("a non-string value")));
+}
+
+KvDtype kv_dtype_option(Napi::Env env, Napi::Object options, const char* what, KvDtype fallback) {
+  const Napi::Value v = options.Get("kvCacheDtype");
+  if (v.IsUndefined()) return fallback;
+  const std::string text = v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
+  const std::optional<KvDtype> dtype = v.IsString() ? model::parse_kv_dtype(text) : std::nullopt;
+  if (!dtype) {
+    throw Napi::TypeError::New(env, std::string(what) + " kvCacheDtype must be 'f32', 'bf16' or 'fp8', got " +
+                                        (v.IsString() ? "'" + text + "'" : std::string("a non-string value")));
+  }
+  return *dtype;
 }
 
 Napi::Object runner_description_object(Napi::Env env, const engine::RunnerDescription& description) {

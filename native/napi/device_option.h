@@ -1,5 +1,6 @@
-// device_option.h: the `device` ('cpu' | 'cuda' | 'auto') and `weights` ('stored' | 'fp8') options
-// the Engine and Model bindings share, read and resolved in one place.
+// device_option.h: the runner options the Engine and Model bindings share, read in one place: `device`
+// ('cpu' | 'cuda' | 'auto', resolved for this machine), `weights` ('stored' | 'fp8') and
+// `kvCacheDtype` ('f32' | 'bf16' | 'fp8').
 #pragma once
 #include <napi.h>
 
@@ -14,6 +15,9 @@ model::Device device_option(Napi::Env env, Napi::Object options, const char* wha
 
 // options.weights: 'stored' (default) or 'fp8' (quantized at load, model/fp8_quantize.h).
 engine::WeightFormat weight_format_option(Napi::Env env, Napi::Object options, const char* what);
+
+// options.kvCacheDtype, or `fallback` when absent; anything else is a TypeError starting with `what`.
+KvDtype kv_dtype_option(Napi::Env env, Napi::Object options, const char* what, KvDtype fallback);
 
 // {device, gemm, attention} of a runner, for stats() and doctor.
 Napi::Object runner_description_object(Napi::Env env, const engine::RunnerDescription& description);

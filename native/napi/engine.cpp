@@ -32,18 +32,6 @@ int64_t integer_option(Napi::Object options, const char* name, int64_t fallback)
   return int64_t(d);
 }
 
-cpu::KvDtype kv_dtype_option(Napi::Object options, const char* name, cpu::KvDtype fallback) {
-  const Napi::Value v = options.Get(name);
-  if (v.IsUndefined()) return fallback;
-  const std::string text = v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
-  const std::optional<cpu::KvDtype> dtype = v.IsString() ? model::parse_kv_dtype(text) : std::nullopt;
-  if (!dtype) {
-    throw Napi::TypeError::New(options.Env(), std::string("Engine option ") + name + " must be 'f32', 'bf16' or 'fp8', got " +
-                                                  (v.IsString() ? "'" + text + "'" : std::string("a non-string value")));
-  }
-  return *dtype;
-}
-
 uint64_t id_argument(const Napi::CallbackInfo& info, size_t index, const char* what) {
   if (info.Length() <= index || !info[index].IsNumber()) throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a number");
   return uint64_t(info[index].As<Napi::Number>().Int64Value());
@@ -121,7 +109,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
     o.block_size = integer_option(options, "blockSize", o.block_size);
     o.num_blocks = integer_option(options, "numBlocks", o.num_blocks);
     o.kv_cache_bytes = integer_option(options, "kvCacheBytes", o.kv_cache_bytes);
-    o.kv_dtype = kv_dtype_option(options, "kvCacheDtype", o.kv_dtype);
+    o.kv_dtype = kv_dtype_option(env, options, "Engine option", o.kv_dtype);
     o.max_context = integer_option(options, "maxContext", o.max_context);
     o.limits.max_sequences = integer_option(options, "maxSequences", o.limits.max_sequences);
     o.limits.max_batch_tokens = integer_option(options, "maxBatchTokens", o.limits.max_batch_tokens);

@@ -141,17 +141,7 @@ Napi::Value bench(const Napi::CallbackInfo& info, bool decode) {
   const int64_t sequences = options.Get("sequences").As<Napi::Number>().Int64Value();
   const int64_t length = options.Get(decode ? "context" : "tokens").As<Napi::Number>().Int64Value();
   const int repetitions = options.Get("repetitions").As<Napi::Number>().Int32Value();
-  cpu::KvDtype kv_dtype = cpu::KvDtype::F32;
-  if (decode && options.Has("kvCacheDtype") && !options.Get("kvCacheDtype").IsUndefined()) {
-    const std::string name = options.Get("kvCacheDtype").ToString().Utf8Value();
-    const std::optional<cpu::KvDtype> parsed = model::parse_kv_dtype(name);
-    if (!parsed) {
-      Napi::TypeError::New(env, "benchDecode: kvCacheDtype must be \"f32\", \"bf16\" or \"fp8\", got \"" + name + "\"")
-          .ThrowAsJavaScriptException();
-      return env.Undefined();
-    }
-    kv_dtype = *parsed;
-  }
+  const cpu::KvDtype kv_dtype = kv_dtype_option(env, options, "benchDecode:", cpu::KvDtype::F32);
   return figures_object(env, guarded(env, [&] {
     return decode ? model::bench_decode(weights, sequences, length, repetitions, default_thread_pool(), kv_dtype)
                   : model::bench_prefill(weights, sequences, length, repetitions, default_thread_pool());
@@ -180,11 +170,7 @@ Napi::Value bench_runner(const Napi::CallbackInfo& info, bool decode) {
   engine::RunnerOptions runner;
   runner.device = device_option(env, options, decode ? "benchRunnerDecode" : "benchRunnerPrefill");
   runner.weight_format = weight_format_option(env, options, "bench");
-  if (options.Has("kvCacheDtype") && !options.Get("kvCacheDtype").IsUndefined()) {
-    const std::optional<cpu::KvDtype> parsed = model::parse_kv_dtype(options.Get("kvCacheDtype").ToString().Utf8Value());
-    if (!parsed) throw Napi::TypeError::New(env, "bench: kvCacheDtype must be \"f32\", \"bf16\" or \"fp8\"");
-    runner.kv_dtype = *parsed;
-  }
+  runner.kv_dtype = kv_dtype_option(env, options, "benchRunnerDecode:", runner.kv_dtype);
   const int64_t sequences = options.Get("sequences").As<Napi::Number>().Int64Value();
   const int repetitions = options.Get("repetitions").As<Napi::Number>().Int32Value();
   return runner_figures_object(env, guarded(env, [&] {

@@ -50,6 +50,20 @@ inline s3::model::Qwen3Config small_qwen3_config() {
   return c;
 }
 
+// Qwen3-0.6B's shape (SPEC §10) with `layers` of its 28 layers, tied.
+inline s3::model::Qwen3Config qwen3_06b_config(int64_t layers) {
+  s3::model::Qwen3Config c = tiny_qwen3_config();
+  c.hidden_size = 1024;
+  c.num_hidden_layers = layers;
+  c.num_attention_heads = 16;
+  c.num_key_value_heads = 8;
+  c.head_dim = 128;
+  c.intermediate_size = 3072;
+  c.vocab_size = 151936;
+  c.max_position_embeddings = 40960;
+  return c;
+}
+
 struct TestTensor {
   std::string name;
   s3::DType dtype = s3::DType::F32;

@@ -28,19 +28,6 @@ std::shared_ptr<const s3::model::Qwen3Weights> weights_of(const s3test::TestMode
       s3::model::Qwen3Weights::from_tensors(model.config, model.named(), s3::model::Qwen3Weights::Storage::Borrow, "test model"));
 }
 
-Qwen3Config qwen3_06b_config(int64_t layers) {
-  Qwen3Config c = s3test::tiny_qwen3_config();
-  c.hidden_size = 1024;
-  c.num_hidden_layers = layers;
-  c.num_attention_heads = 16;
-  c.num_key_value_heads = 8;
-  c.head_dim = 128;
-  c.intermediate_size = 3072;
-  c.vocab_size = 151936;
-  c.max_position_embeddings = 40960;
-  return c;
-}
-
 std::unique_ptr<s3::engine::ModelRunner> runner(Device device, const std::shared_ptr<const s3::model::Qwen3Weights>& weights,
                                                 s3::ThreadPool& pool, int64_t max_batch_tokens) {
   s3::engine::RunnerOptions options;
@@ -85,8 +72,8 @@ TEST(cuda_model_logits_match_the_cpu_tiny_and_small) {
 
 TEST(cuda_model_logits_match_the_cpu_on_the_qwen3_06b_shape) {
   s3test::require_cuda();
-  compare_logits("qwen3-0.6b x4 layers bf16", qwen3_06b_config(4), DType::BF16, DType::BF16, 1e-2);
-  compare_logits("qwen3-0.6b x4 layers fp8", qwen3_06b_config(4), DType::F8_E4M3, DType::BF16, 1e-1);
+  compare_logits("qwen3-0.6b x4 layers bf16", s3test::qwen3_06b_config(4), DType::BF16, DType::BF16, 1e-2);
+  compare_logits("qwen3-0.6b x4 layers fp8", s3test::qwen3_06b_config(4), DType::F8_E4M3, DType::BF16, 1e-1);
 }
 
 TEST(cuda_model_scores_match_the_cpu) {
