@@ -92,10 +92,12 @@ std::string engine_figures(const std::shared_ptr<const s3::model::Qwen3Weights>&
   options.num_blocks = agents * ((history + piece + 16) / 16 + 1);
   options.limits.max_sequences = agents;
   options.limits.max_batch_tokens = 8192;
-  s3::engine::Engine engine(weights, options, [&](s3::engine::EngineResult&& r) {
+  s3::engine::Engine engine(weights, options, [&](s3::engine::EngineTurn&& turn) {
     std::lock_guard<std::mutex> lock(mutex);
-    finished++;
-    generated += int64_t(r.tokens.size());
+    for (const s3::engine::EngineResult& r : turn.results) {
+      finished++;
+      generated += int64_t(r.tokens.size());
+    }
     done.notify_all();
   }, pool);
   const int64_t V = weights->config().vocab_size;

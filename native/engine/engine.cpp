@@ -45,6 +45,8 @@ Engine::Engine(std::shared_ptr<const model::Qwen3Weights> weights, EngineOptions
       blocks_(resolve_num_blocks(config_, options_), options_.block_size),
       scheduler_(blocks_, options_.limits, prefix_cache_.get()) {
   blocks_.set_prefix_cache(prefix_cache_.get());
+  if (options_.first_version < 0) throw std::invalid_argument("Engine: policyVersion must not be negative");
+  version_ = options_.first_version;
   max_context_ = resolve_max_context(config_, options_, blocks_.num_blocks());
   RunnerOptions runner;
   runner.device = options_.device;
@@ -120,7 +122,6 @@ uint64_t Engine::generate(uint64_t id, GenerateParams params) {
   if (params.draws < 0 || params.draws > kMaxExtraDraws) {
     throw std::out_of_range("draws must be in [0, " + std::to_string(kMaxExtraDraws) + "], got " + std::to_string(params.draws));
   }
-  std::vector<EngineResult> immediate;
   uint64_t request_id;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -133,20 +134,20 @@ uint64_t Engine::generate(uint64_t id, GenerateParams params) {
     request->params = std::move(params);
     s.request = request.get();
     if (int64_t(s.tokens.size()) >= max_context_) {
-      // Nothing fits: the piece ends at once, without a forward pass.
+      // Nothing fits: the piece ends without a forward pass, answered in the scheduler thread's next turn.
       EngineResult r;
       r.request_id = request_id;
       r.finish = Finish::Context;
       r.policy_version = version_;
       s.request = nullptr;
-      immediate.push_back(std::move(r));
+      answered_.push_back(std::move(r));
     } else {
       requests_.emplace(request_id, std::move(request));
       scheduler_.enqueue(&s);
     }
+    hold_locked();
   }
   wake_.notify_all();
-  for (EngineResult& r : immediate) on_result_(std::move(r));
   return request_id;
 }
 
@@ -156,6 +157,7 @@ void Engine::cancel(uint64_t request) {
     auto it = requests_.find(request);
     if (it == requests_.end()) return;
     it->second->cancelled = true;
+    hold_locked();
   }
   wake_.notify_all();
 }
@@ -168,6 +170,7 @@ void Engine::release(uint64_t id) {
     s.released = true;
     if (s.request != nullptr) s.request->cancelled = true;
     released_.push_back(id);
+    hold_locked();
   }
   wake_.notify_all();
 }
@@ -184,6 +187,7 @@ uint64_t Engine::score(std::vector<int32_t> tokens) {
     if (closed_) throw std::logic_error("the engine is closed");
     id = next_id_++;
     scores_.push_back({id, std::move(tokens)});
+    hold_locked();
   }
   wake_.notify_all();
   return id;
@@ -202,6 +206,7 @@ int64_t Engine::swap_weights(std::shared_ptr<const model::Qwen3Weights> weights)
     if (closed_) throw std::logic_error("the engine is closed");
     next_weights_ = std::move(weights);
     version = version_ + 1;
+    hold_locked();
   }
   wake_.notify_all();
   return version;
@@ -212,11 +217,36 @@ EngineStats Engine::stats() const {
   return EngineStats{options_.limits.max_sequences, options_.limits.max_batch_tokens, max_context_, options_.block_size,
                      scheduler_.num_running(), scheduler_.num_waiting(), scheduler_.num_idle(), int64_t(sequences_.size()),
                      scheduler_.num_preemptions(), blocks_.num_used(), blocks_.num_blocks(), options_.kv_dtype, steps_,
-                     generated_, processed_, scheduler_.prefix_hit_tokens(), busy_seconds_, version_};
+                     generated_, processed_, scheduler_.prefix_hit_tokens(), busy_seconds_, version_,
+                     int64_t(turns_delivered_), held_seconds_};
+}
+
+void Engine::proceed(uint64_t handled) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!options_.lockstep) return;
+    turns_handled_ = std::max(turns_handled_, std::min(handled, turns_delivered_));
+    held_ = false;
+  }
+  wake_.notify_all();
 }
 
 bool Engine::has_work_locked() const {
-  return !requests_.empty() || !scores_.empty() || !released_.empty() || next_weights_ != nullptr;
+  return !requests_.empty() || !scores_.empty() || !released_.empty() || !answered_.empty() || next_weights_ != nullptr;
+}
+
+bool Engine::may_step_locked() const { return !options_.lockstep || (!held_ && turns_handled_ == turns_delivered_); }
+
+void Engine::hold_locked() {
+  if (options_.lockstep) held_ = true;
+}
+
+EngineTurn Engine::next_turn_locked(std::vector<EngineResult>&& results) {
+  EngineTurn turn;
+  if (results.empty()) return turn;
+  turn.number = ++turns_delivered_;
+  turn.results = std::move(results);
+  return turn;
 }
 
 void Engine::end_request_locked(Request* request, Finish finish, std::vector<EngineResult>& out) {
@@ -241,6 +271,8 @@ void Engine::reap_locked(std::vector<EngineResult>& out) {
     if (request->cancelled) cancelled.push_back(request.get());
   }
   for (Request* request : cancelled) end_request_locked(request, Finish::Cancelled, out);
+  for (EngineResult& r : answered_) out.push_back(std::move(r));
+  answered_.clear();
   for (uint64_t id : released_) {
     auto it = sequences_.find(id);
     scheduler_.drop(it->second.get());
@@ -309,13 +341,29 @@ EngineResult Engine::run_score(const ScoreJob& job) {
 
 void Engine::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
+  // Hands finished results over as one turn, outside the lock.
+  auto deliver = [&](std::vector<EngineResult>&& results) {
+    EngineTurn turn = next_turn_locked(std::move(results));
+    if (turn.number == 0) return;
+    lock.unlock();
+    on_result_(std::move(turn));
+    lock.lock();
+  };
   for (;;) {
-    wake_.wait(lock, [&] { return closed_ || has_work_locked(); });
+    if (has_work_locked() && !may_step_locked()) {
+      // Lockstep: work is waiting for the caller to handle its turns (or to release a hold).
+      const auto t0 = std::chrono::steady_clock::now();
+      wake_.wait(lock, [&] { return closed_ || may_step_locked(); });
+      held_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    wake_.wait(lock, [&] { return closed_ || (has_work_locked() && may_step_locked()); });
     std::vector<EngineResult> done;
     if (closed_) {
       std::vector<Request*> pending;
       for (auto& [id, request] : requests_) pending.push_back(request.get());
       for (Request* request : pending) end_request_locked(request, Finish::Cancelled, done);
+      for (EngineResult& r : answered_) done.push_back(std::move(r));
+      answered_.clear();
       for (ScoreJob& job : scores_) {
         EngineResult r;
         r.request_id = job.id;
@@ -324,11 +372,17 @@ void Engine::loop() {
         done.push_back(std::move(r));
       }
       scores_.clear();
-      lock.unlock();
-      for (EngineResult& r : done) on_result_(std::move(r));
+      deliver(std::move(done));
       return;
     }
     reap_locked(done);
+    if (!done.empty()) {
+      // Cancelled and unanswerable requests form a turn of their own; in lockstep mode the caller
+      // reacts to it before the next step is scheduled.
+      deliver(std::move(done));
+      done.clear();
+      if (!may_step_locked() || !has_work_locked()) continue;
+    }
     std::shared_ptr<const model::Qwen3Weights> incoming = std::move(next_weights_);
     next_weights_ = nullptr;
     if (incoming != nullptr) version_++;
@@ -341,8 +395,6 @@ void Engine::loop() {
     }
     lock.unlock();
 
-    for (EngineResult& r : done) on_result_(std::move(r));
-    done.clear();
     StepOutput output;
     if (incoming != nullptr) {
       // Between batches: the runner takes the new weights (a device runner copies them over).
@@ -404,9 +456,7 @@ void Engine::loop() {
       }
     }
     if (!done.empty()) {
-      lock.unlock();
-      for (EngineResult& r : done) on_result_(std::move(r));
-      lock.lock();
+      deliver(std::move(done));
     } else if (batch.empty() && scores.empty() && !requests_.empty()) {
       // The scheduler always admits the queue's front when nothing runs, so this is not expected;
       // should it happen, sleep briefly rather than spin.

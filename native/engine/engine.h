@@ -9,6 +9,13 @@
 // history are shared between sequences that start alike (automatic prefix caching,
 // engine/prefix_cache.h), which changes no bit of any result. Everything that touches the model
 // and the device goes through a ModelRunner (model_runner.h): the CPU's, or the CUDA one.
+//
+// Results are handed over in turns: everything one step (or the reaping before it) finished, in
+// one callback, numbered 1, 2, …. In lockstep mode (EngineOptions::lockstep) the engine runs no
+// step until the caller has handled every turn delivered and queued what it wants done next
+// (`proceed(turn)`), and a request, release, cancellation or weight swap holds it until the next
+// `proceed`: which step a request joins then depends only on the order of engine steps and the
+// caller's reactions, never on wall-clock timing (docs/determinism.md).
 #pragma once
 
 #include <condition_variable>
@@ -45,6 +52,8 @@ struct EngineOptions {
   SchedulerLimits limits;
   model::Device device = model::Device::Cpu;              // resolved already (model/device.h)
   WeightFormat weight_format = WeightFormat::Stored;       // `--weights fp8` quantizes at load
+  bool lockstep = false;            // steps wait for the caller's proceed() after each turn (see above)
+  int64_t first_version = 0;        // the version of the weights loaded first (a resumed run continues its count)
 };
 
 // A finished generation piece or score.
@@ -59,6 +68,12 @@ struct EngineResult {
   std::string error;                  // Finish::Error only
 };
 
+// The results one turn finished, handed over together; turns are numbered from 1.
+struct EngineTurn {
+  uint64_t number = 0;
+  std::vector<EngineResult> results;
+};
+
 struct EngineStats {
   int64_t max_sequences, max_batch_tokens, max_context, block_size;
   int64_t running, waiting, idle, open_sequences, preemptions;
@@ -68,13 +83,15 @@ struct EngineStats {
   int64_t prefix_hit_tokens;  // history positions taken from the prefix cache instead of computed
   double busy_seconds;
   int64_t policy_version;
+  int64_t turns;         // turns delivered
+  double held_seconds;   // lockstep: time the engine had work but waited for the caller's proceed()
 };
 
 class Engine {
  public:
-  using ResultCallback = std::function<void(EngineResult&&)>;
+  using ResultCallback = std::function<void(EngineTurn&&)>;
 
-  // Starts the scheduler thread. Throws std::invalid_argument for inconsistent options (for
+  // Starts the scheduler thread; on_result receives every turn on it. Throws std::invalid_argument for inconsistent options (for
   // example a cache too small for one sequence of max_context).
   Engine(std::shared_ptr<const model::Qwen3Weights> weights, EngineOptions options, ResultCallback on_result, ThreadPool& pool);
   ~Engine();
@@ -105,6 +122,9 @@ class Engine {
   // Swaps the weights between batches; returns the new version. Same shape required.
   int64_t swap_weights(std::shared_ptr<const model::Qwen3Weights> weights);
   EngineStats stats() const;
+  // Lockstep mode: the caller has handled every turn up to `handled` and queued its follow-ups; the
+  // engine may run its next step once no later turn is unhandled. Ignored outside lockstep mode.
+  void proceed(uint64_t handled);
   // Ends every pending generation as Cancelled (and fails pending scores), stops the thread.
   // Idempotent.
   void close();
@@ -128,6 +148,12 @@ class Engine {
 
   void loop();
   bool has_work_locked() const;
+  // Lockstep: the caller has handled every turn and released the engine since its last call.
+  bool may_step_locked() const;
+  // In lockstep mode, a call that changes the engine's work holds it until the next proceed().
+  void hold_locked();
+  // Numbers the finished results as the next turn (nothing when empty).
+  EngineTurn next_turn_locked(std::vector<EngineResult>&& results);
   Sequence& live_sequence_locked(uint64_t id);
   void check_tokens(const int32_t* tokens, int64_t count) const;
   void end_request_locked(Request* request, Finish finish, std::vector<EngineResult>& out);
@@ -154,6 +180,10 @@ class Engine {
   std::unordered_map<uint64_t, std::unique_ptr<Request>> requests_;
   std::deque<ScoreJob> scores_;
   std::vector<uint64_t> released_;  // released sequences the scheduler thread still has to free
+  std::vector<EngineResult> answered_;  // requests answered without a step (no room left), delivered by the thread
+  uint64_t turns_delivered_ = 0, turns_handled_ = 0;
+  bool held_ = false;               // lockstep: a call changed the work since the last proceed()
+  double held_seconds_ = 0;
   std::unique_ptr<PrefixCache> prefix_cache_;  // null without prefix caching
   BlockManager blocks_;
   Scheduler scheduler_;

@@ -95,12 +95,12 @@ class Engine : public Napi::ObjectWrap<Engine> {
                         InstanceMethod("release", &Engine::release), InstanceMethod("score", &Engine::score),
                         InstanceMethod("loadWeights", &Engine::load_weights),
                         InstanceMethod("loadWeightsFromTrainer", &Engine::load_weights_from_trainer),
-                        InstanceMethod("stats", &Engine::stats),
+                        InstanceMethod("stats", &Engine::stats), InstanceMethod("proceed", &Engine::proceed),
                         InstanceMethod("close", &Engine::close)});
   }
 
   // new Engine(directory, {blockSize, numBlocks, kvCacheBytes, kvCacheDtype, maxContext, maxSequences, maxBatchTokens,
-  // prefixCaching, device: 'cpu' | 'cuda' | 'auto', weights: 'stored' | 'fp8'}).
+  // prefixCaching, device: 'cpu' | 'cuda' | 'auto', weights: 'stored' | 'fp8', lockstep, onTurn(turn)}).
   explicit Engine(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "new Engine(directory, options): directory must be a string");
@@ -113,10 +113,21 @@ class Engine : public Napi::ObjectWrap<Engine> {
     o.max_context = integer_option(options, "maxContext", o.max_context);
     o.limits.max_sequences = integer_option(options, "maxSequences", o.limits.max_sequences);
     o.limits.max_batch_tokens = integer_option(options, "maxBatchTokens", o.limits.max_batch_tokens);
+    o.first_version = integer_option(options, "policyVersion", o.first_version);
     const Napi::Value prefix_caching = options.Get("prefixCaching");
     if (!prefix_caching.IsUndefined()) {
       if (!prefix_caching.IsBoolean()) throw Napi::TypeError::New(env, "Engine options: prefixCaching must be a boolean");
       o.prefix_caching = prefix_caching.As<Napi::Boolean>().Value();
+    }
+    const Napi::Value lockstep = options.Get("lockstep");
+    if (!lockstep.IsUndefined()) {
+      if (!lockstep.IsBoolean()) throw Napi::TypeError::New(env, "Engine options: lockstep must be a boolean");
+      o.lockstep = lockstep.As<Napi::Boolean>().Value();
+    }
+    const Napi::Value on_turn = options.Get("onTurn");
+    if (!on_turn.IsUndefined()) {
+      if (!on_turn.IsFunction()) throw Napi::TypeError::New(env, "Engine options: onTurn must be a function");
+      on_turn_ = Napi::Weak(on_turn.As<Napi::Function>());  // the caller keeps it alive (no cycle through this object)
     }
     o.device = device_option(env, options, "Engine options");
     o.weight_format = weight_format_option(env, options, "Engine options");
@@ -125,9 +136,9 @@ class Engine : public Napi::ObjectWrap<Engine> {
     tsfn_ = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "s3-engine", 0, 1);
     tsfn_.Unref(env);
     Napi::ThreadSafeFunction tsfn = tsfn_;
-    auto on_result = [this, tsfn](engine::EngineResult&& result) mutable {
-      auto* data = new engine::EngineResult(std::move(result));
-      auto deliver = [this](Napi::Env env, Napi::Function, engine::EngineResult* r) { this->deliver(env, r); };
+    auto on_result = [this, tsfn](engine::EngineTurn&& turn) mutable {
+      auto* data = new engine::EngineTurn(std::move(turn));
+      auto deliver = [this](Napi::Env env, Napi::Function, engine::EngineTurn* t) { this->deliver(env, t); };
       if (tsfn.NonBlockingCall(data, deliver) != napi_ok) delete data;
     };
     try {
@@ -148,11 +159,20 @@ class Engine : public Napi::ObjectWrap<Engine> {
     tsfn_released_ = true;
   }
 
-  void deliver(Napi::Env env, engine::EngineResult* data) {
-    std::unique_ptr<engine::EngineResult> result(data);
+  // Settles the promises of one turn's results, then tells onTurn (if given) the turn's number: a
+  // lockstep caller proceeds once the reactions those promises start have run.
+  void deliver(Napi::Env env, engine::EngineTurn* data) {
+    std::unique_ptr<engine::EngineTurn> turn(data);
     if (env == nullptr) return;  // the environment is going away
     Napi::HandleScope scope(env);
-    auto it = pending_.find(result->request_id);
+    for (engine::EngineResult& result : turn->results) settle(env, result);
+    if (on_turn_.IsEmpty()) return;
+    const Napi::Function on_turn = on_turn_.Value();
+    if (!on_turn.IsEmpty()) on_turn.Call({Napi::Number::New(env, double(turn->number))});
+  }
+
+  void settle(Napi::Env env, const engine::EngineResult& result) {
+    auto it = pending_.find(result.request_id);
     if (it == pending_.end()) return;
     Napi::Promise::Deferred deferred = it->second;
     pending_.erase(it);
@@ -160,18 +180,18 @@ class Engine : public Napi::ObjectWrap<Engine> {
       tsfn_.Unref(env);
       Unref();
     }
-    if (result->finish == engine::Finish::Error) {
-      deferred.Reject(Napi::Error::New(env, "engine: " + result->error).Value());
+    if (result.finish == engine::Finish::Error) {
+      deferred.Reject(Napi::Error::New(env, "engine: " + result.error).Value());
       return;
     }
     Napi::Object o = Napi::Object::New(env);
-    o.Set("id", double(result->request_id));
-    o.Set("finish", finish_name(result->finish));
-    o.Set("tokens", typed_copy<int32_t, Napi::Int32Array>(env, result->tokens));
-    o.Set("logprobs", typed_copy<float, Napi::Float32Array>(env, result->logprobs));
-    o.Set("drawTokens", typed_copy<int32_t, Napi::Int32Array>(env, result->draw_tokens));
-    o.Set("drawLogprobs", typed_copy<float, Napi::Float32Array>(env, result->draw_logprobs));
-    o.Set("policyVersion", double(result->policy_version));
+    o.Set("id", double(result.request_id));
+    o.Set("finish", finish_name(result.finish));
+    o.Set("tokens", typed_copy<int32_t, Napi::Int32Array>(env, result.tokens));
+    o.Set("logprobs", typed_copy<float, Napi::Float32Array>(env, result.logprobs));
+    o.Set("drawTokens", typed_copy<int32_t, Napi::Int32Array>(env, result.draw_tokens));
+    o.Set("drawLogprobs", typed_copy<float, Napi::Float32Array>(env, result.draw_logprobs));
+    o.Set("policyVersion", double(result.policy_version));
     deferred.Resolve(o);
   }
 
@@ -300,9 +320,17 @@ class Engine : public Napi::ObjectWrap<Engine> {
     o.Set("busySeconds", s.busy_seconds);
     o.Set("tokensPerSecond", s.busy_seconds > 0 ? double(s.generated_tokens) / s.busy_seconds : 0.0);
     o.Set("policyVersion", double(s.policy_version));
+    o.Set("turns", double(s.turns));
+    o.Set("heldSeconds", s.held_seconds);
     o.Set("device", model::device_name(engine_->device()));
     o.Set("runner", runner_description_object(info.Env(), engine_->description()));
     return o;
+  }
+
+  // proceed(turn): lockstep mode; every turn up to `turn` has been handled and its follow-ups queued.
+  Napi::Value proceed(const Napi::CallbackInfo& info) {
+    engine_->proceed(id_argument(info, 0, "proceed(turn): turn"));
+    return info.Env().Undefined();
   }
 
   Napi::Value close(const Napi::CallbackInfo& info) {
@@ -314,6 +342,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
   Napi::ThreadSafeFunction tsfn_;
   bool tsfn_released_ = false;
   std::unordered_map<uint64_t, Napi::Promise::Deferred> pending_;
+  Napi::FunctionReference on_turn_;
 };
 
 // sampleLogits(logits: Float32Array [V], temperature, seed, tokenIndex, numDraws) → {tokens, logprobs}:

@@ -4,7 +4,9 @@
 // close answer every request exactly once. Each runs on the CPU and, where CUDA is usable, again
 // with the CUDA runner (device_* cases: the same invariants on the device).
 #include <condition_variable>
+#include <chrono>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,20 +25,32 @@ using s3::model::Device;
 
 namespace {
 
-// Collects results from the scheduler thread.
+// Collects results from the scheduler thread (and the turns they came in, in order).
 struct Inbox {
   std::mutex mutex;
   std::condition_variable arrived;
   std::map<uint64_t, EngineResult> results;
+  std::deque<EngineTurn> turns;  // kept only when keep_turns
+  bool keep_turns = false;
   int64_t deliveries = 0;
 
   Engine::ResultCallback callback() {
-    return [this](EngineResult&& r) {
+    return [this](EngineTurn&& turn) {
       std::lock_guard<std::mutex> lock(mutex);
-      deliveries++;
-      results[r.request_id] = std::move(r);
+      for (EngineResult& r : turn.results) {
+        deliveries++;
+        results[r.request_id] = r;
+      }
+      if (keep_turns) turns.push_back(std::move(turn));
       arrived.notify_all();
     };
+  }
+  EngineTurn next_turn() {
+    std::unique_lock<std::mutex> lock(mutex);
+    arrived.wait(lock, [&] { return !turns.empty(); });
+    EngineTurn turn = std::move(turns.front());
+    turns.pop_front();
+    return turn;
   }
   EngineResult wait(uint64_t id) {
     std::unique_lock<std::mutex> lock(mutex);
@@ -238,13 +252,90 @@ void cancel_release_and_close_answer_every_request_once(Device device) {
   CHECK_EQ(inbox.deliveries, int64_t(requests.size()));
 }
 
+// A lockstep caller driving 4 agents with pieces of different lengths: each turn it reacts to the
+// results (after a random pause of up to 3 ms per result, standing in for JavaScript's work) by
+// appending two context tokens and asking for the agent's next piece, then proceeds. Returns, per
+// turn, the engine's step count when the turn was handled, the request ids answered and their
+// tokens: with lockstep that log is a function of the model alone, not of the pauses.
+std::vector<int64_t> lockstep_log(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, Device device, uint32_t pause_seed) {
+  s3::ThreadPool pool(2);
+  Inbox inbox;
+  inbox.keep_turns = true;
+  EngineOptions options;
+  options.device = device;
+  options.num_blocks = 64;
+  options.max_context = 512;
+  options.limits = {3, 16};  // 3 slots for 4 agents and small prefill chunks: admission order matters
+  options.lockstep = true;
+  Engine engine(weights, options, inbox.callback(), pool);
+  std::mt19937 pauses(pause_seed);
+  auto pause = [&] { std::this_thread::sleep_for(std::chrono::microseconds(pauses() % 3000)); };
+  const int64_t piece_length[] = {3, 5, 7, 11};
+  std::map<uint64_t, int> agent_of;  // request id → agent
+  std::vector<uint64_t> sequences;
+  std::vector<int> pieces_left(4, 4);
+  auto ask = [&](int agent) {
+    const int32_t context[] = {int32_t(10 + agent), 2};
+    engine.append(sequences[size_t(agent)], context, 2);
+    agent_of[engine.generate(sequences[size_t(agent)], {piece_length[agent], {}, 1.0f, uint64_t(agent), 0})] = agent;
+  };
+  for (int a = 0; a < 4; a++) {
+    sequences.push_back(engine.open_sequence());
+    const std::vector<int32_t> prompt = prompt_of(a);
+    engine.append(sequences.back(), prompt.data(), int64_t(prompt.size()));
+    pause();
+    ask(a);
+  }
+  // Nothing runs before the first proceed, however long the caller takes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK_EQ(engine.stats().steps, int64_t(0));
+  engine.proceed(0);
+  std::vector<int64_t> log;
+  int64_t turns_handled = 0;
+  int open_pieces = 4;
+  while (open_pieces > 0) {
+    EngineTurn turn = inbox.next_turn();
+    CHECK_EQ(int64_t(turn.number), ++turns_handled);
+    log.push_back(int64_t(turn.number));
+    log.push_back(engine.stats().steps);
+    for (const EngineResult& r : turn.results) {
+      const int agent = agent_of.at(r.request_id);
+      log.push_back(agent);
+      log.insert(log.end(), r.tokens.begin(), r.tokens.end());
+      pause();
+      open_pieces--;
+      if (--pieces_left[size_t(agent)] > 0) {
+        ask(agent);
+        open_pieces++;
+      }
+    }
+    engine.proceed(turn.number);
+  }
+  CHECK_EQ(engine.stats().turns, turns_handled);
+  return log;
+}
+
+void lockstep_orders_steps_by_events_not_timing(Device device) {
+  const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 8);
+  const auto weights = tiny_weights(model);
+  const std::vector<int64_t> expected = lockstep_log(weights, device, 1);
+  CHECK(!expected.empty());
+  CHECK(lockstep_log(weights, device, 2) == expected);
+  CHECK(lockstep_log(weights, device, 3) == expected);
+}
+
 }  // namespace
 
+TEST(engine_threads_lockstep_orders_steps_by_events_not_timing) { lockstep_orders_steps_by_events_not_timing(Device::Cpu); }
 TEST(engine_threads_batching_and_preemption_change_no_token) { batching_and_preemption_change_no_token(Device::Cpu); }
 TEST(engine_threads_prefix_caching_changes_no_token) { prefix_caching_changes_no_token(Device::Cpu); }
 TEST(engine_threads_prefix_cache_keeps_weight_versions_apart) { prefix_cache_keeps_weight_versions_apart(Device::Cpu); }
 TEST(engine_threads_cancel_release_and_close_answer_every_request_once) { cancel_release_and_close_answer_every_request_once(Device::Cpu); }
 
+TEST(cuda_engine_lockstep_orders_steps_by_events_not_timing) {
+  s3test::require_cuda();
+  lockstep_orders_steps_by_events_not_timing(Device::Cuda);
+}
 TEST(cuda_engine_batching_and_preemption_change_no_token) {
   s3test::require_cuda();
   batching_and_preemption_change_no_token(Device::Cuda);

@@ -6,6 +6,7 @@ import { resolveDevice } from '../native/device.js';
 import { benchTrain } from '../native/train-bench.js';
 import { OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
 import { benchEngine, soakEngine } from '../native/engine-bench.js';
+import { benchLockstep, type LockstepModeFigures } from '../native/lockstep-bench.js';
 import { KV_CACHE_DTYPES } from '../native/engine.js';
 import { benchHarness } from '../harness/index.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
@@ -165,8 +166,11 @@ export function registerBench(program: Command): void {
     .option('--baseline-agents <n>', 'sequences timed one at a time (the rate is extrapolated per sequence)', '4')
     .option('--kv-dtype <type>', KV_DTYPE_HELP, 'f32')
     .option('--soak', 'run concurrent teams of the aggregation task through the harness instead')
-    .option('--teams <n>', 'soak: teams kept in flight', '196')
-    .option('--n <n>', 'soak: agents per team', '4')
+    .option('--lockstep', 'time the same teams (mini preset episodes) with the engine in lockstep and running free, side by side (docs/determinism.md)')
+    .option('--teams <n>', 'soak: teams kept in flight (default 196); lockstep: teams per round (default 32)')
+    .option('--n <n>', 'soak and lockstep: agents per team', '4')
+    .option('--concurrency <n>', 'lockstep: teams in flight', '16')
+    .option('--rounds <n>', 'lockstep: rounds of both modes', '3')
     .option('--minutes <m>', 'soak: minutes to keep starting teams', '3')
     .option('--json', 'print JSON');
   addDeviceFlags(engineCommand).action(
@@ -179,8 +183,11 @@ export function registerBench(program: Command): void {
         baselineAgents: string;
         kvDtype: string;
         soak?: boolean;
-        teams: string;
+        lockstep?: boolean;
+        teams?: string;
         n: string;
+        concurrency: string;
+        rounds: string;
         minutes: string;
         json?: boolean;
         device: string;
@@ -188,13 +195,36 @@ export function registerBench(program: Command): void {
       }) => {
         const kvDtype = parseChoiceFlag('--kv-dtype', options.kvDtype, KV_CACHE_DTYPES);
         const device = parseDeviceFlags(options);
+        if (options.lockstep) {
+          const r = await benchLockstep({
+            model: options.model,
+            shape: options.shape ?? 's3-mini',
+            teams: parseIntegerFlag('--teams', options.teams ?? '32', 1),
+            n: parseIntegerFlag('--n', options.n, 1),
+            concurrency: parseIntegerFlag('--concurrency', options.concurrency, 1),
+            rounds: parseIntegerFlag('--rounds', options.rounds, 1),
+            device,
+          });
+          const mode = (name: string, m: LockstepModeFigures) =>
+            `${name}: median ${m.medianWallSeconds.toFixed(2)} s (${m.wallSeconds.map((s) => s.toFixed(2)).join(', ')}), ${m.tokensPerSecond.toFixed(0)} tokens/s, engine waited for JavaScript ${m.medianHeldSeconds.toFixed(2)} s; same episodes every round: ${m.sameEpisodesEveryRound ? 'yes' : 'no'}`;
+          print(options.json, r, () =>
+            [
+              `model ${r.model} on ${r.runner.device}; ${r.teams} ${r.task} teams × ${r.n} agents, ${r.concurrency} in flight, ${r.rounds} rounds; ${r.machine.cpus} CPUs, load ${r.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}`,
+              mode('lockstep', r.lockstep),
+              mode('free    ', r.free),
+              `lockstep / free wall time: ${r.ratio.toFixed(3)}; the two modes gave ${r.modesAgree ? 'the same' : 'different'} episodes`,
+            ].join('\n'),
+          );
+          if (!r.lockstep.sameEpisodesEveryRound) process.exitCode = 1;
+          return;
+        }
         if (options.soak) {
           const minutes = Number(options.minutes);
           if (!Number.isFinite(minutes) || minutes <= 0) throw new ConfigError(`--minutes must be a positive number; got "${options.minutes}"`);
           const r = await soakEngine({
             model: options.model,
             shape: options.shape ?? 'small',
-            teams: parseIntegerFlag('--teams', options.teams, 1),
+            teams: parseIntegerFlag('--teams', options.teams ?? '196', 1),
             n: parseIntegerFlag('--n', options.n, 1),
             minutes,
             kvDtype,

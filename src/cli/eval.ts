@@ -15,7 +15,7 @@ import {
 } from '../eval/run/index.js';
 import { getTask, SPLITS, type Split } from '../tasks/index.js';
 import { runEpisodeSettings } from './eval-run-settings.js';
-import { addDeviceFlags, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
+import { addDeterminismFlag, addDeviceFlags, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
 
 interface EvalFlags {
   policy?: string;
@@ -33,6 +33,7 @@ interface EvalFlags {
   split: string;
   out: string;
   device: string;
+  nondeterministic?: boolean;
   weights: string;
 }
 
@@ -61,7 +62,7 @@ export function registerEval(program: Command): void {
     .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: the model\'s own, or the built-in s3-mini for scripted agents)')
     .option('--run <dir>', "a swarm train run directory: evaluate with its episode settings (prompt style, allowances, context, piece size, token cost)")
     .requiredOption('--out <dir>', 'the evaluation directory (an interrupted evaluation there is resumed)');
-  addDeviceFlags(command).action(async (flags: EvalFlags) => {
+  addDeterminismFlag(addDeviceFlags(command)).action(async (flags: EvalFlags) => {
       if ((flags.model === undefined) === (flags.policy === undefined)) throw new ConfigError('swarm eval needs exactly one of --policy scripted and --model DIR.');
       if (flags.policy !== undefined && flags.policy !== 'scripted') throw new ConfigError(`--policy must be "scripted", got "${flags.policy}"`);
       const run = flags.run === undefined ? undefined : runEpisodeSettings(flags.run);
@@ -79,7 +80,7 @@ export function registerEval(program: Command): void {
       const workAllowance = flags.allowance === undefined ? undefined : parseIntegerFlag('--allowance', flags.allowance, 1);
       const tokenizer = flags.tokenizer === undefined ? {} : { tokenizerPath: flags.tokenizer };
       const device = parseDeviceFlags(flags);
-      const policy = flags.model !== undefined ? nativeEvalPolicy({ directory: flags.model, device, ...tokenizer }) : scriptedEvalPolicy({ task: task.name, ...tokenizer });
+      const policy = flags.model !== undefined ? nativeEvalPolicy({ directory: flags.model, device, ...parseDeterminismFlag(flags), ...tokenizer }) : scriptedEvalPolicy({ task: task.name, ...tokenizer });
       const result = await runEvaluation({
         task,
         policy,

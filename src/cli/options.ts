@@ -34,6 +34,16 @@ export function addDeviceFlags(command: Command): Command {
     .option('--weights <format>', 'stored (the checkpoint\'s dtypes) | fp8 (linear weights quantized to FP8 with 128×128 block scales at load)', 'stored');
 }
 
+/** Adds --nondeterministic: the engine runs ahead of the harness instead of in lockstep (docs/determinism.md). */
+export function addDeterminismFlag(command: Command): Command {
+  return command.option('--nondeterministic', 'let the inference engine run ahead while the harness reacts (results then depend on timing; docs/determinism.md)');
+}
+
+/** The engine's `deterministic` option from --nondeterministic. */
+export function parseDeterminismFlag(options: { nondeterministic?: boolean }): { deterministic: boolean } {
+  return { deterministic: options.nondeterministic !== true };
+}
+
 /** The parsed --device and --weights values. */
 export function parseDeviceFlags(options: { device?: string; weights?: string }): DeviceOptions {
   return {

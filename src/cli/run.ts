@@ -17,7 +17,7 @@ import { NativePolicy } from '../policy/native-policy.js';
 import { getTask, isAggregationTask, TASK_NAMES } from '../tasks/index.js';
 import type { Split } from '../tasks/index.js';
 import { EpisodeView } from './episode-view.js';
-import { addDeviceFlags, parseDeviceFlags, parseIntegerFlag } from './options.js';
+import { addDeterminismFlag, addDeviceFlags, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag } from './options.js';
 
 interface RunOptions {
   task: string;
@@ -32,6 +32,7 @@ interface RunOptions {
   tokenizer?: string;
   trace?: string;
   device: string;
+  nondeterministic?: boolean;
   weights: string;
 }
 
@@ -51,7 +52,7 @@ export function registerRun(program: Command): void {
     .option('--allowance <L>', 'per-agent work allowance in tokens (default: the paper’s)')
     .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: DIR/tokenizer.json with --model, else the built-in s3-mini)')
     .option('--trace <file>', 'also write the trace as JSONL');
-  addDeviceFlags(command).action(async (options: RunOptions) => {
+  addDeterminismFlag(addDeviceFlags(command)).action(async (options: RunOptions) => {
       if (!['train', 'dev', 'eval'].includes(options.split)) throw new ConfigError(`--split must be train, dev or eval; got "${options.split}"`);
       const device = parseDeviceFlags(options);
       const task = getTask(options.task);
@@ -64,7 +65,7 @@ export function registerRun(program: Command): void {
       if (options.model) {
         const tokenizerFile = options.tokenizer ?? path.join(options.model, 'tokenizer.json');
         if (!fs.existsSync(tokenizerFile)) throw new ConfigError(`--model ${options.model} has no tokenizer.json; pass --tokenizer FILE`);
-        engine = InferenceEngine.load(options.model, device);
+        engine = InferenceEngine.load(options.model, { ...device, ...parseDeterminismFlag(options) });
         policy = new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerFile) });
       } else {
         policy = makeScriptPolicy(options);

@@ -28,6 +28,7 @@ interface TrainCommandOptions {
   dryRun?: boolean;
   json?: boolean;
   eval?: boolean;
+  nondeterministic?: boolean;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -49,11 +50,12 @@ export function registerTrain(program: Command): void {
     .option('--no-eval', 'skip the evaluations before and after training')
     .option('--dry-run', 'print the resolved plan and exit')
     .option('--json', 'with --dry-run: print the resolved config as JSON')
+    .option('--nondeterministic', 'the same as --set deterministicCollection=false: the engine runs ahead of the harness (results depend on timing; docs/determinism.md)')
     .action(async (options: TrainCommandOptions) => {
       const resolved = resolveTrainConfig({
         preset: options.preset,
         configFile: options.config,
-        sets: options.set,
+        sets: options.nondeterministic === true ? [...(options.set ?? []), 'deterministicCollection=false'] : options.set,
         model: options.model,
         out: options.out,
         learner: options.learner,

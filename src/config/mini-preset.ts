@@ -17,6 +17,8 @@ export const MINI: TrainConfig = {
   promptStyle: 'compact',
   // Rollouts with the latest weights only: the 2 cores serve inference or training, not both, and the run is reproducible.
   synchronousCollection: true,
+  // Events, not timing, order the collection: the same seed gives the same run (docs/determinism.md).
+  deterministicCollection: true,
   // 50 updates instead of 200: 800 team attempts at N = 4, what the 15 minutes hold with room to
   // spare once the shared system turn is computed once (trainer and engine); a weak SFT start has
   // more groups to train on and took 15 min 21 s with 60 (docs/benchmarks.md, session 8).

@@ -16,6 +16,8 @@ export const PAPER_AGGREGATION: TrainConfig = {
   promptStyle: 'paper',
   // Table 4 / Section 3: inference keeps collecting while the trainer updates.
   synchronousCollection: false,
+  // Ours: events, not timing, order the collection (the same run from the same seed; docs/determinism.md).
+  deterministicCollection: true,
   // Table 4: RL updates — 200.
   rlUpdates: 200,
   // Table 4: teams per update — 256 = 32 problems × 8 attempts.
@@ -74,6 +76,8 @@ export const PAPER_EXPLORATION: TrainConfig = {
   promptStyle: 'paper',
   // Table 4 / Section 3: inference keeps collecting while the trainer updates.
   synchronousCollection: false,
+  // Ours: events, not timing, order the collection (the same run from the same seed; docs/determinism.md).
+  deterministicCollection: true,
   // Table 4: RL updates — 200.
   rlUpdates: 200,
   // Table 4: teams per update — 128 = 16 problems × 8 attempts.

@@ -44,6 +44,7 @@ export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
   { path: 'seed', type: positive(0), reference: 'ours: the run seed' },
   { path: 'promptStyle', type: { kind: 'enum', values: PROMPT_STYLES }, reference: 'Appendix G (paper) or ours (compact)' },
   { path: 'synchronousCollection', type: { kind: 'boolean' }, reference: 'Table 4 (asynchronous) or ours (synchronous)' },
+  { path: 'deterministicCollection', type: { kind: 'boolean' }, reference: 'ours: the engine in lockstep with the harness (docs/determinism.md)' },
   { path: 'rlUpdates', type: positive(), reference: 'Table 4: RL updates' },
   { path: 'problemsPerUpdate', type: positive(), reference: 'Table 4: teams per update (problems M)' },
   { path: 'attemptsPerProblem', type: positive(), reference: 'Table 4: teams per update (attempts G)' },

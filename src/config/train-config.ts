@@ -111,6 +111,12 @@ export interface TrainConfig {
   promptStyle: PromptStyle;
   /** Collect each update's rollouts only with the latest weights (reproducible, no overlap with training). */
   synchronousCollection: boolean;
+  /**
+   * The engine steps in lockstep with the harness (docs/determinism.md): same config, seed and device
+   * give the same episodes, metrics and weights whatever the timing. false: the engine runs ahead
+   * while JavaScript reacts (`--nondeterministic`).
+   */
+  deterministicCollection: boolean;
   rlUpdates: number;
   /** Problems per update, M. */
   problemsPerUpdate: number;

@@ -131,6 +131,12 @@ export interface NativeEngineOptions {
   device?: 'auto' | 'cpu' | 'cuda';
   /** 'stored' (default) or 'fp8' (linear weights quantized to FP8 with 128×128 block scales at load). */
   weights?: 'stored' | 'fp8';
+  /** The version of the weights loaded first (default 0). */
+  policyVersion?: number;
+  /** Lockstep mode: no step runs until proceed() says every delivered turn was handled (native/engine/engine.h). */
+  lockstep?: boolean;
+  /** Called with each turn's number after its results' promises are settled. */
+  onTurn?: (turn: number) => void;
 }
 
 /** One generation request as the native engine takes it. */
@@ -178,6 +184,10 @@ export interface NativeEngineStats {
   busySeconds: number;
   tokensPerSecond: number;
   policyVersion: number;
+  /** Result turns delivered (each step, or reaping, that finished something). */
+  turns: number;
+  /** Lockstep: seconds the engine had work but waited for JavaScript to handle a turn. */
+  heldSeconds: number;
   /** The device the engine runs on: 'cpu' or 'cuda'. */
   device: 'cpu' | 'cuda';
   /** What its model runner computes with. */
@@ -196,6 +206,8 @@ export interface NativeEngine {
   /** Swaps in f32 copies of a native Trainer's current parameters, made in place (no JS copy). */
   loadWeightsFromTrainer(trainer: NativeTrainer): number;
   stats(): NativeEngineStats;
+  /** Lockstep: every turn up to `turn` has been handled and its follow-ups queued. */
+  proceed(turn: number): void;
   close(): void;
 }
 

@@ -7,6 +7,7 @@ import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
 import type { NativeEngine, NativeEngineOptions, NativeEngineResult, NativeEngineStats } from './binding.js';
 import type { DeviceOptions, RunnerDescription } from './device.js';
+import { LockstepGate } from './lockstep-gate.js';
 import type { Trainer } from './trainer.js';
 
 /** Element types the KV cache can hold ('fp8': OCP e4m3, one f32 scale per position and KV head). */
@@ -54,6 +55,16 @@ export interface EngineOptions extends DeviceOptions {
    * (native/engine/prefix_cache.h). No token or log-prob changes; stats().prefixCacheHitTokens counts the reuse.
    */
   readonly prefixCaching?: boolean;
+  /**
+   * Deterministic collection (default true): the engine steps in lockstep with JavaScript (after a
+   * step that finishes pieces it waits until the reactions to them have queued their follow-ups;
+   * src/native/lockstep-gate.ts), so which step a request joins, and so every result, depends on
+   * the order of events alone and not on timing. false lets the engine run ahead while JavaScript
+   * reacts (a few percent faster where JavaScript's work is heavy; runs then differ with timing).
+   */
+  readonly deterministic?: boolean;
+  /** The version pieces sampled by the weights loaded first report (default 0; a resumed run continues its count). */
+  readonly policyVersion?: number;
 }
 
 /** One generation request. */
@@ -92,16 +103,37 @@ export class InferenceEngine {
     /** The checkpoint folder the engine started with. */
     readonly directory: string,
     private readonly native: NativeEngine,
-  ) {}
+    /** Null when the engine is not deterministic (no lockstep). */
+    private readonly gate: LockstepGate | null,
+  ) {
+    gate?.attach(native);
+  }
 
   /** Loads the checkpoint in `directory` and starts the scheduler thread. */
   static load(directory: string, options: EngineOptions = {}): InferenceEngine {
     const { binding } = loadAddon();
+    const { deterministic = true, ...rest } = options;
+    const gate = deterministic ? new LockstepGate() : null;
+    const nativeOptions: NativeEngineOptions = { ...(rest as NativeEngineOptions), lockstep: deterministic, ...(gate === null ? {} : { onTurn: gate.onTurn }) };
     try {
-      return new InferenceEngine(directory, new binding.Engine(directory, { ...options } as NativeEngineOptions));
+      return new InferenceEngine(directory, new binding.Engine(directory, nativeOptions), gate);
     } catch (error) {
       throw new NativeError(`cannot start the inference engine on ${directory}: ${(error as Error).message}`);
     }
+  }
+
+  /** Whether the engine steps in lockstep with JavaScript (EngineOptions.deterministic). */
+  get deterministic(): boolean {
+    return this.gate !== null;
+  }
+
+  /**
+   * Keeps a deterministic engine from starting another step until the returned function is called:
+   * taken in a reaction to a result, it pins whatever is done before the release (a weight swap,
+   * say) to that point of the event order. A no-op release on an engine that is not deterministic.
+   */
+  hold(): () => void {
+    return this.gate?.hold() ?? (() => undefined);
   }
 
   /** A new, empty sequence. */
@@ -123,8 +155,12 @@ export class InferenceEngine {
       seed: options.seed,
       draws: options.draws ?? 0,
     });
+    this.gate?.schedule();
     const signal = options.signal;
-    const onAbort = (): void => this.native.cancel(id);
+    const onAbort = (): void => {
+      this.native.cancel(id);
+      this.gate?.schedule();
+    };
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -137,12 +173,14 @@ export class InferenceEngine {
   /** Forgets a sequence and frees its cache (a running piece on it resolves 'cancelled'). */
   release(sequence: EngineSequence): void {
     this.native.release(sequence);
+    this.gate?.schedule();
   }
 
   /** Log-probs of tokens[1..], each given the tokens before it, under the current weights. */
   async score(tokens: Int32Array | readonly number[]): Promise<Float32Array> {
-    const result = await this.native.score(tokens instanceof Int32Array ? tokens : Int32Array.from(tokens));
-    return result.logprobs;
+    const pending = this.native.score(tokens instanceof Int32Array ? tokens : Int32Array.from(tokens));
+    this.gate?.schedule();
+    return (await pending).logprobs;
   }
 
   /** Swaps in the checkpoint in `directory` between batches; returns the version later pieces report. */
@@ -151,6 +189,8 @@ export class InferenceEngine {
       return this.native.loadWeights(directory);
     } catch (error) {
       throw new NativeError(`cannot load new weights from ${directory}: ${(error as Error).message}`);
+    } finally {
+      this.gate?.schedule();
     }
   }
 
@@ -164,6 +204,8 @@ export class InferenceEngine {
       return this.native.loadWeightsFromTrainer(trainer.nativeHandle);
     } catch (error) {
       throw new NativeError(`cannot load new weights from the trainer on ${trainer.directory}: ${(error as Error).message}`);
+    } finally {
+      this.gate?.schedule();
     }
   }
 

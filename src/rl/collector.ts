@@ -68,6 +68,7 @@ export class Collector {
   private granted = 0;
   private inFlight = 0;
   private closed = false;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly options: CollectorOptions) {
     if (options.problems.length === 0) throw new RangeError('Collector: no training problems');
@@ -110,6 +111,12 @@ export class Collector {
       this.groups.delete(index);
       return result;
     });
+  }
+
+  /** Resolves once no episode runs and none granted is left to start (at once when that holds already). */
+  idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Aborts every running episode and waits for them to settle; groups not taken are lost. */
@@ -178,6 +185,7 @@ export class Collector {
       group.remaining -= 1;
       if (group.remaining === 0) group.resolve(finishGroup(group));
       this.pump();
+      if (this.inFlight === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     });
     this.running.add(tracked);
   }

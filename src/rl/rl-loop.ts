@@ -1,10 +1,16 @@
-// Algorithm 1, the s³ RL loop: rollout groups are collected on the shared inference engine while the
-// trainer updates (collection runs one update ahead; `synchronous` collects each update's groups
-// with the latest weights only, which makes a run reproducible bit for bit). Per update: take M
-// groups in index order, drop those lagging more than maxPolicyLag weight versions and those hit by
-// an infrastructure failure (both replaced by new groups), build the learner's loss units, accumulate
-// the loss over micro-batches, take an AdamW step, hand the new weights to the engine, write the
-// checkpoint and the metrics line, then commit progress in state.json.
+// Algorithm 1, the s³ RL loop. Per update: take M groups in index order, drop those lagging more
+// than maxPolicyLag weight versions and those hit by an infrastructure failure (both replaced by new
+// groups), build the learner's loss units, accumulate the loss over micro-batches, take an AdamW
+// step, hand the new weights to the engine, write the checkpoint and the metrics line, then commit
+// progress in state.json. Three collection schedules (docs/determinism.md):
+//   synchronous              each update's groups are collected with the latest weights only.
+//   asynchronous, lockstep   (deterministic engine) the next update's M groups are collected while the
+//                            trainer updates, with the weights before that update; its new weights are
+//                            installed once those groups are all in and nothing runs (one update off
+//                            policy, lag 1). Which version samples a piece follows from the events.
+//   asynchronous, free       (--nondeterministic) collection runs up to two updates ahead and new weights
+//                            are swapped in as they come, under pieces in flight (timing decides).
+// Either lockstep schedule makes a run, and a run resumed after a kill, the same bit for bit.
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -77,8 +83,13 @@ export interface RlLoopOptions {
   /** Episode settings of training (allowances, context, pieces, temperature, draws, prompt style). */
   readonly settings: EpisodeSettingsOverrides;
   readonly seed: string;
-  /** Collect each update's groups only after the previous update's weights are loaded (reproducible). */
+  /** Collect each update's groups only after the previous update's weights are loaded. */
   readonly synchronous: boolean;
+  /**
+   * Deterministic asynchronous collection, resumed: the engine holds the weights before the last
+   * committed update (whose step goes in once the next update's groups are in). false on a fresh run.
+   */
+  readonly weightsPending: boolean;
   /** The frozen reference policy of the KL penalty (needed when pgCorrection.klCoefficient > 0). */
   readonly reference?: InferenceEngine;
   readonly onUpdate?: (metrics: RlUpdateMetrics) => void;
@@ -156,13 +167,25 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
     firstGroup: run.state.nextGroup,
   });
   const started = performance.now();
+  const lockstepAhead = !options.synchronous && engine.deterministic;
   let version = engine.stats().policyVersion;
   let checkpoint = run.state.checkpoint ?? run.state.initialModel;
-  collector.grant(options.synchronous ? M : 2 * M);
+  // A checkpoint holding the weights the engine samples with, and one holding the trainer's (null where none was written).
+  let engineCheckpoint: string | null = options.weightsPending ? run.state.engineCheckpoint : checkpoint;
+  let trainerCheckpoint: string | null = checkpoint;
+  let weightsPending = options.weightsPending;
+  collector.grant(options.synchronous || lockstepAhead ? M : 2 * M);
   try {
     for (let update = run.state.updates + 1; update <= config.rlUpdates; update += 1) {
       const updateStarted = performance.now();
       const generatedBefore = engine.stats().generatedTokens;
+      if (weightsPending) {
+        // Lockstep ahead: the previous update's weights go in once the groups collected meanwhile are all in.
+        await collector.idle();
+        version = engine.loadWeightsFrom(trainer);
+        weightsPending = false;
+        engineCheckpoint = trainerCheckpoint;
+      }
       const groups: RolloutGroup[] = [];
       const lags: number[] = [];
       let dropped = 0;
@@ -185,7 +208,17 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         groups.push(group);
       }
       const nextGroup = collector.nextGroup;
-      if (!options.synchronous) collector.grant(M);
+      const last = update === config.rlUpdates;
+      if (!options.synchronous && !(lockstepAhead && last)) collector.grant(M);
+      const checkpointNow = update % config.checkpointEvery === 0 || last;
+      if (lockstepAhead && checkpointNow && !last && engineCheckpoint === null) {
+        // Resuming from this update's commit re-collects the next update's groups with the weights the engine
+        // holds now (the trainer's before this update): keep them as checkpoint step_{update-1}.
+        engineCheckpoint = run.writeCheckpoint(`step_${update - 1}`, (directory) => {
+          trainer.save(directory, config);
+          fs.copyFileSync(options.tokenizerPath, path.join(directory, 'tokenizer.json'));
+        });
+      }
 
       const trainStarted = performance.now();
       const batch = learnerBatch(
@@ -219,16 +252,21 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
       if (skipStep) trainer.zeroGrad();
       else {
         step = trainer.step();
-        version = engine.loadWeightsFrom(trainer);
+        trainerCheckpoint = null;
+        if (lockstepAhead && !last) weightsPending = true;
+        else {
+          version = engine.loadWeightsFrom(trainer);
+          engineCheckpoint = null;
+        }
       }
       const trainSeconds = (performance.now() - trainStarted) / 1000;
-      const last = update === config.rlUpdates;
-      const checkpointNow = update % config.checkpointEvery === 0 || last;
       if (checkpointNow) {
         checkpoint = run.writeCheckpoint(`step_${update}`, (directory) => {
           trainer.save(directory, config);
           fs.copyFileSync(options.tokenizerPath, path.join(directory, 'tokenizer.json'));
         });
+        trainerCheckpoint = checkpoint;
+        if (!weightsPending) engineCheckpoint = checkpoint;
       }
       await writeTraceFile(run.resolve(path.join('traces', `update_${update}.jsonl.gz`)), groups[0].episodes[0].trace);
       const diagnostics = weightedDiagnostics(parts);
@@ -261,8 +299,14 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
       };
       run.appendMetrics(metrics as unknown as Record<string, unknown>);
       if (checkpointNow) {
-        run.commit({ updates: update, checkpoint, nextGroup });
-        run.pruneCheckpoints(KEEP_CHECKPOINTS);
+        run.commit({
+          updates: update,
+          checkpoint,
+          nextGroup,
+          policyVersion: version + (weightsPending ? 1 : 0),
+          engineCheckpoint: weightsPending ? engineCheckpoint : null,
+        });
+        run.pruneCheckpoints(KEEP_CHECKPOINTS, weightsPending && engineCheckpoint !== null ? [engineCheckpoint] : []);
       }
       options.onUpdate?.(metrics);
       if (options.synchronous) collector.grant(M);

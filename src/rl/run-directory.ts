@@ -4,7 +4,9 @@
 //                        next rollout group and the committed length of metrics.jsonl
 //   metrics.jsonl        one line per SFT update and per RL update (docs/run-format.md)
 //   checkpoints/sft      the SFT result (RL starts from it; evaluated as "before")
-//   checkpoints/step_N   RL checkpoints (weights, AdamW state, step, run config, tokenizer.json)
+//   checkpoints/step_N   RL checkpoints (weights, AdamW state, step, run config, tokenizer.json); with
+//                        deterministic asynchronous collection also the one before a committed update
+//                        (the weights its next update's groups were collected with)
 //   traces/              sampled training episodes, update_N.jsonl.gz
 //   eval/before, eval/after   evaluation directories (swarm eval format)
 //   report.html          the report
@@ -31,6 +33,13 @@ export interface RunState {
   readonly checkpoint: string | null;
   /** The rollout group RL continues with. */
   readonly nextGroup: number;
+  /** The weights version of `checkpoint` as the inference engine counts it (each optimizer step loaded is one). */
+  readonly policyVersion: number;
+  /**
+   * Deterministic asynchronous collection: the checkpoint whose weights (one version before
+   * `checkpoint`'s) collect the next update's groups on resume, or null when the engine starts from `checkpoint`.
+   */
+  readonly engineCheckpoint: string | null;
   /** Bytes of metrics.jsonl that belong to committed work. */
   readonly metricsBytes: number;
   readonly evalAfterDone: boolean;
@@ -65,6 +74,8 @@ export class RunDirectory {
       updates: 0,
       checkpoint: null,
       nextGroup: 0,
+      policyVersion: 0,
+      engineCheckpoint: null,
       metricsBytes: 0,
       evalAfterDone: false,
     };
@@ -102,8 +113,9 @@ export class RunDirectory {
     return this.current;
   }
 
+  /** A path of the run directory (an absolute one, such as the initial model's, stays as it is). */
   resolve(relative: string): string {
-    return path.join(this.root, relative);
+    return path.resolve(this.root, relative);
   }
 
   /** Appends one metrics line and flushes it (committed only by the next commit()). */
@@ -171,5 +183,9 @@ function parseState(file: string, text: string): RunState {
   for (const flag of ['sftDone', 'evalBeforeDone', 'evalAfterDone']) expect(flag, 'a boolean', (v) => typeof v === 'boolean');
   for (const count of ['updates', 'nextGroup', 'metricsBytes']) expect(count, 'a non-negative integer', (v) => Number.isSafeInteger(v) && (v as number) >= 0);
   expect('checkpoint', 'a string or null', (v) => v === null || typeof v === 'string');
-  return value as RunState;
+  // Written by every run since deterministic collection; runs from before read as version 0 with no engine checkpoint.
+  expect('policyVersion', 'a non-negative integer', (v) => v === undefined || (Number.isSafeInteger(v) && (v as number) >= 0));
+  expect('engineCheckpoint', 'a string or null', (v) => v === undefined || v === null || typeof v === 'string');
+  const state = value as Partial<RunState>;
+  return { ...(value as RunState), policyVersion: state.policyVersion ?? 0, engineCheckpoint: state.engineCheckpoint ?? null };
 }

@@ -64,8 +64,8 @@ export function trainingEpisodeSettings(config: TrainConfig): EpisodeSettingsOve
 }
 
 /** Engine limits for the run: the config's context and 64 sequences per batch; the KV cache keeps the engine's default size (it preempts and recomputes when full). */
-function engineOptions(config: TrainConfig): { maxContext: number; maxSequences: number } {
-  return { maxContext: config.contextLength, maxSequences: 64 };
+function engineOptions(config: TrainConfig): { maxContext: number; maxSequences: number; deterministic: boolean } {
+  return { maxContext: config.contextLength, maxSequences: 64, deterministic: config.deterministicCollection };
 }
 
 /** Runs (or resumes) the whole pipeline. */
@@ -122,7 +122,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
   const task = getTask(config.task);
   const evaluate = async (which: 'before' | 'after', model: string): Promise<EvaluationResult> => {
     emit({ kind: 'stage', stage: `eval-${which}`, detail: `N ∈ {${config.evaluation.teamSizes.join(', ')}}, ${config.evaluation.seeds} seeds, ${config.evaluation.problems} held-out problems` });
-    const policy = nativeEvalPolicy({ directory: model, tokenizerPath });
+    const policy = nativeEvalPolicy({ directory: model, tokenizerPath, deterministic: config.deterministicCollection });
     try {
       const result = await runEvaluation({
         task,
@@ -167,7 +167,9 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       icepopLow: config.pgCorrection.icePopLow,
       icepopHigh: config.pgCorrection.icePopHigh,
     });
-    const engine = InferenceEngine.load(from, engineOptions(config));
+    // Deterministic asynchronous collection resumes with the weights that collected the next update's groups.
+    const engineFrom = run.state.engineCheckpoint === null ? from : run.resolve(run.state.engineCheckpoint);
+    const engine = InferenceEngine.load(engineFrom, { ...engineOptions(config), policyVersion: run.state.policyVersion - (run.state.engineCheckpoint === null ? 0 : 1) });
     // The KL penalty's frozen reference: the policy RL started from.
     const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, engineOptions(config)) : undefined;
     try {
@@ -185,6 +187,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
         settings,
         seed,
         synchronous: config.synchronousCollection,
+        weightsPending: run.state.engineCheckpoint !== null,
         ...(reference === undefined ? {} : { reference }),
         onUpdate: (metrics) => emit({ kind: 'rl', metrics, total: config.rlUpdates }),
       });

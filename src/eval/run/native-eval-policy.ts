@@ -17,6 +17,8 @@ export interface NativeEvalPolicyOptions {
   readonly tokenizerPath?: string;
   /** Where the engine runs (default 'auto') and in what weight format. */
   readonly device?: DeviceOptions;
+  /** The engine in lockstep with the harness (default true; EngineOptions.deterministic). */
+  readonly deterministic?: boolean;
 }
 
 /** Loads the checkpoint into an inference engine; close() releases the engine. */
@@ -24,7 +26,7 @@ export function nativeEvalPolicy(options: NativeEvalPolicyOptions): EvalPolicy {
   const directory = path.resolve(options.directory);
   const tokenizerPath = path.resolve(options.tokenizerPath ?? path.join(directory, 'tokenizer.json'));
   if (!fs.existsSync(tokenizerPath)) throw new ConfigError(`--model ${directory} has no tokenizer.json; pass --tokenizer FILE`);
-  const engine = InferenceEngine.load(directory, options.device ?? {});
+  const engine = InferenceEngine.load(directory, { ...options.device, deterministic: options.deterministic ?? true });
   const runner = engine.stats().runner;
   return {
     policy: new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerPath) }),

@@ -137,11 +137,17 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
   const writer = await EpisodeLogWriter.open(logPath, log.completeBytes);
   // Draws on stdout only when it is a terminal.
   const progress = createProgress({ total: pending.length });
+  // Finished episodes are written one after another (trace, then its line in episodes.jsonl) while
+  // the next episodes run: a job never waits for the disk before the pool starts the next episode,
+  // so with a deterministic engine which step each episode joins depends on events alone.
+  let persisted: Promise<void> = Promise.resolve();
+  let persistFailure: { error: unknown } | null = null;
   try {
     await runPool({
       items: pending,
       concurrency,
       job: async ({ seed, n, problem }) => {
+        if (persistFailure !== null) throw persistFailure.error;
         const key = { seed, n, problemId: problem.id };
         const result = await runEpisode({
           ...settings,
@@ -156,14 +162,24 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
         });
         const [episode] = splitEpisodes(result.trace);
         const trace = traceFilePath(key);
-        await writeTraceFile(join(options.out, trace), result.trace);
         const record: EpisodeRecord = { ...key, episodeSeed: episodeSeed(key), trace, ...measureEpisode({ episode, problem }) };
-        await writer.append(record);
-        finished.set(recordKey(key), record);
-        progress.increment(`N=${n} seed ${seed}`);
+        persisted = persisted.then(async () => {
+          if (persistFailure !== null) return;
+          try {
+            await writeTraceFile(join(options.out, trace), result.trace);
+            await writer.append(record);
+            finished.set(recordKey(key), record);
+            progress.increment(`N=${n} seed ${seed}`);
+          } catch (error) {
+            persistFailure = { error };
+          }
+        });
       },
     });
+    await persisted;
+    if (persistFailure !== null) throw (persistFailure as { error: unknown }).error;
   } finally {
+    await persisted;
     progress.stop();
     await writer.close();
   }
