@@ -37,8 +37,8 @@ train::TrainerOptions parse_options(Napi::Env env, const Napi::Value& value) {
   o.adamw.weight_decay = number_option(obj, "weightDecay", o.adamw.weight_decay);
   o.adamw.max_grad_norm = number_option(obj, "maxGradNorm", o.adamw.max_grad_norm);
   o.adamw.warmup_steps = int64_t(number_option(obj, "warmupSteps", double(o.adamw.warmup_steps)));
-  o.icepop_low = float(number_option(obj, "icepopLow", o.icepop_low));
-  o.icepop_high = float(number_option(obj, "icepopHigh", o.icepop_high));
+  o.icepop_low = number_option(obj, "icepopLow", o.icepop_low);
+  o.icepop_high = number_option(obj, "icepopHigh", o.icepop_high);
   o.threads = size_t(number_option(obj, "threads", 0.0));
   o.shared_prefix_min_tokens =
       int64_t(number_option(obj, "sharedPrefixMinTokens", double(o.shared_prefix_min_tokens)));
@@ -204,6 +204,11 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
       batch.num_draws = draws.As<Napi::Number>().Int64Value();
       batch.draw_tokens = typed_vector<Napi::Int32Array, int32_t>(env, b, "drawTokens", napi_int32_array, batch.num_draws > 0);
       batch.draw_logprobs = typed_vector<Napi::Float32Array, float>(env, b, "drawLogprobs", napi_float32_array, batch.num_draws > 0);
+    }
+    const Napi::Value temperature = b.Get("temperature");
+    if (!temperature.IsUndefined()) {
+      if (!temperature.IsNumber()) throw Napi::TypeError::New(env, "accumulate: batch.temperature must be a number");
+      batch.temperature = temperature.As<Napi::Number>().DoubleValue();
     }
     const Napi::Value kl_coef = b.Get("klCoef");
     if (!kl_coef.IsUndefined()) {

@@ -260,6 +260,79 @@ TEST(backward_qwen3_policy_gradient_with_score_centering_matches_finite_differen
   check_against_finite_differences(model, p, o, pool, &keep);
 }
 
+// A ratio of 0.2000000002 is inside the paper's [0.2, 5] and must be kept: a float bound (0.2f is
+// 0.2000000030) would mask it. Uniform logits over V = 5 make log π_θ = −log 5, so μ's log-prob
+// −1e-9 gives ρ = 0.2·e^(1e-9); 5.0000000005 just above the upper bound is masked.
+TEST(icepop_bounds_are_compared_in_double_precision) {
+  s3::ThreadPool pool(1);
+  const int64_t T = 2, C = 3, V = 5;
+  std::vector<float> h(size_t(T * C), 1.0f), head(size_t(V * C), 0.0f);  // every logit 0
+  const std::vector<int32_t> targets = {1, 2};
+  const std::vector<float> coef = {1.0f, 1.0f};
+  const double lp = -std::log(5.0);
+  const std::vector<float> old = {-1e-9f, float(lp - std::log(5.0000000005))};
+  CHECK(std::exp(lp - double(old[0])) > 0.2 && std::exp(lp - double(old[0])) < double(0.2f));
+  LossOptions o;
+  o.kind = LossKind::PolicyGradient;
+  std::vector<float> dh(size_t(T * C)), dhead(size_t(V * C), 0.0f);
+  const auto stats = s3::train::fused_head_loss(dh.data(), dhead.data(), h.data(), head.data(), T, C, V,
+                                                LossInputs{targets.data(), coef.data(), old.data()}, o, pool);
+  const double r0 = std::exp(lp - double(old[0])), r1 = std::exp(lp - double(old[1]));
+  CHECK_EQ(stats.tokens, int64_t(2));
+  CHECK_EQ(stats.masked, int64_t(r1 > 5.0 ? 1 : 0));  // the first token is kept
+  CHECK_NEAR(stats.loss, -r0 - (r1 > 5.0 ? 0.0 : r1), 1e-9);
+}
+
+// At temperature T the policy is softmax(h·W / T): the loss and ∂L/∂h equal those at T = 1 with the
+// head W / T, and ∂L/∂W is that head's gradient divided by T (score centering and the KL included).
+TEST(fused_loss_at_a_temperature_is_the_loss_of_the_tempered_head) {
+  s3::ThreadPool pool(2);
+  const int64_t T = 6, C = 4, V = 9, K = 2;
+  const double temperature = 0.7;
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  std::vector<float> h(size_t(T * C)), head(size_t(V * C));
+  for (float& x : h) x = n(rng);
+  for (float& x : head) x = n(rng);
+  std::vector<float> tempered(head.size());
+  for (size_t i = 0; i < head.size(); i++) tempered[i] = float(double(head[i]) / temperature);
+  const std::vector<int32_t> targets = {3, 0, 6, 2, 5, 1};
+  const std::vector<float> coef = {1.0f, -0.5f, 2.0f, 0.7f, 1.5f, -1.0f};
+  const std::vector<float> old = {-2.1f, -1.7f, -2.6f, -2.2f, -1.9f, -2.4f};
+  const std::vector<int32_t> draws = {1, 4, 0, 8, 7, -1, 2, 3, 5, 6, 4, 4};
+  const std::vector<float> draw_old = {-2.0f, -2.3f, -1.8f, -2.5f, -2.2f, 0.0f, -2.1f, -1.9f, -2.4f, -2.0f, -2.2f, -2.2f};
+  const std::vector<float> ref = {-2.0f, -1.8f, -2.5f, -2.3f, -2.0f, -2.2f};
+  const std::vector<float> kl_weight = {0.5f, 0.5f, 0.25f, 0.25f, 1.0f, 1.0f};
+  LossInputs in{targets.data(), coef.data(), old.data()};
+  in.num_draws = K;
+  in.draw_tokens = draws.data();
+  in.draw_logprobs = draw_old.data();
+  in.ref_logprobs = ref.data();
+  in.kl_weight = kl_weight.data();
+  LossOptions hot;
+  hot.kind = LossKind::PolicyGradient;
+  hot.kl_coef = 0.1f;
+  hot.temperature = temperature;
+  LossOptions plain = hot;
+  plain.temperature = 1.0;
+  std::vector<float> dh_hot(size_t(T * C)), dhead_hot(head.size(), 0.0f), dh_plain(size_t(T * C)), dhead_plain(head.size(), 0.0f);
+  const auto a = s3::train::fused_head_loss(dh_hot.data(), dhead_hot.data(), h.data(), head.data(), T, C, V, in, hot, pool);
+  const auto b = s3::train::fused_head_loss(dh_plain.data(), dhead_plain.data(), h.data(), tempered.data(), T, C, V, in, plain, pool);
+  // The tempered head is rounded to float, so the two agree to float precision (relative 1e-5).
+  auto near = [](double x, double y) { return std::fabs(x - y) <= 1e-5 * (1.0 + std::fabs(y)); };
+  CHECK(near(a.loss, b.loss));
+  CHECK(near(a.entropy_sum, b.entropy_sum));
+  CHECK(near(a.ratio_sum, b.ratio_sum));
+  CHECK(near(a.kl_sum, b.kl_sum));
+  CHECK_EQ(a.masked, b.masked);
+  for (size_t i = 0; i < dh_hot.size(); i++) CHECK(near(dh_hot[i], dh_plain[i]));
+  for (size_t i = 0; i < head.size(); i++) CHECK(near(double(dhead_hot[i]), double(dhead_plain[i]) / temperature));
+  // And the temperature matters: at T = 1 with the untempered head the loss is another.
+  std::vector<float> dh1(size_t(T * C)), dhead1(head.size(), 0.0f);
+  const auto c = s3::train::fused_head_loss(dh1.data(), dhead1.data(), h.data(), head.data(), T, C, V, in, plain, pool);
+  CHECK(std::fabs(c.loss - a.loss) > 1e-3);
+}
+
 TEST(fused_loss_matches_direct_formula_with_icepop_edges) {
   s3::ThreadPool pool(2);
   const int64_t T = 8, C = 5, V = 7;

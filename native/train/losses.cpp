@@ -74,6 +74,9 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   if (centering && (in.draw_tokens == nullptr || in.draw_logprobs == nullptr)) {
     throw std::invalid_argument("score centering needs the draws' tokens and sampler log-probs");
   }
+  if (!(options.temperature > 0.0) || !std::isfinite(options.temperature)) {
+    throw std::invalid_argument("loss temperature must be a finite number > 0, got " + std::to_string(options.temperature));
+  }
   const bool kl = options.kind == LossKind::PolicyGradient && options.kl_coef > 0.0f;
   if (kl && (in.ref_logprobs == nullptr || in.kl_weight == nullptr)) {
     throw std::invalid_argument("the KL penalty needs the reference log-probs and the KL weights");
@@ -94,6 +97,7 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   std::vector<LossStats> row_stats(static_cast<size_t>(R));
   std::vector<double> row_ratio(static_cast<size_t>(R));  // ρ_t of the chunk's rows (policy gradient, coef ≠ 0)
   const bool pg = options.kind == LossKind::PolicyGradient;
+  const double temperature = pg ? options.temperature : 1.0;
   // exp(z_v − max) of the row each thread is on, computed once for the sums and the gradient.
   std::vector<std::vector<double>> row_exp(pool.num_threads(), std::vector<double>(size_t(V)));
   for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(R)) {
@@ -108,14 +112,16 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
         float* z = &logits[i * size_t(V)];
         float max = -INFINITY;
         for (int64_t v = 0; v < V; v++) max = z[v] > max ? z[v] : max;
+        // (z_v − max) / T: the tempered logit (T = 1 divides by 1.0, which changes no bit).
+        auto scaled = [&](int64_t v) { return double(z[v] - max) / temperature; };
         double total = 0.0, weighted = 0.0;
         for (int64_t v = 0; v < V; v++) {
-          e[v] = std::exp(double(z[v] - max));
+          e[v] = std::exp(scaled(v));
           total += e[v];
-          weighted += e[v] * double(z[v] - max);
+          weighted += e[v] * scaled(v);
         }
         const double log_total = std::log(total);
-        const double lp = double(z[in.targets[t]] - max) - log_total;
+        const double lp = scaled(in.targets[t]) - log_total;
         LossStats s;
         double g = 0.0;  // ∂L/∂lp
         const double coef = in.coef[t];
@@ -130,7 +136,7 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
             const double ratio = std::exp(lp - double(in.old_logprobs[t]));
             s.ratio_sum = ratio;
             row_ratio[i] = ratio;
-            const bool keep = ratio >= double(options.icepop_low) && ratio <= double(options.icepop_high);
+            const bool keep = ratio >= options.icepop_low && ratio <= options.icepop_high;
             s.masked = keep ? 0 : 1;
             s.loss = keep ? -ratio * coef : 0.0;
             g = keep ? -ratio * coef : 0.0;
@@ -155,21 +161,21 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
         for (int64_t k = 0; k < K; k++) {
           const int32_t u = in.draw_tokens[t * K + k];
           if (u < 0) continue;
-          const double lpu = double(z[u] - max) - log_total;
+          const double lpu = scaled(u) - log_total;
           const double ratio = std::exp(lpu - double(in.draw_logprobs[t * K + k]));
-          const double w = (ratio >= double(options.icepop_low) && ratio <= double(options.icepop_high)) ? ratio : 0.0;
+          const double w = (ratio >= options.icepop_low && ratio <= options.icepop_high) ? ratio : 0.0;
           s.draw_weight_sum += w;
           s.centering += coef * w * lpu / double(K);
           draw_coef[size_t(k)] = coef * w / double(K);
           draw_total += draw_coef[size_t(k)];
         }
         row_stats[i] = s;
-        // ∂L/∂z_v = g · (1[v = target] − p_v) + Σ_k c_k · (1[v = u_k] − p_v)
-        for (int64_t v = 0; v < V; v++) z[v] = float(-(g + draw_total) * e[v] * inv);
-        z[in.targets[t]] += float(g);
+        // ∂L/∂z_v = (g · (1[v = target] − p_v) + Σ_k c_k · (1[v = u_k] − p_v)) / T
+        for (int64_t v = 0; v < V; v++) z[v] = float(-(g + draw_total) * e[v] * inv / temperature);
+        z[in.targets[t]] += float(g / temperature);
         for (int64_t k = 0; k < K; k++) {
           const int32_t u = in.draw_tokens[t * K + k];
-          if (u >= 0) z[u] += float(draw_coef[size_t(k)]);
+          if (u >= 0) z[u] += float(draw_coef[size_t(k)] / temperature);
         }
       }
     });

@@ -32,10 +32,15 @@ enum class LossKind { Sft, PolicyGradient };
 
 struct LossOptions {
   LossKind kind = LossKind::Sft;
-  float icepop_low = 0.2f;
-  float icepop_high = 5.0f;
+  // IcePop keeps a token when icepop_low ≤ π_θ/μ ≤ icepop_high, compared in double precision (a float
+  // 0.2 is 0.2000000030, which would mask ratios the paper's bound keeps).
+  double icepop_low = 0.2;
+  double icepop_high = 5.0;
   int64_t chunk_rows = 256;  // rows of the LM head per chunk: fewer passes over head and dhead per token
   float kl_coef = 0.0f;  // β of the KL penalty; 0: off (ref_logprobs and kl_weight are then ignored)
+  // Policy gradient: π_θ is softmax(logits / temperature), the distribution the sampler drew from
+  // (and recorded μ's log-probs under); 1 leaves every bit as without it. SFT ignores it.
+  double temperature = 1.0;
 };
 
 struct LossInputs {

@@ -145,6 +145,9 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
   if (!std::isfinite(b.kl_coef) || b.kl_coef < 0.0f) {
     throw TrainerError("accumulate: kl_coef must be a finite number ≥ 0, got " + number(b.kl_coef));
   }
+  if (!(b.temperature > 0.0) || !std::isfinite(b.temperature)) {
+    throw TrainerError("accumulate: temperature must be a finite number > 0, got " + number(b.temperature));
+  }
   if (kl) {
     if (b.kind != LossKind::PolicyGradient) throw TrainerError("accumulate: the KL penalty needs the policy-gradient loss");
     if (int64_t(b.ref_logprobs.size()) != T || int64_t(b.kl_weight.size()) != T) {
@@ -227,6 +230,7 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
   lo.icepop_high = options_.icepop_high;
   lo.chunk_rows = options_.loss_chunk_rows;
   lo.kl_coef = b.kl_coef;
+  lo.temperature = b.temperature;
   std::vector<float> dh(state.final_normed.size());
   const LossStats s = fused_head_loss(dh.data(), grads_.data() + layout_.lm_head, state.final_normed.data(),
                                       params_.data() + layout_.lm_head, rows, config_.hidden_size, config_.vocab_size,

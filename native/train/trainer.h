@@ -35,8 +35,8 @@ class TrainerError : public std::runtime_error {
 
 struct TrainerOptions {
   AdamWOptions adamw;
-  float icepop_low = 0.2f;
-  float icepop_high = 5.0f;
+  double icepop_low = 0.2;   // IcePop bounds, compared in double precision (losses.h)
+  double icepop_high = 5.0;
   int64_t loss_chunk_rows = 256;
   // Compute a prompt prefix that sequences of a micro-batch share once (train/shared_prefixes.h),
   // when at least this many tokens long; 0 turns sharing off (every sequence computed whole).
@@ -66,6 +66,8 @@ struct TrainBatch {
   float kl_coef = 0.0f;
   std::vector<float> ref_logprobs;
   std::vector<float> kl_weight;
+  // Policy gradient: the sampling temperature, so π_θ is the distribution μ's log-probs were recorded under.
+  double temperature = 1.0;
 };
 
 struct StepDiagnostics {

@@ -4,6 +4,8 @@
 import { NULLABLE_GROUPS, TRAIN_CONFIG_FIELDS } from './train-config-fields.js';
 import { readPath } from './config-path.js';
 import type { ResolvedTrainConfig } from './resolve-train-config.js';
+import type { TrainConfig } from './train-config.js';
+import { agentAllowance } from '../harness/episode-settings.js';
 
 /** A number as a reader writes it: 5e-7 and 1e-5 in exponent form, 40960 in full, a real-valued 1 as 1.0. */
 export function formatSettingNumber(value: number, real: boolean): string {
@@ -17,6 +19,26 @@ export function formatSettingValue(value: unknown, real = false): string {
   if (typeof value === 'number') return formatSettingNumber(value, real);
   if (Array.isArray(value)) return `(${value.map((v) => (typeof v === 'number' ? formatSettingNumber(v, real) : String(v))).join(', ')})`;
   return String(value);
+}
+
+/** Where the paper can be read two ways, the reading this config takes, with the sentence it rests on. */
+export function trainPlanReadings(config: TrainConfig): string[] {
+  const allowance = agentAllowance(config);
+  const readings = [
+    `token cost and token efficiency: L = workAllowance + finalAllowance = ${allowance} per agent, as the team's tokens Σ|τᵢ| count both ("the fraction of the team's total allowance NL", §3; "8,192 work tokens plus 1,024 for the final answer", App. A)`,
+  ];
+  if (config.learner === 'no-comm') {
+    readings.push('no-comm starts from the team SFT policy and loses the messaging tools in RL and evaluation ("The no-communication and individual-reward exploration controls start from the same fine-tuned team policy", App. A)');
+  }
+  if (!config.synchronousCollection) {
+    readings.push(
+      config.deterministicCollection
+        ? 'asynchronous collection, deterministic: the next update\'s groups are collected while the trainer updates, with the weights before that update, and the new weights go in once they are all in (one update off policy, lag 1 within the maximum of 4; "inference continues collecting episodes while the trainer updates", App. A; docs/determinism.md)'
+        : 'asynchronous collection, free (--nondeterministic): new weights are loaded as they become available, under pieces in flight (in-flight updates, App. A); runs depend on timing',
+    );
+  }
+  readings.push('all G attempts at a problem share a dispatch policy version and every team member the same reward, checked per update (dispatchVersionMismatches, teamRewardMismatches in metrics.jsonl; "we check both", App. C)');
+  return readings;
 }
 
 /** The dry-run plan of a resolved config, as lines of text. */
@@ -44,6 +66,9 @@ export function formatTrainPlan(resolved: ResolvedTrainConfig, options: { resume
       : `teams per update: ${config.problemsPerUpdate * config.attemptsPerProblem} (${config.problemsPerUpdate} problems × ${config.attemptsPerProblem} attempts)`,
     '',
     ...rows.map((row) => row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]) : cell)).join('  ').trimEnd()),
+    '',
+    'readings of the paper:',
+    ...trainPlanReadings(config).map((reading) => `  - ${reading}`),
     '',
     config.deviations.length === 0 ? 'deviations from the paper: none' : 'deviations from the paper:',
     ...config.deviations.map((deviation) => `  - ${deviation}`),

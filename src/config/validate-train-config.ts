@@ -121,6 +121,10 @@ export function validateTrainConfig(config: TrainConfig, originOf: OriginOf): Tr
   if ((config.pgCorrection.klCoefficient > 0) !== (config.pgCorrection.klEstimator !== 'none')) {
     fail('pgCorrection.klEstimator', `pgCorrection.klEstimator must be "none" exactly when pgCorrection.klCoefficient is 0, got ${config.pgCorrection.klEstimator} with coefficient ${config.pgCorrection.klCoefficient}.`);
   }
+  if (config.pgCorrection.klCoefficient > 0 && config.temperature !== 1) {
+    // The trainer's log-probs are tempered (π_θ = softmax(z / T), what the sampler drew from); the reference's scores are not.
+    fail('temperature', `temperature ${config.temperature} with the KL penalty (pgCorrection.klCoefficient ${config.pgCorrection.klCoefficient}): the reference policy is scored at temperature 1; use temperature 1.0 (Table 4) or klCoefficient 0.`);
+  }
   if (config.optimizer.warmupUpdates > config.rlUpdates) {
     fail('optimizer.warmupUpdates', `optimizer.warmupUpdates (${config.optimizer.warmupUpdates}) must not exceed rlUpdates (${config.rlUpdates}).`);
   }

@@ -30,6 +30,16 @@ export const TASK_BUDGETS: Readonly<Record<string, TaskBudget>> = {
   'exploration-d2': EXPLORATION_BUDGET,
 };
 
+/**
+ * L of the team's total allowance N·L in the token cost (Eq. 1) and token efficiency (App. M): all an
+ * agent may generate, its work allowance plus its final-answer allowance, as the team's generated
+ * tokens Σᵢ|τᵢ| count both ("8,192 work tokens plus 1,024 for the final answer", App. A; for
+ * exploration the one final token goes unused).
+ */
+export function agentAllowance(settings: Pick<TaskBudget, 'workAllowance' | 'finalAllowance'>): number {
+  return settings.workAllowance + settings.finalAllowance;
+}
+
 /** Sampling temperature of training (Table 4: 1.0, no top-p/top-k). */
 export const TRAINING_TEMPERATURE = 1.0;
 /** Token-cost weight λ (SPEC §6). */

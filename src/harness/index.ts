@@ -7,7 +7,7 @@ export { benchHarness } from './bench.js';
 export type { BenchHarnessOptions, BenchHarnessResult } from './bench.js';
 export { ContextRenderer } from './context-renderer.js';
 export type { OutputBlock } from './context-renderer.js';
-export { resolveEpisodeSettings, TASK_BUDGETS, TOKEN_COST_WEIGHT, TRAINING_TEMPERATURE } from './episode-settings.js';
+export { agentAllowance, resolveEpisodeSettings, TASK_BUDGETS, TOKEN_COST_WEIGHT, TRAINING_TEMPERATURE } from './episode-settings.js';
 export type { EpisodeSettingsOverrides, TaskBudget } from './episode-settings.js';
 export { MessageBoard, READ_BATCH_SIZE } from './message-board.js';
 export type { PostedMessage, PostOptions } from './message-board.js';

@@ -249,6 +249,8 @@ export interface NativeTrainBatch {
   numDraws?: number;
   drawTokens?: Int32Array;
   drawLogprobs?: Float32Array;
+  /** Policy gradient: the sampling temperature π_θ's log-probs are taken at (default 1). */
+  temperature?: number;
   /** KL penalty (pg only): β ≥ 0, 0 or absent for off; refLogprobs and klWeight [T] are then required. */
   klCoef?: number;
   refLogprobs?: Float32Array;

@@ -32,6 +32,12 @@ export interface AccumulateOptions {
   numDraws?: number;
   /** β of the KL penalty β·Σ_t w_t·KL_t (k3 estimator; docs/training.md); 0 or absent: off. Every sequence must then carry refLogprobs and klWeight. */
   klCoef?: number;
+  /**
+   * Policy gradient: the temperature the rollouts were sampled at (default 1). π_θ is then
+   * softmax(logits / T), the distribution the sampler's log-probs μ were recorded under, in the
+   * ratio, the entropy, the draws' log-probs and the KL's log-probs.
+   */
+  temperature?: number;
 }
 
 export class Trainer {
@@ -110,6 +116,7 @@ export class Trainer {
         ...(old ? { oldLogprobs: old } : {}),
         ...(drawTokens && drawLogprobs ? { numDraws: K, drawTokens, drawLogprobs } : {}),
         ...(refLogprobs && klWeight ? { klCoef, refLogprobs, klWeight } : {}),
+        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
       });
     } catch (error) {
       throw new NativeError(`accumulate failed: ${(error as Error).message}`);

@@ -21,6 +21,12 @@ export interface RolloutGroup {
   /** Oldest and newest weights version that sampled any of its pieces (null: nothing generated). */
   readonly oldestVersion: number | null;
   readonly newestVersion: number | null;
+  /**
+   * The trainer's weights version when each episode was dispatched, in episode order. App. C: "All G
+   * attempts at a problem share a dispatch policy version ... we check both"; the lockstep schedules
+   * guarantee it (no weights change while a group runs), the free one may not.
+   */
+  readonly dispatchVersions: readonly number[];
   /** Set when an episode failed in the policy; the group is then discarded. */
   readonly failure: Error | null;
 }
@@ -45,12 +51,15 @@ export interface CollectorOptions {
   readonly seed: string;
   /** Index of the first group to collect (resuming a run). */
   readonly firstGroup: number;
+  /** The weights version an episode dispatched now is sampled with first (default: always 0). */
+  readonly dispatchVersion?: () => number;
 }
 
 interface PendingGroup {
   readonly index: number;
   readonly problem: TaskProblem;
   readonly results: (EpisodeResult | undefined)[];
+  readonly dispatchVersions: number[];
   failure: Error | null;
   remaining: number;
   nextEpisode: number;
@@ -133,6 +142,7 @@ export class Collector {
       index,
       problem: this.problemOf(index),
       results: new Array<EpisodeResult | undefined>(this.episodesPerGroup).fill(undefined),
+      dispatchVersions: new Array<number>(this.episodesPerGroup).fill(0),
       failure: null,
       remaining: this.episodesPerGroup,
       nextEpisode: 0,
@@ -162,6 +172,7 @@ export class Collector {
   private startEpisode(group: PendingGroup, episode: number): void {
     const { options } = this;
     this.inFlight += 1;
+    group.dispatchVersions[episode] = options.dispatchVersion?.() ?? 0;
     const run = runEpisode({
       ...options.settings,
       task: options.task,
@@ -200,6 +211,7 @@ function finishGroup(group: PendingGroup): RolloutGroup {
     episodes,
     oldestVersion: versions.length === 0 ? null : Math.min(...versions),
     newestVersion: versions.length === 0 ? null : Math.max(...versions),
+    dispatchVersions: [...group.dispatchVersions],
     failure: group.failure,
   };
 }

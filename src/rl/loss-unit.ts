@@ -33,7 +33,7 @@ export interface LossUnit {
 
 /** The reward settings the learners share. */
 export interface RewardSettings {
-  /** Per-agent allowance L of Eq. 1. */
+  /** Per-agent allowance L of Eq. 1: work plus final-answer tokens (agentAllowance, harness/episode-settings.ts). */
   readonly allowance: number;
   /** Token cost λ. */
   readonly tokenCost: number;

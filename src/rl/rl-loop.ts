@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { TrainConfig } from '../config/train-config.js';
-import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
+import { agentAllowance, type EpisodeSettingsOverrides } from '../harness/episode-settings.js';
 import { writeTraceFile } from '../eval/run/trace-files.js';
 import type { InferenceEngine } from '../native/engine.js';
 import type { NativeTrainDiagnostics, Trainer } from '../native/trainer.js';
@@ -23,7 +23,7 @@ import type { Policy } from '../policy/policy.js';
 import type { Task, TaskProblem } from '../tasks/index.js';
 import { Collector, type RolloutGroup } from './collector.js';
 import { learnerBatch } from './learner-batch.js';
-import type { RewardSettings } from './loss-unit.js';
+import type { LossUnit, RewardSettings } from './loss-unit.js';
 import type { RunDirectory } from './run-directory.js';
 import { packByTokens } from './sft.js';
 import { trainSequences } from './train-sequences.js';
@@ -43,6 +43,12 @@ export interface RlUpdateMetrics extends RolloutMetrics {
   readonly groupsDroppedForLag: number;
   readonly groupsFailed: number;
   readonly zeroAdvantageGroups: number;
+  /** The weights version each group's episodes were dispatched with (the first episode's), in group order. */
+  readonly dispatchVersions: readonly number[];
+  /** Groups whose G attempts were dispatched with different weights versions (App. C's check; 0 with lockstep). */
+  readonly dispatchVersionMismatches: number;
+  /** Teams of the team learners whose members did not all get the same reward (App. C's other check; always 0). */
+  readonly teamRewardMismatches: number;
   /** Mean and largest lag, in weight versions, between the policy that sampled a group's oldest piece and the trainer. */
   readonly policyLag: { readonly mean: number; readonly max: number };
   readonly loss: number;
@@ -67,6 +73,8 @@ export interface RlUpdateMetrics extends RolloutMetrics {
   readonly trainSeconds: number;
   /** Generated tokens per second of wall time over this update. */
   readonly generatedTokensPerSecond: number;
+  /** Seconds of this update the deterministic engine had work but waited for the harness to handle a turn (0 when free). */
+  readonly engineWaitSeconds: number;
   readonly trainTokensPerSecond: number;
 }
 
@@ -145,12 +153,22 @@ export function weightedDiagnostics(parts: readonly NativeTrainDiagnostics[]): {
   };
 }
 
+/**
+ * Teams whose members got different weights, for the learners that give every member of a team its
+ * team's reward (s³, s³ − communication, solo, online SFT); 0 for the individual-reward learner, whose
+ * members are rewarded one by one. Exported for its test.
+ */
+export function teamRewardMismatches(learner: TrainConfig['learner'], units: readonly LossUnit[]): number {
+  if (learner === 'individual') return 0;
+  return units.filter((unit) => unit.members.some((member) => member.weight !== unit.members[0].weight)).length;
+}
+
 /** Runs RL updates from run.state.updates + 1 to config.rlUpdates; returns the checkpoint of the last one. */
 export async function runRlLoop(options: RlLoopOptions): Promise<string> {
   const { config, run, trainer, engine } = options;
   const M = config.problemsPerUpdate;
   const solo = config.learner === 'solo';
-  const rewardSettings: RewardSettings = { allowance: config.workAllowance, tokenCost: config.tokenCost, epsilon: config.advantageEpsilon };
+  const rewardSettings: RewardSettings = { allowance: agentAllowance(config), tokenCost: config.tokenCost, epsilon: config.advantageEpsilon };
   const microBatchTokens = Math.max(8192, config.contextLength);
   const draws = config.pgCorrection.scoreCenteringDraws;
   const collector = new Collector({
@@ -165,6 +183,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
     concurrency: (solo ? config.concurrentSoloEpisodes : null) ?? config.concurrentEpisodes,
     seed: options.seed,
     firstGroup: run.state.nextGroup,
+    dispatchVersion: () => version,
   });
   const started = performance.now();
   const lockstepAhead = !options.synchronous && engine.deterministic;
@@ -178,7 +197,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
   try {
     for (let update = run.state.updates + 1; update <= config.rlUpdates; update += 1) {
       const updateStarted = performance.now();
-      const generatedBefore = engine.stats().generatedTokens;
+      const { generatedTokens: generatedBefore, heldSeconds: heldBefore } = engine.stats();
       if (weightsPending) {
         // Lockstep ahead: the previous update's weights go in once the groups collected meanwhile are all in.
         await collector.idle();
@@ -241,6 +260,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
           await trainer.accumulate(batch.kind, micro, {
             ...(draws > 0 && batch.kind === 'pg' ? { numDraws: draws } : {}),
             ...(kl > 0 ? { klCoef: kl } : {}),
+            ...(batch.kind === 'pg' ? { temperature: config.temperature } : {}),
           }),
         );
       }
@@ -280,6 +300,9 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         groupsDroppedForLag: dropped,
         groupsFailed: failed,
         zeroAdvantageGroups: batch.zeroAdvantageGroups,
+        dispatchVersions: groups.map((group) => group.dispatchVersions[0]),
+        dispatchVersionMismatches: groups.filter((group) => group.dispatchVersions.some((v) => v !== group.dispatchVersions[0])).length,
+        teamRewardMismatches: teamRewardMismatches(config.learner, batch.units),
         policyLag: { mean: lags.reduce((a, b) => a + b, 0) / lags.length, max: Math.max(...lags) },
         ...rolloutMetrics(groups, rewardSettings),
         loss: diagnostics.loss,
@@ -295,6 +318,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         sharedPrefixTokens: diagnostics.sharedPrefixTokens,
         trainSeconds,
         generatedTokensPerSecond: (engine.stats().generatedTokens - generatedBefore) / seconds,
+        engineWaitSeconds: engine.stats().heldSeconds - heldBefore,
         trainTokensPerSecond: weighted.reduce((sum, s) => sum + s.tokens.length, 0) / trainSeconds,
       };
       run.appendMetrics(metrics as unknown as Record<string, unknown>);

@@ -1,6 +1,11 @@
 // The token-cost factor of Equation 1: 1 − λ · min(1, Σᵢ|τᵢ| / (N·L)), the share of the team's
 // total allowance N·L it spent, weighted by λ. Team and individual rewards both multiply success
-// by it.
+// by it. L is everything an agent may generate, its work allowance plus its final-answer allowance:
+// Σᵢ|τᵢ| counts both kinds of tokens, and the paper's cost is "the fraction of the team's total
+// allowance NL that the team spent" (§3), with aggregation's allowance "8,192 work tokens plus 1,024
+// for the final answer" (App. A); agentAllowance (harness/episode-settings.ts) gives it. Token
+// efficiency (App. M) uses the same N·L.
+
 
 /** What the token-cost factor depends on. */
 export interface TokenCostOptions {

@@ -102,7 +102,10 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       sft,
       initialModel,
       settings,
-      solo: config.learner === 'no-comm' || config.learner === 'solo',
+      // Only the solo learner fine-tunes on solo demonstrations: "The no-communication and individual-reward
+      // exploration controls start from the same fine-tuned team policy" (App. A), so no-comm starts from
+      // the team demonstrations as s³ does and loses the messaging tools only in RL and evaluation.
+      solo: config.learner === 'solo',
       seed,
       ...dataDir,
       write: (fill) => (checkpoint = run.writeCheckpoint('sft', fill)),

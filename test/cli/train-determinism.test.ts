@@ -19,7 +19,7 @@ const TINY = [
   'concurrentEpisodes=4', 'rlUpdates=3', 'pgCorrection.klCoefficient=0.01', 'pgCorrection.klEstimator=k3',
 ].flatMap((s) => ['--set', s]);
 
-const TIMING_FIELDS = new Set(['elapsed', 'seconds', 'trainSeconds', 'generatedTokensPerSecond', 'trainTokensPerSecond']);
+const TIMING_FIELDS = new Set(['elapsed', 'seconds', 'trainSeconds', 'generatedTokensPerSecond', 'trainTokensPerSecond', 'engineWaitSeconds']);
 
 const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 's3-determinism-'));
 
@@ -73,6 +73,8 @@ describe.each([
     expect(lines.filter((l) => l.stage === 'rl')).toHaveLength(3);
     expect(metrics(loaded)).toEqual(lines);
     expect(weights(loaded).equals(weights(reference))).toBe(true);
+    // App. C's checks: each group's attempts share a dispatch version, each team's members a reward.
+    for (const line of lines.filter((l) => l.stage === 'rl')) expect([line.dispatchVersionMismatches, line.teamRewardMismatches]).toEqual([0, 0]);
     if (synchronous === 'false') {
       // One update off policy: updates after the first train on groups the previous weights collected.
       expect(lines.filter((l) => l.stage === 'rl').map((l) => (l.policyLag as { max: number }).max)).toEqual([0, 1, 1]);

@@ -127,6 +127,18 @@ describe('swarm train --dry-run', () => {
     expect(result.stdout).toMatch(/deviations from the paper:\n {2}- model: built-in s3-mini/);
   });
 
+  it('states its readings of the paper, with the sentences they rest on', () => {
+    const mini = train(['--dry-run']);
+    expect(mini.stdout).toMatch(/readings of the paper:\n {2}- token cost and token efficiency: L = workAllowance \+ finalAllowance = 288 per agent/);
+    expect(mini.stdout).not.toMatch(/no-comm starts/);
+    const noComm = train(['--dry-run', '--learner', 'no-comm']);
+    expect(noComm.stdout).toMatch(/no-comm starts from the team SFT policy .*"The no-communication and individual-reward exploration controls start from the same fine-tuned team policy", App\. A/);
+    const paper = train(['--dry-run', '--preset', 'paper-aggregation']);
+    expect(paper.stdout).toMatch(/L = workAllowance \+ finalAllowance = 9216 per agent/);
+    expect(paper.stdout).toMatch(/asynchronous collection, deterministic: .*one update off policy/);
+    expect(train(['--dry-run', '--preset', 'paper-aggregation', '--nondeterministic']).stdout).toMatch(/asynchronous collection, free \(--nondeterministic\)/);
+  });
+
   it('prints the resolved config as JSON with --json', () => {
     const result = train(['--preset', 'paper-aggregation', '--set', 'optimizer.learningRate=1e-6', '--dry-run', '--json']);
     expect(result.status).toBe(0);

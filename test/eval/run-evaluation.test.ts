@@ -74,7 +74,7 @@ describe('runEvaluation', () => {
           ),
         ),
       );
-      expect(first.summary.sizes[String(n)]).toEqual(summarizeSize({ task: 'aggregation', n, tokensPerAgent: 8192, communication: true, episodesBySeed }));
+      expect(first.summary.sizes[String(n)]).toEqual(summarizeSize({ task: 'aggregation', n, tokensPerAgent: 8192 + 1024, communication: true, episodesBySeed }));
     }
   });
 

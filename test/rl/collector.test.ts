@@ -34,6 +34,23 @@ function fingerprint(groups: { index: number; problem: TaskProblem; episodes: re
 }
 
 describe('Collector', () => {
+  it('records the weights version each episode was dispatched with, and waits until idle', async () => {
+    let version = 3;
+    const collector = new Collector(await options({ dispatchVersion: () => version }));
+    collector.grant(2);
+    await collector.idle();
+    version = 4;
+    collector.grant(1);
+    const groups = [await collector.take(), await collector.take(), await collector.take()];
+    await collector.idle();
+    await collector.close();
+    expect(groups.map((g) => g.dispatchVersions)).toEqual([
+      [3, 3, 3],
+      [3, 3, 3],
+      [4, 4, 4],
+    ]);
+  });
+
   it('returns granted groups in index order, G attempts each, every problem once per epoch', async () => {
     const collector = new Collector(await options());
     collector.grant(5);

@@ -1,7 +1,11 @@
-// Eq. 1 on hand-computed cases: the token-cost factor and the team reward, cost charged only on success.
+// Eq. 1 on hand-computed cases: the token-cost factor and the team reward, cost charged only on
+// success; L is the work plus final-answer allowance; App. C's check that team members share a reward.
 import { describe, expect, it } from 'vitest';
 import { teamReward } from '../../src/rl/team-reward.js';
 import { tokenCostFactor } from '../../src/rl/token-cost.js';
+import { agentAllowance } from '../../src/harness/episode-settings.js';
+import { teamRewardMismatches } from '../../src/rl/rl-loop.js';
+import type { AgentSequence } from '../../src/policy/agent-sequence.js';
 
 describe('tokenCostFactor', () => {
   it('charges λ times the share of the team allowance spent', () => {
@@ -38,5 +42,24 @@ describe('teamReward', () => {
     const small = teamReward({ success: true, generatedTokens: 50, teamSize: 1, allowance: 100, tokenCost: 0.25 });
     const large = teamReward({ success: true, generatedTokens: 400, teamSize: 8, allowance: 100, tokenCost: 0.25 });
     expect(small).toBe(large);
+  });
+});
+
+describe('the allowance L of N·L', () => {
+  it('is the work allowance plus the final-answer allowance, as the counted tokens include both', () => {
+    expect(agentAllowance({ workAllowance: 8192, finalAllowance: 1024 })).toBe(9216);
+    // A team of 4 that spent its whole work allowance and nothing of its final one pays λ · 8192/9216.
+    const cost = tokenCostFactor({ generatedTokens: 4 * 8192, teamSize: 4, allowance: agentAllowance({ workAllowance: 8192, finalAllowance: 1024 }), tokenCost: 0.25 });
+    expect(cost).toBeCloseTo(1 - 0.25 * (8192 / 9216), 12);
+  });
+});
+
+describe('teamRewardMismatches (App. C: every member of a team receives the same reward)', () => {
+  const member = (weight: number) => ({ sequence: {} as AgentSequence, weight });
+  it('counts the teams whose members were weighted differently, except under individual rewards', () => {
+    const units = [{ members: [member(0.5), member(0.5)] }, { members: [member(0.5), member(-1)] }, { members: [member(0)] }];
+    expect(teamRewardMismatches('s3', units)).toBe(1);
+    expect(teamRewardMismatches('no-comm', units.slice(0, 1))).toBe(0);
+    expect(teamRewardMismatches('individual', units)).toBe(0);
   });
 });

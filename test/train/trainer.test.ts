@@ -1,7 +1,8 @@
 // The TypeScript Trainer wrapper over the native CPU trainer: SFT steps lower the loss, the policy
 // gradient reports its diagnostics, weights come out as named tensors, a saved checkpoint
 // resumes bit-identically (also with bf16 optimizer moments), and the optimizer state dtype is
-// checked: unknown values and checkpoints of the other dtype are refused; a fresh optimizer can be asked for.
+// checked: unknown values and checkpoints of the other dtype are refused; a fresh optimizer can be asked for;
+// the policy gradient's log-probs are taken at the sampling temperature.
 import { describe, expect, it, beforeAll } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { packageRoot } from '../../src/native/addon.js';
 import { Trainer } from '../../src/native/trainer.js';
 import { Qwen3Model } from '../../src/native/model.js';
+import { InferenceEngine } from '../../src/native/engine.js';
 
 const swarm = path.join(packageRoot, 'bin', 'swarm.js');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 's3-trainer-'));
@@ -49,6 +51,33 @@ describe('Trainer', () => {
     expect(d.meanEntropy).toBeGreaterThan(0);
     await expect(trainer.accumulate('pg', [seq])).rejects.toThrow(/oldLogprobs/);
     await expect(trainer.accumulate('sft', [{ tokens: [1, 2], coef: [1, 1] }])).rejects.toThrow(/coefficients/);
+  });
+
+  it('takes the policy\'s log-probs at the sampling temperature, where the sampler recorded μ', async () => {
+    // On-policy rollouts (the trainer holds the sampler's weights) have ratio 1 at the sampling temperature only.
+    const engine = InferenceEngine.load(model, { maxContext: 128 });
+    try {
+      const history = [3, 9, 27, 81, 243];
+      const sequence = engine.openSequence();
+      engine.append(sequence, history);
+      const piece = await engine.generate(sequence, { maxNew: 12, stopTokenIds: [], temperature: 0.6, seed: 5n });
+      const tokens = [...history, ...piece.tokens];
+      const coef = tokens.slice(1).map((_, t) => (t >= history.length - 1 ? 1 : 0));
+      const oldLogprobs = tokens.slice(1).map((_, t) => (t >= history.length - 1 ? piece.logprobs[t - (history.length - 1)] : 0));
+      const trainer = Trainer.open(model, { threads: 2 });
+      const at = async (temperature: number) => {
+        const d = await trainer.accumulate('pg', [{ tokens, coef, oldLogprobs }], { temperature });
+        trainer.zeroGrad();
+        return d;
+      };
+      const tempered = await at(0.6);
+      expect(tempered.tokens).toBe(12);
+      expect(Math.abs(tempered.meanRatio - 1)).toBeLessThan(1e-3);
+      expect(Math.abs((await at(1)).meanRatio - 1)).toBeGreaterThan(1e-2);
+      await expect(trainer.accumulate('pg', [{ tokens, coef, oldLogprobs }], { temperature: 0 })).rejects.toThrow(/temperature must be a finite number > 0/);
+    } finally {
+      engine.close();
+    }
   });
 
   it('moves the sampled tokens\' log-probs with the sign of their advantage', async () => {

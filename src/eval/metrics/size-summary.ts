@@ -21,7 +21,7 @@ export interface SummarizeSizeOptions {
   readonly task: string;
   /** Team size N. */
   readonly n: number;
-  /** L, the per-agent allowance of token efficiency's N·L. */
+  /** L of token efficiency's N·L: work plus final-answer allowance per agent (agentAllowance, harness/episode-settings.ts). */
   readonly tokensPerAgent: number;
   /** Whether messaging was on. */
   readonly communication: boolean;

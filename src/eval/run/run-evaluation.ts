@@ -15,7 +15,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ConfigError } from '../../errors.js';
-import { resolveEpisodeSettings, runEpisode, splitEpisodes, type EpisodeSettingsOverrides } from '../../harness/index.js';
+import { agentAllowance, resolveEpisodeSettings, runEpisode, splitEpisodes, type EpisodeSettingsOverrides } from '../../harness/index.js';
 import type { Split, Task, TaskProblem } from '../../tasks/index.js';
 import { packageVersion } from '../../version.js';
 import { measureEpisode } from '../metrics/episode-metrics.js';
@@ -187,7 +187,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
   const sizeSummaries: Record<string, SizeSummary> = {};
   for (const n of sizes) {
     const episodesBySeed = seeds.map((seed) => problems.map((problem) => finished.get(recordKey({ seed, n, problemId: problem.id })) as EpisodeRecord));
-    sizeSummaries[String(n)] = summarizeSize({ task: task.name, n, tokensPerAgent: allowance.tokensPerAgent, communication, episodesBySeed });
+    sizeSummaries[String(n)] = summarizeSize({ task: task.name, n, tokensPerAgent: agentAllowance(settings), communication, episodesBySeed });
   }
   const summary: Summary = {
     schemaVersion: SUMMARY_SCHEMA_VERSION,
