@@ -14,6 +14,7 @@ import {
   scriptedEvalPolicy,
 } from '../eval/run/index.js';
 import { getTask, SPLITS, type Split } from '../tasks/index.js';
+import { formatMessagePerturbation, MESSAGE_PERTURBATION_HELP, parseMessagePerturbation } from '../harness/message-channel.js';
 import { runEpisodeSettings } from './eval-run-settings.js';
 import { addDeterminismFlag, addDeviceFlags, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
 
@@ -33,6 +34,7 @@ interface EvalFlags {
   split: string;
   out: string;
   device: string;
+  messages: string;
   nondeterministic?: boolean;
   weights: string;
 }
@@ -59,6 +61,7 @@ export function registerEval(program: Command): void {
     .option('--allowance <L>', "per-agent work allowance in tokens (default: the task's training allowance)")
     .option('--no-comm', 'remove the messaging tools and text; the population succeeds if any agent succeeds')
     .option('--concurrency <k>', 'episodes in flight at once', String(DEFAULT_EVAL_CONCURRENCY))
+    .option('--messages <perturbation>', `a message ablation: ${MESSAGE_PERTURBATION_HELP} (default none; docs/cli.md)`, 'none')
     .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: the model\'s own, or the built-in s3-mini for scripted agents)')
     .option('--run <dir>', "a swarm train run directory: evaluate with its episode settings (prompt style, allowances, context, piece size, token cost)")
     .requiredOption('--out <dir>', 'the evaluation directory (an interrupted evaluation there is resumed)');
@@ -79,6 +82,8 @@ export function registerEval(program: Command): void {
       const temperature = flags.temperature === undefined ? run?.temperature : parseTemperature(flags.temperature);
       const workAllowance = flags.allowance === undefined ? undefined : parseIntegerFlag('--allowance', flags.allowance, 1);
       const tokenizer = flags.tokenizer === undefined ? {} : { tokenizerPath: flags.tokenizer };
+      const messages = parseMessagePerturbation(flags.messages);
+      if (messages.kind !== 'none' && !flags.comm) throw new ConfigError(`--messages ${flags.messages} perturbs the message channel, which --no-comm removes; use one or the other.`);
       const device = parseDeviceFlags(flags);
       const policy = flags.model !== undefined ? nativeEvalPolicy({ directory: flags.model, device, ...parseDeterminismFlag(flags), ...tokenizer }) : scriptedEvalPolicy({ task: task.name, ...tokenizer });
       const result = await runEvaluation({
@@ -91,7 +96,7 @@ export function registerEval(program: Command): void {
         split,
         communication: flags.comm,
         concurrency,
-        ...(run === undefined ? {} : { settings: run.settings }),
+        settings: { ...run?.settings, ...(messages.kind === 'none' ? {} : { messages: formatMessagePerturbation(messages) }) },
         ...(temperature === undefined ? {} : { temperature }),
         ...(workAllowance === undefined ? {} : { workAllowance }),
       }).finally(() => policy.close?.());

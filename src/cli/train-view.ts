@@ -1,7 +1,8 @@
 // The live view of `swarm train`: a progress bar with ETA per stage on a terminal (SFT updates, RL
-// updates with the latest reward, success and tokens/s), and one plain line per update otherwise,
-// so logs stay readable when piped.
+// updates with the latest reward, success and tokens/s), and one plain line per update otherwise
+// (and per tenth of an evaluation's episodes), so logs stay readable when piped.
 import cliProgress from 'cli-progress';
+import { performance } from 'node:perf_hooks';
 import type { PipelineEvent } from '../rl/train-pipeline.js';
 
 function percent(value: number | null): string {
@@ -11,6 +12,7 @@ function percent(value: number | null): string {
 /** Renders pipeline events to a stream. */
 export class TrainView {
   private bar: cliProgress.SingleBar | null = null;
+  private evalStarted: number | null = null;
 
   constructor(private readonly stream: NodeJS.WriteStream = process.stdout) {}
 
@@ -18,6 +20,7 @@ export class TrainView {
     switch (event.kind) {
       case 'stage':
         this.stopBar();
+        if (event.stage.startsWith('eval')) this.evalStarted = performance.now();
         this.stream.write(`[${event.stage}] ${event.detail}\n`);
         return;
       case 'sft': {
@@ -40,7 +43,19 @@ export class TrainView {
         );
         return;
       }
+      case 'eval-progress': {
+        // On a terminal the evaluation draws its own bar; in a log, a line at every tenth of the episodes.
+        if (this.stream.isTTY) return;
+        const started = this.evalStarted ?? performance.now();
+        const tenth = Math.max(1, Math.ceil(event.total / 10));
+        if (event.done % tenth !== 0 && event.done !== event.total) return;
+        const seconds = (performance.now() - started) / 1000;
+        const eta = (seconds / event.done) * (event.total - event.done);
+        this.stream.write(`[eval-${event.which}] ${event.done}/${event.total} episodes, ${seconds.toFixed(0)} s, ETA ${eta.toFixed(0)} s\n`);
+        return;
+      }
       case 'eval': {
+        this.evalStarted = null;
         this.stopBar();
         const sizes = Object.entries(event.result.summary.sizes).map(([n, size]) => `N=${n} ${percent(size.success.mean)} ± ${percent(size.success.se)}`);
         this.stream.write(`[eval-${event.which}] success ${sizes.join(', ')} (${(event.result.wallMs / 1000).toFixed(0)} s)\n`);

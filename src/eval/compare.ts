@@ -47,6 +47,9 @@ export interface Comparison {
   readonly a: string;
   /** Label of the second evaluation. */
   readonly b: string;
+  /** The message ablation each side was evaluated under (`swarm eval --messages`), null for the intact channel. */
+  readonly aMessages: string | null;
+  readonly bMessages: string | null;
   /** Team size N. */
   readonly n: number;
   /** The metric compared. */
@@ -206,6 +209,8 @@ export function compareEvaluations(options: CompareOptions): Comparison[] {
         family: family.name,
         a: spec.a,
         b: spec.b,
+        aMessages: a.summary.messages ?? null,
+        bMessages: b.summary.messages ?? null,
         n: spec.n,
         metric: spec.metric,
         pairs: result.pairs,

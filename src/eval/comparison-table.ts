@@ -69,6 +69,11 @@ export function formatPValue(p: number): string {
   return p < 0.001 ? p.toExponential(1) : p.toFixed(4);
 }
 
+/** An evaluation's label with its message ablation, if any: "eval/drop [messages drop]". */
+function withAblation(label: string, messages: string | null): string {
+  return messages === null ? label : `${label} [messages ${messages}]`;
+}
+
 /** The formatted cells of one comparison (success effects in percentage points). */
 export function comparisonCells(comparison: Comparison): ComparisonCells {
   const info = METRIC_INFO[comparison.metric];
@@ -76,7 +81,7 @@ export function comparisonCells(comparison: Comparison): ComparisonCells {
   const significant = (p: number): string => (p < SIGNIFICANCE_LEVEL ? 'Yes' : 'No');
   return {
     family: comparison.family,
-    contrast: `${comparison.a} vs. ${comparison.b}`,
+    contrast: `${withAblation(comparison.a, comparison.aMessages)} vs. ${withAblation(comparison.b, comparison.bMessages)}`,
     n: String(comparison.n),
     metric: info.percent ? `${info.label} (pp)` : info.label,
     effect: `${formatStatistic(comparison.meanDiff * scale)} ± ${formatStatistic(comparison.se * scale)}`,
@@ -97,6 +102,8 @@ export function comparisonsJson(comparisons: readonly Comparison[]): { compariso
       family: c.family,
       a: c.a,
       b: c.b,
+      aMessages: c.aMessages,
+      bMessages: c.bMessages,
       n: c.n,
       metric: c.metric,
       pairs: c.pairs,

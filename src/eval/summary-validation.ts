@@ -2,7 +2,8 @@
 // no unknown fields, required metrics present, per-seed lists aligned with the seeds, and mean, SE and
 // count consistent with the per-seed values. Each failure is a FormatError naming the file and field.
 
-import { FormatError } from '../errors.js';
+import { ConfigError, FormatError } from '../errors.js';
+import { MESSAGE_PERTURBATION_HELP, parseMessagePerturbation } from '../harness/message-channel.js';
 import { SPLITS } from '../tasks/task.js';
 import { aggregateSeeds } from './seed-aggregate.js';
 import {
@@ -37,6 +38,7 @@ const TOP_LEVEL_FIELDS = [
   'problems',
   'allowance',
   'temperature',
+  'messages',
   'createdAt',
   'packageVersion',
   'sizes',
@@ -172,6 +174,16 @@ class SummaryChecker {
       finalAnswerTokens: this.integer(allowanceFields.finalAnswerTokens, 'allowance.finalAnswerTokens', 0),
     };
     const temperature = this.finite(fields.temperature, 'temperature', 'nonNegative');
+    let messages: string | undefined;
+    if (fields.messages !== undefined) {
+      messages = this.string(fields.messages, 'messages');
+      try {
+        if (parseMessagePerturbation(messages).kind === 'none') this.fail('messages', messages, 'absent for the intact channel');
+      } catch (error) {
+        if (error instanceof ConfigError) this.fail('messages', messages, MESSAGE_PERTURBATION_HELP.replace('none | ', ''));
+        throw error;
+      }
+    }
     const createdAt = this.string(fields.createdAt, 'createdAt');
     if (Number.isNaN(Date.parse(createdAt))) this.fail('createdAt', createdAt, 'an ISO 8601 time, e.g. "2025-01-31T12:00:00.000Z"');
     const packageVersion = this.string(fields.packageVersion, 'packageVersion');
@@ -193,6 +205,7 @@ class SummaryChecker {
       problems: { split: split as Summary['problems']['split'], count, ids },
       allowance,
       temperature,
+      ...(messages === undefined ? {} : { messages }),
       createdAt,
       packageVersion,
       sizes,

@@ -149,6 +149,8 @@ export interface Summary {
   readonly allowance: SummaryAllowance;
   /** Sampling temperature. */
   readonly temperature: number;
+  /** A message ablation (`swarm eval --messages`: drop, shuffle, delay:K, truncate:T); absent for the intact channel. */
+  readonly messages?: string;
   /** When the summary was written (ISO 8601). */
   readonly createdAt: string;
   /** The s3-swarm package version that wrote it. */

@@ -193,6 +193,7 @@ export class AgentLoop {
       finish: finish ?? 'cancelled',
       policyVersion: result.policyVersion ?? null,
     });
+    if (finish !== null) this.team.pieceFinished();
     return finish;
   }
 
@@ -237,7 +238,7 @@ export class AgentLoop {
         : { ok: false, output: toolErrorOutput(outcome.error), details: [] };
       this.team.emit({ type: 'tool_call', agent: this.name, callId, name, arguments: args, ok: execution.ok, output: execution.output });
       for (const detail of execution.details) this.team.emit(detail);
-      if (execution.posted !== undefined) this.team.deliver(execution.posted);
+      if (execution.posted !== undefined) this.team.deliver(execution.posted, execution.delayPieces);
       if (execution.showedUnread === true) this.notificationPending = false;
       if (execution.unreadLeft === true) this.notificationPending = true;
       const { messages } = execution;

@@ -4,6 +4,7 @@
 import { ConfigError } from '../errors.js';
 import { MAX_PIECE_TOKENS } from '../policy/policy.js';
 import { PROMPT_STYLES } from '../tasks/task.js';
+import { formatMessagePerturbation, NO_PERTURBATION, parseMessagePerturbation } from './message-channel.js';
 import type { EpisodeSettings } from './trace-events.js';
 
 /** The per-task defaults: allowances and context. */
@@ -78,6 +79,7 @@ export function resolveEpisodeSettings(taskName: string, overrides: EpisodeSetti
   if (!PROMPT_STYLES.includes(promptStyle)) {
     throw new ConfigError(`runEpisode: promptStyle must be one of ${PROMPT_STYLES.join(', ')}, got ${JSON.stringify(promptStyle)}.`);
   }
+  const messages = overrides.messages === undefined ? NO_PERTURBATION : parseMessagePerturbation(overrides.messages, 'runEpisode: messages');
   return {
     workAllowance: positiveInteger('workAllowance', pick('workAllowance')),
     finalAllowance: positiveInteger('finalAllowance', pick('finalAllowance')),
@@ -88,5 +90,7 @@ export function resolveEpisodeSettings(taskName: string, overrides: EpisodeSetti
     tokenCostWeight,
     // The paper's wording is the default and is not written, so paper settings and traces stay as they were.
     ...(promptStyle === 'paper' ? {} : { promptStyle }),
+    // Likewise the intact message channel.
+    ...(messages.kind === 'none' ? {} : { messages: formatMessagePerturbation(messages) }),
   };
 }

@@ -56,10 +56,21 @@ export class MessageBoard {
 
   /** Records a message and puts it into every recipient's unread queue. */
   post(options: PostOptions): PostedMessage {
+    const message = this.record(options);
+    this.deliver(message);
+    return message;
+  }
+
+  /** Records a message without delivering it yet (a delayed channel, message-channel.ts). */
+  record(options: PostOptions): PostedMessage {
     const message: PostedMessage = { id: this.messages.length, ...options };
     this.messages.push(message);
-    for (const recipient of options.recipients) this.inbox(recipient).queue.push(message);
     return message;
+  }
+
+  /** Puts a recorded message into every recipient's unread queue. */
+  deliver(message: PostedMessage): void {
+    for (const recipient of message.recipients) this.inbox(recipient).queue.push(message);
   }
 
   /** Returns up to `limit` of the reader's oldest unread messages and marks them read. */

@@ -17,6 +17,7 @@ import { sampleAgentNames } from './agent-names.js';
 import { ContextRenderer } from './context-renderer.js';
 import { resolveEpisodeSettings, type EpisodeSettingsOverrides } from './episode-settings.js';
 import { MessageBoard } from './message-board.js';
+import { MessageChannel, NO_PERTURBATION, parseMessagePerturbation } from './message-channel.js';
 import { stopTokensOf } from './stop-tokens.js';
 import { Team } from './team.js';
 import { ToolExecutor } from './tool-executor.js';
@@ -117,7 +118,16 @@ export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptio
     settings,
     policy,
     renderer,
-    executor: new ToolExecutor({ episode, board, toolsByAgent }),
+    executor: new ToolExecutor({
+      episode,
+      board,
+      toolsByAgent,
+      channel: new MessageChannel(
+        settings.messages === undefined ? NO_PERTURBATION : parseMessagePerturbation(settings.messages),
+        rng.fork('messages'),
+        (text, tokens) => policy.tokenizer.decode(policy.tokenizer.encode(text).slice(0, tokens)),
+      ),
+    }),
     board,
     stopTokens: stopTokensOf(policy.tokenizer),
     emit: (event) => {

@@ -63,6 +63,10 @@ export class Team {
   private readonly byName = new Map<string, AgentLoop>();
   private readonly emitEvent: (event: TraceEvent) => void;
   private calls = 0;
+  /** Generation pieces the team has finished: the clock of a delaying message channel. */
+  private piecesFinished = 0;
+  /** Messages a delaying channel holds back, with the piece count at which each arrives. */
+  private readonly delayed: { readonly message: PostedMessage; readonly due: number }[] = [];
 
   /** A team over one task episode. */
   constructor(options: TeamOptions) {
@@ -100,15 +104,45 @@ export class Team {
     return id;
   }
 
-  /** Records the arrival at every recipient at once: a pending notification, or a wake for an idle one. */
-  deliver(message: PostedMessage): void {
+  /**
+   * Records the arrival at every recipient at once (a pending notification, or a wake for an idle
+   * one), or after `delayPieces` more team pieces under a delaying channel.
+   */
+  deliver(message: PostedMessage, delayPieces = 0): void {
+    if (delayPieces > 0) {
+      this.delayed.push({ message, due: this.piecesFinished + delayPieces });
+      return;
+    }
     for (const recipient of message.recipients) this.byName.get(recipient)?.receiveMessage();
+  }
+
+  /** An agent finished a piece: delayed messages now due arrive. */
+  pieceFinished(): void {
+    this.piecesFinished += 1;
+    this.arriveDelayed((due) => due <= this.piecesFinished);
+  }
+
+  /** Delivers, in order of sending, the held-back messages whose due count passes `isDue`. */
+  private arriveDelayed(isDue: (due: number) => boolean): void {
+    const arriving = this.delayed.filter((entry) => isDue(entry.due));
+    if (arriving.length === 0) return;
+    this.delayed.splice(0, this.delayed.length, ...this.delayed.filter((entry) => !isDue(entry.due)));
+    for (const { message } of arriving) {
+      this.board.deliver(message);
+      this.deliver(message);
+    }
   }
 
   /** When every agent is idle or out of its work phase, ends the work phase of the idle ones. */
   checkAllIdle(): void {
     if (this.ended) return;
     if (this.agents.some((agent) => agent.phase === 'work' && !agent.idle)) return;
+    // Everyone waits: messages a delaying channel still holds arrive now, earliest first, until one wakes someone.
+    while (this.delayed.length > 0) {
+      const next = Math.min(...this.delayed.map((entry) => entry.due));
+      this.arriveDelayed((due) => due === next);
+      if (this.agents.some((agent) => agent.phase === 'work' && !agent.idle)) return;
+    }
     for (const agent of this.agents) {
       if (agent.phase === 'work' && agent.idle) agent.release(this.takesAnswer ? 'final' : 'done');
     }

@@ -11,6 +11,7 @@ import type { ReceivedMessage } from '../policy/context-item.js';
 import { BROADCAST_RECIPIENT } from '../tasks/prompts/message-tools.js';
 import type { TaskEpisode } from '../tasks/task.js';
 import type { MessageBoard, PostedMessage } from './message-board.js';
+import type { MessageChannel } from './message-channel.js';
 import { notificationOutput } from './notification.js';
 import type { TraceEvent } from './trace-events.js';
 
@@ -22,8 +23,9 @@ export interface CallExecution {
   readonly output: string;
   /** Messages a read returned. */
   readonly messages?: readonly ReceivedMessage[];
-  /** A posted message, to deliver to its recipients. */
+  /** A posted message, to deliver to its recipients (after `delayPieces` team pieces when the channel delays it). */
   readonly posted?: PostedMessage;
+  readonly delayPieces?: number;
   /** The call showed the agent its current unread counts (check_notifications). */
   readonly showedUnread?: boolean;
   /** A read left messages unread (more than 16 were waiting): a notification with the rest is due. */
@@ -42,6 +44,8 @@ export interface ToolExecutorOptions {
   readonly board: MessageBoard;
   /** Each agent's tools, by index, in the order they were listed to it. */
   readonly toolsByAgent: readonly (readonly ToolSpec[])[];
+  /** The message channel (intact unless an ablation perturbs it). */
+  readonly channel: MessageChannel;
 }
 
 /** Executes calls for the agents of one team attempt. */
@@ -49,12 +53,14 @@ export class ToolExecutor {
   private readonly episode: TaskEpisode;
   private readonly board: MessageBoard;
   private readonly toolsByAgent: readonly (readonly ToolSpec[])[];
+  private readonly channel: MessageChannel;
 
   /** An executor over one episode's board and task tools. */
   constructor(options: ToolExecutorOptions) {
     this.episode = options.episode;
     this.board = options.board;
     this.toolsByAgent = options.toolsByAgent;
+    this.channel = options.channel;
   }
 
   /** Validates and runs one parsed call of agent `agentIndex`. */
@@ -83,12 +89,30 @@ export class ToolExecutor {
     if (recipients === null) {
       return rejected(`no teammate named ${JSON.stringify(to)}; your teammates are ${teammates.join(', ') || '(none)'}, or use ${BROADCAST_RECIPIENT}`);
     }
-    const posted = this.board.post({ from: agent, to, recipients, text, callId });
+    // The sender reads where it addressed the message; the channel decides where it goes.
+    const route = this.channel.route(agent, recipients, teammates, text);
+    const message = { from: agent, to, recipients: route.recipients, text: route.text, callId };
+    const posted = route.delayPieces > 0 ? this.board.record(message) : this.board.post(message);
+    const changed = route.recipients.length !== recipients.length || route.recipients.some((name, i) => name !== recipients[i]);
     return {
       ok: true,
       output: jsonDumps({ delivered_to: [...recipients] }),
       posted,
-      details: [{ type: 'message', agent, callId, messageId: posted.id, to, recipients, text }],
+      ...(route.delayPieces > 0 ? { delayPieces: route.delayPieces } : {}),
+      details: [
+        {
+          type: 'message',
+          agent,
+          callId,
+          messageId: posted.id,
+          to,
+          recipients: route.recipients,
+          text,
+          ...(changed ? { addressed: [...recipients] } : {}),
+          ...(route.text !== text ? { deliveredText: route.text } : {}),
+          ...(route.delayPieces > 0 ? { delayPieces: route.delayPieces } : {}),
+        },
+      ],
     };
   }
 

@@ -28,6 +28,8 @@ export interface EpisodeSettings {
   readonly tokenCostWeight: number;
   /** The prompt wording; absent for the paper's (Appendix G), so paper traces are unchanged. */
   readonly promptStyle?: PromptStyle;
+  /** A message ablation (`swarm eval --messages`, message-channel.ts) as written; absent for the intact channel. */
+  readonly messages?: string;
 }
 
 /** How a piece ended, as traced: the chat format's finish, or cancelled by the episode's end. */
@@ -123,9 +125,15 @@ export interface MessageEvent {
   readonly messageId: number;
   /** The recipient as written ("all" or a name). */
   readonly to: string;
-  /** Everyone it reached. */
+  /** Everyone it reached (under a delaying channel: reaches once the delay has passed). */
   readonly recipients: readonly string[];
   readonly text: string;
+  /** Message ablations (message-channel.ts), only where the channel changed something: whom the sender addressed, */
+  readonly addressed?: readonly string[];
+  /** the text the recipients read, */
+  readonly deliveredText?: string;
+  /** and the team pieces its arrival waited. */
+  readonly delayPieces?: number;
 }
 
 /** A read_messages call returned these messages (and marked them read). */

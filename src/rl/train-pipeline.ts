@@ -28,6 +28,7 @@ export type PipelineEvent =
   | { readonly kind: 'stage'; readonly stage: string; readonly detail: string }
   | { readonly kind: 'sft'; readonly update: SftUpdate; readonly total: number }
   | { readonly kind: 'rl'; readonly metrics: RlUpdateMetrics; readonly total: number }
+  | { readonly kind: 'eval-progress'; readonly which: 'before' | 'after'; readonly done: number; readonly total: number }
   | { readonly kind: 'eval'; readonly which: 'before' | 'after'; readonly result: EvaluationResult };
 
 /** Options of runTrainPipeline. */
@@ -138,6 +139,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
         communication: config.learner !== 'no-comm' && config.learner !== 'solo',
         settings,
         ...dataDir,
+        onEpisode: (done, total) => emit({ kind: 'eval-progress', which, done, total }),
       });
       emit({ kind: 'eval', which, result });
       return result;

@@ -33,6 +33,29 @@ describe('swarm eval --policy scripted', () => {
     expect(result.stdout).toMatch(/wrote .*summary\.json: 4 episodes run, 0 already done/);
   });
 
+  it('--messages drop: the ablation is recorded, fails the scripted teams, refuses another ablation in the same directory, and shows in swarm compare', () => {
+    const dropped = mkdtempSync(path.join(tmpdir(), 's3-eval-drop-'));
+    const ablated = ['eval', '--policy', 'scripted', '--task', 'aggregation', '--sizes', '2', '--seeds', '2', '--problems', '2', '--messages', 'drop', '--out', dropped];
+    const result = run(ablated);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const summary = JSON.parse(readFileSync(path.join(dropped, 'summary.json'), 'utf8'));
+    expect(summary.messages).toBe('drop');
+    expect(summary.sizes['2'].success.mean).toBe(0);
+    const other = run([...ablated.slice(0, -4), '--messages', 'delay:2', '--out', dropped]);
+    expect(other.status).toBe(1);
+    expect(other.stderr).toMatch(/holds an evaluation with messages "drop", but this run asks for "delay:2"/);
+    const compared = run(['compare', out, dropped, '--json']);
+    expect(compared.status).toBe(0);
+    const comparison = (JSON.parse(compared.stdout) as { comparisons: { aMessages: string | null; bMessages: string | null; metric: string; meanDiff: number }[] }).comparisons.find((c) => c.metric === 'success');
+    expect(comparison).toMatchObject({ aMessages: null, bMessages: 'drop', meanDiff: 1 });
+    expect(run(['compare', out, dropped]).stdout).toMatch(/\[messages drop\]/);
+    const bad = run([...ablated.slice(0, -4), '--messages', 'delay:0', '--out', mkdtempSync(path.join(tmpdir(), 's3-eval-bad-'))]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/--messages: "delay:0" needs an integer ≥ 1/);
+    expect(run([...ablated, '--no-comm']).stderr).toMatch(/--messages drop perturbs the message channel, which --no-comm removes/);
+  });
+
   it('resumes in the same directory without redoing finished episodes', () => {
     const log = path.join(out, 'episodes.jsonl');
     const lines = readFileSync(log, 'utf8').trimEnd().split('\n');

@@ -1,6 +1,6 @@
 // Legend labels of evaluated policies: the policy name, made unique among the summaries of the same
 // task (they share plots) by adding the messaging condition where that tells them apart, then a
-// running number.
+// running number; a message ablation (`swarm eval --messages`) is always named.
 
 import type { Summary } from '../summary.js';
 
@@ -10,7 +10,9 @@ export function summaryLabels(summaries: readonly Summary[]): string[] {
   const withComm = summaries.map((summary, index) => {
     const namesakes = sameTask(index).filter((j) => summaries[j].policy.name === summary.policy.name);
     const commDiffers = namesakes.some((j) => summaries[j].comm !== summary.comm);
-    return commDiffers ? `${summary.policy.name} (${summary.comm ? 'messaging' : 'no messaging'})` : summary.policy.name;
+    const name = commDiffers ? `${summary.policy.name} (${summary.comm ? 'messaging' : 'no messaging'})` : summary.policy.name;
+    // A message ablation always shows: it is a different condition from the same policy intact.
+    return summary.messages === undefined ? name : `${name} (messages ${summary.messages})`;
   });
   return withComm.map((label, index) => {
     const twins = sameTask(index).filter((j) => withComm[j] === label);

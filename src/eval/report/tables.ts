@@ -25,7 +25,7 @@ export function evaluationsTableHtml(evaluations: readonly Evaluation[]): string
       summary.task,
       summary.policy.description,
       summary.policy.model ?? 'scripted',
-      summary.comm ? 'on' : 'off (best-of-N)',
+      summary.comm ? (summary.messages === undefined ? 'on' : `on, ablated: ${summary.messages}`) : 'off (best-of-N)',
       summarySizes(summary).join(', '),
       summary.seeds.join(', '),
       `${summary.problems.count} (${summary.problems.split})`,

@@ -34,9 +34,11 @@ export interface EvalManifest {
   readonly contextLimit: number;
   /** Which split the problems come from. */
   readonly split: Split;
+  /** The message channel's ablation (`--messages`), absent for the intact channel. */
+  readonly messages?: string;
 }
 
-const COMPARED: readonly (keyof EvalManifest)[] = ['task', 'policyKey', 'comm', 'temperature', 'allowance', 'contextLimit', 'split'];
+const COMPARED: readonly (keyof EvalManifest)[] = ['task', 'policyKey', 'comm', 'temperature', 'allowance', 'contextLimit', 'split', 'messages'];
 
 /** Writes the manifest into a new evaluation directory, or checks that an existing one matches it. */
 export async function claimEvalDirectory(dir: string, manifest: EvalManifest): Promise<void> {
@@ -59,8 +61,8 @@ export async function claimEvalDirectory(dir: string, manifest: EvalManifest): P
     throw new FormatError(`${path}: not an s3-eval manifest of version 1; expected the manifest swarm eval writes.`);
   }
   for (const field of COMPARED) {
-    const was = JSON.stringify(existing[field]);
-    const now = JSON.stringify(manifest[field]);
+    const was = JSON.stringify(existing[field] ?? (field === 'messages' ? 'none' : undefined));
+    const now = JSON.stringify(manifest[field] ?? (field === 'messages' ? 'none' : undefined));
     if (was !== now) {
       throw new ConfigError(
         `${dir} holds an evaluation with ${field} ${was}, but this run asks for ${now}; ` +

@@ -59,6 +59,8 @@ export interface RunEvaluationOptions {
   readonly communication?: boolean;
   /** Episodes in flight at once; default 64. */
   readonly concurrency?: number;
+  /** Called after each episode is written, with the episodes done and planned in this run (a caller's own progress view). */
+  readonly onEpisode?: (done: number, total: number) => void;
   /** Other episode settings (final allowance, context, piece size, prompt style), as in training; the fields above take precedence. */
   readonly settings?: EpisodeSettingsOverrides;
 }
@@ -114,6 +116,8 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
   }
   const problems: readonly TaskProblem[] = available.slice(0, problemCount);
   const allowance = { tokensPerAgent: settings.workAllowance, finalAnswerTokens: settings.finalAllowance };
+  // A message ablation travels in the episode settings (resolveEpisodeSettings writes only a perturbed channel).
+  const messages = settings.messages === undefined ? {} : { messages: settings.messages };
 
   await mkdir(options.out, { recursive: true });
   await claimEvalDirectory(options.out, {
@@ -127,6 +131,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
     allowance,
     contextLimit: settings.contextLimit,
     split,
+    ...messages,
   });
   const logPath = join(options.out, EPISODE_LOG_FILE_NAME);
   const log = await readEpisodeLog(logPath);
@@ -141,6 +146,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
   // the next episodes run: a job never waits for the disk before the pool starts the next episode,
   // so with a deterministic engine which step each episode joins depends on events alone.
   let persisted: Promise<void> = Promise.resolve();
+  let written = 0;
   let persistFailure: { error: unknown } | null = null;
   try {
     await runPool({
@@ -170,6 +176,8 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
             await writer.append(record);
             finished.set(recordKey(key), record);
             progress.increment(`N=${n} seed ${seed}`);
+            written += 1;
+            options.onEpisode?.(written, pending.length);
           } catch (error) {
             persistFailure = { error };
           }
@@ -198,6 +206,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
     problems: { split, count: problems.length, ids: problems.map((problem) => problem.id) },
     allowance,
     temperature: settings.temperature,
+    ...messages,
     createdAt: new Date().toISOString(),
     packageVersion,
     sizes: sizeSummaries,
