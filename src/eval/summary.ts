@@ -41,12 +41,16 @@ export const EXPLORATION_METRICS = ['roomOverlap'] as const;
 /** Metrics a summary may carry (Appendix M and K analyses). */
 export const OPTIONAL_METRICS = [
   'deliveries',
+  'weightedReciprocity',
   'sendGini',
   'readBeforeFirstSendShare',
+  'readBeforeSendShare',
   'numbersSentShare',
   'numbersSentAndReadShare',
   'duplicateClaims',
   'falseExhaustedReports',
+  'falseReportReadTeams',
+  'falseReportShare',
 ] as const;
 
 /** A metric that is required everywhere. */
@@ -72,11 +76,15 @@ export const METRIC_INFO: Readonly<Record<MetricName, MetricInfo>> = {
   roomOverlap: { label: 'Room overlap', range: 'fraction', percent: false },
   deliveries: { label: 'Deliveries per team', range: 'nonNegative', percent: false },
   sendGini: { label: 'Gini of sends', range: 'fraction', percent: false },
-  readBeforeFirstSendShare: { label: 'Read before first send', range: 'fraction', percent: false },
+  weightedReciprocity: { label: 'Weighted reciprocity', range: 'fraction', percent: false },
+  readBeforeFirstSendShare: { label: 'Read before first send (senders)', range: 'fraction', percent: false },
+  readBeforeSendShare: { label: 'Read before sending own number', range: 'fraction', percent: true },
   numbersSentShare: { label: 'Numbers sent', range: 'fraction', percent: false },
   numbersSentAndReadShare: { label: 'Numbers sent and read', range: 'fraction', percent: false },
   duplicateClaims: { label: 'Duplicate claims per team', range: 'nonNegative', percent: false },
   falseExhaustedReports: { label: 'False exhausted reports per team', range: 'nonNegative', percent: false },
+  falseReportReadTeams: { label: 'Teams that read a false report', range: 'fraction', percent: true },
+  falseReportShare: { label: 'Share of reports that are false', range: 'fraction', percent: true },
 };
 
 /** The communication structure classes of an aggregation team (Appendix K.1), in display order. */

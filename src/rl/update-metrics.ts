@@ -23,6 +23,12 @@ export interface RolloutMetrics {
   readonly messages: number;
   /** Share of episodes in each communication structure class (aggregation with messaging); null otherwise. */
   readonly structure: Readonly<Record<StructureClass, number>> | null;
+  /** Share of agents that checked their inbox before sending their own number (Fig. 6b, App. K.2), over the episodes with N ≥ 2; null without. */
+  readonly readBeforeSend: number | null;
+  /** Exploration with messaging (App. K.3): share of teams in which some agent read a false "exhausted" report; null otherwise. */
+  readonly falseReportReadTeams: number | null;
+  /** Exploration with messaging: share of reports that are false, over the episodes with reports; null without. */
+  readonly falseReportShare: number | null;
 }
 
 /** Measures the episodes of an update's groups. */
@@ -43,6 +49,12 @@ export function rolloutMetrics(groups: readonly RolloutGroup[], settings: Reward
     classes.length === 0
       ? null
       : (Object.fromEntries(STRUCTURE_CLASSES.map((name) => [name, classes.filter((c) => c === name).length / classes.length])) as Record<StructureClass, number>);
+  // Mean of the episodes where a measure is defined; null where none is.
+  const definedMean = (values: readonly (number | null)[]): number | null => {
+    const defined = values.filter((value): value is number => value !== null);
+    return defined.length === 0 ? null : defined.reduce((a, b) => a + b, 0) / defined.length;
+  };
+  const messaging = episodes.some((e) => e.episode.communication);
   return {
     episodes: episodes.length,
     reward: mean(rewards),
@@ -51,5 +63,8 @@ export function rolloutMetrics(groups: readonly RolloutGroup[], settings: Reward
     tokenEfficiency: tokens > 0 ? (success * n * settings.allowance) / tokens : 0,
     messages: mean(measured.map((m) => m.messageCalls)),
     structure,
+    readBeforeSend: messaging ? definedMean(measured.map((m) => m.readBeforeSendShare)) : null,
+    falseReportReadTeams: messaging ? definedMean(measured.map((m) => m.falseReportRead)) : null,
+    falseReportShare: messaging ? definedMean(measured.map((m) => m.falseReportShare)) : null,
   };
 }

@@ -77,7 +77,18 @@ describe('claimCountsOf', () => {
     trace.broadcast('b', 'Branch from R100 through R21 is exhausted; no exit.');
     trace.broadcast('d', 'The branch from R11 through R100 is exhausted.');
     trace.broadcast('d', 'Branch from R11 through R32 is exhausted.');
-    expect(claimCountsOf({ episode: trace.end(), tree: TREE })).toEqual({ claims: 6, duplicateClaims: 3, reports: 4, falseExhaustedReports: 2 });
+    expect(claimCountsOf({ episode: trace.end(), tree: TREE })).toEqual({ claims: 6, duplicateClaims: 3, reports: 4, falseExhaustedReports: 2, falseReportRead: false });
+  });
+
+  it('tells whether some agent read a false report (App. K.3)', () => {
+    const trace = new TraceBuilder({ task: 'exploration', agents: ['a', 'b'] });
+    const truthful = trace.broadcast('a', 'Branch from R100 through R11 is exhausted; no exit.');
+    trace.read('b', [truthful]);
+    expect(claimCountsOf({ episode: trace.end(), tree: TREE }).falseReportRead).toBe(false);
+    const misled = new TraceBuilder({ task: 'exploration', agents: ['a', 'b'] });
+    const lie = misled.broadcast('a', 'Branch from R100 through R21 is exhausted; no exit.');
+    misled.read('b', [lie]);
+    expect(claimCountsOf({ episode: misled.end(), tree: TREE })).toMatchObject({ reports: 1, falseExhaustedReports: 1, falseReportRead: true });
   });
 
   it('does not count a repeated claim of an agent’s own branch', () => {
@@ -101,8 +112,10 @@ describe('measureEpisode (exploration)', () => {
       deliveries: 1,
       centralization: 1, // in-degrees 0 and 1 at N = 2: (1 − 0)/1
       reciprocity: 0,
+      weightedReciprocity: 0,
       sendGini: 0.5, // [1, 0]: 2/(2·2·1)
       readBeforeFirstSendShare: 0,
+      readBeforeSendShare: 0, // a sent before any read; b neither read nor sent
       structure: null,
       numbersSentShare: null,
       numbersSentAndReadShare: null,
@@ -112,6 +125,8 @@ describe('measureEpisode (exploration)', () => {
       duplicateClaims: 0,
       reports: 0,
       falseExhaustedReports: 0,
+      falseReportRead: 0,
+      falseReportShare: null, // no reports
     });
   });
 });

@@ -65,8 +65,10 @@ describe('measureEpisode (aggregation)', () => {
       deliveries: 2,
       centralization: 0,
       reciprocity: 1,
+      weightedReciprocity: 1, // one message each way
       sendGini: 0,
       readBeforeFirstSendShare: 0.5, // b read a's message before sending; a did not
+      readBeforeSendShare: 0.5, // of both agents, b checked its inbox before stating its number (30)
       structure: 'oneBroadcastEach',
       numbersSentShare: 1,
       numbersSentAndReadShare: 0.5, // (a → b) read; (b → a) never read: 1 of 2 pairs
@@ -76,7 +78,25 @@ describe('measureEpisode (aggregation)', () => {
       duplicateClaims: null,
       reports: null,
       falseExhaustedReports: null,
+      falseReportRead: null,
+      falseReportShare: null,
     });
+  });
+
+  it('counts agents that read and never send their own number as reading first (Fig. 6b), and weights reciprocity by deliveries', () => {
+    const trace = new TraceBuilder({ task: 'aggregation', agents: ['a', 'b', 'c'], problemId: 'agg/0' });
+    const fromA = trace.direct('a', 'b', 'I have 12.');
+    trace.direct('a', 'b', 'Again: 12.');
+    trace.read('b', [fromA]);
+    trace.direct('b', 'a', 'Thanks, what about c?'); // b never states its 30
+    trace.read('c', []); // c checks an empty inbox, then states 99
+    trace.broadcast('c', '99 here.');
+    const metrics = measureEpisode({ episode: trace.end(), problem: { id: 'agg/0', numbers: [12, 30, 99] } as never });
+    expect(metrics.readBeforeSendShare).toBeCloseTo(2 / 3, 12); // b (never sent its number) and c; not a
+    expect(metrics.readBeforeFirstSendShare).toBeCloseTo(1 / 3, 12); // among senders only b read a message first
+    // w(a→b) = 2, w(b→a) = 1, w(c→a) = w(c→b) = 1: Σ min = 1 + 1 = 2 over Σ w = 5.
+    expect(metrics.weightedReciprocity).toBeCloseTo(2 / 5, 12);
+    expect(metrics.reciprocity).toBeCloseTo(2 / 4, 12);
   });
 
   it('refuses a problem other than the one the episode attempted', () => {

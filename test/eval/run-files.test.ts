@@ -34,8 +34,10 @@ function record(seed: number): EpisodeRecord {
     deliveries: 0,
     centralization: null,
     reciprocity: null,
+    weightedReciprocity: null,
     sendGini: null,
     readBeforeFirstSendShare: null,
+    readBeforeSendShare: null,
     structure: 'silentAgent',
     numbersSentShare: 0,
     numbersSentAndReadShare: 0,
@@ -45,6 +47,8 @@ function record(seed: number): EpisodeRecord {
     duplicateClaims: null,
     reports: null,
     falseExhaustedReports: null,
+    falseReportRead: null,
+    falseReportShare: null,
   };
 }
 

@@ -10,9 +10,9 @@ import { isExplorationTask, type StructureClass } from '../summary.js';
 import { communicationStructureOf } from './communication-structure.js';
 import { claimCountsOf } from './explorer-claims.js';
 import { gini, messageCountsOf } from './message-counts.js';
-import { centralization, messageGraphOf, reciprocity } from './message-graph.js';
+import { centralization, messageGraphOf, reciprocity, weightedReciprocity } from './message-graph.js';
 import { numberSharingOf } from './number-sharing.js';
-import { readBeforeFirstSendShareOf } from './read-before-send.js';
+import { readBeforeFirstSendShareOf, readBeforeSendShareOf } from './read-before-send.js';
 import { roomOverlapOf } from './room-overlap.js';
 
 /** The metrics of one episode. */
@@ -29,10 +29,14 @@ export interface EpisodeMetrics {
   readonly centralization: number | null;
   /** Share of message-graph edges whose reverse exists; null without messages. */
   readonly reciprocity: number | null;
+  /** Share of deliveries answered in kind, Σ min(w_ij, w_ji) / Σ w_ij; null without messages. */
+  readonly weightedReciprocity: number | null;
   /** Gini coefficient of outgoing deliveries across agents; null without messages. */
   readonly sendGini: number | null;
   /** Share of sending agents that read a message before their first send; null when nobody sent. */
   readonly readBeforeFirstSendShare: number | null;
+  /** Share of all agents that checked their inbox before sending their own number (Fig. 6b); null below 2 agents. */
+  readonly readBeforeSendShare: number | null;
   /** Communication structure class (aggregation); null for other tasks. */
   readonly structure: StructureClass | null;
   /** Share of agents that sent their own number (aggregation); null for other tasks and N = 1. */
@@ -51,6 +55,10 @@ export interface EpisodeMetrics {
   readonly reports: number | null;
   /** Reports of a branch that holds the exit (exploration); null for other tasks. */
   readonly falseExhaustedReports: number | null;
+  /** 1 when some agent read a false report, else 0 (exploration, App. K.3); null for other tasks. */
+  readonly falseReportRead: number | null;
+  /** False reports over reports (exploration); null for other tasks and without reports. */
+  readonly falseReportShare: number | null;
 }
 
 /** Options of measureEpisode. */
@@ -87,14 +95,16 @@ export function measureEpisode(options: MeasureEpisodeOptions): EpisodeMetrics {
     deliveries: counts.deliveries,
     centralization: centralization(graph),
     reciprocity: reciprocity(graph),
+    weightedReciprocity: weightedReciprocity(graph),
     sendGini: gini(counts.deliveriesBySender),
     readBeforeFirstSendShare: readBeforeFirstSendShareOf(episode),
   };
-  const none = { claims: null, duplicateClaims: null, reports: null, falseExhaustedReports: null };
+  const none = { claims: null, duplicateClaims: null, reports: null, falseExhaustedReports: null, falseReportRead: null, falseReportShare: null };
   if (isAggregationTask(task)) {
     const numbers = problemField<readonly number[]>(options, 'numbers', Array.isArray);
     return {
       ...common,
+      readBeforeSendShare: readBeforeSendShareOf(episode, numbers),
       structure: communicationStructureOf(episode),
       ...numberSharingOf({ episode, numbers }),
       roomOverlap: null,
@@ -104,15 +114,19 @@ export function measureEpisode(options: MeasureEpisodeOptions): EpisodeMetrics {
   }
   if (isExplorationTask(task)) {
     const tree = problemField<ExplorationTree>(options, 'tree', (value) => typeof value === 'object' && value !== null);
+    const { falseReportRead, ...counts } = claimCountsOf({ episode, tree });
     return {
       ...common,
+      readBeforeSendShare: readBeforeSendShareOf(episode),
       structure: null,
       numbersSentShare: null,
       numbersSentAndReadShare: null,
       roomOverlap: roomOverlapOf(episode),
       exitDoor: inspectTree(tree).exitDoorAtFirstFork,
-      ...claimCountsOf({ episode, tree }),
+      ...counts,
+      falseReportRead: falseReportRead ? 1 : 0,
+      falseReportShare: counts.reports > 0 ? counts.falseExhaustedReports / counts.reports : null,
     };
   }
-  return { ...common, structure: null, numbersSentShare: null, numbersSentAndReadShare: null, roomOverlap: null, exitDoor: null, ...none };
+  return { ...common, readBeforeSendShare: readBeforeSendShareOf(episode), structure: null, numbersSentShare: null, numbersSentAndReadShare: null, roomOverlap: null, exitDoor: null, ...none };
 }

@@ -45,6 +45,8 @@ export interface ClaimCounts {
   readonly reports: number;
   /** Reports of a branch that holds the exit. */
   readonly falseExhaustedReports: number;
+  /** Some agent read a message holding a false report (App. K.3: "some agent had read a false report"). */
+  readonly falseReportRead: boolean;
 }
 
 /** Options of claimCountsOf. */
@@ -62,12 +64,19 @@ export function claimCountsOf(options: ClaimCountsOptions): ClaimCounts {
   let duplicateClaims = 0;
   let reports = 0;
   let falseExhaustedReports = 0;
+  const falseReportMessages = new Set<number>();
+  let falseReportRead = false;
   for (const event of options.episode.events) {
+    if (event.type === 'read' && event.messageIds.some((id) => falseReportMessages.has(id))) falseReportRead = true;
     if (event.type !== 'message') continue;
-    for (const mention of branchMentions(event.text)) {
+    // What the recipients read (a message ablation may cut the text; docs/trace-format.md).
+    for (const mention of branchMentions(event.deliveredText ?? event.text)) {
       if (mention.kind === 'report') {
         reports += 1;
-        if (branchHoldsExit(options.tree, mention.branch) === true) falseExhaustedReports += 1;
+        if (branchHoldsExit(options.tree, mention.branch) === true) {
+          falseExhaustedReports += 1;
+          falseReportMessages.add(event.messageId);
+        }
         continue;
       }
       claims += 1;
@@ -77,5 +86,5 @@ export function claimCountsOf(options: ClaimCountsOptions): ClaimCounts {
       else if (first !== event.agent) duplicateClaims += 1;
     }
   }
-  return { claims, duplicateClaims, reports, falseExhaustedReports };
+  return { claims, duplicateClaims, reports, falseExhaustedReports, falseReportRead };
 }

@@ -1,8 +1,10 @@
 // The directed message graph of one episode (Appendix M): an edge i → j when i sent at least one
 // message that reached j, a broadcast adding an edge to every teammate, with the number of messages
 // from i that reached j. Its measures: centralization Σ_j (k* − k_j)/(N − 1)² over in-degrees k_j,
-// and reciprocity, the fraction of edges whose reverse edge exists. Both are undefined (null) for an
-// episode with no edge (no message was delivered, or N = 1); seed means skip undefined episodes.
+// reciprocity, the fraction of edges whose reverse edge exists, and weighted reciprocity
+// Σ_{i≠j} min(w_ij, w_ji) / Σ w_ij over the delivery counts w (Squartini et al. 2013: the share of
+// deliveries answered in kind). All are undefined (null) for an episode with no edge (no message was
+// delivered, or N = 1); seed means skip undefined episodes.
 
 import type { EpisodeTrace } from '../../harness/trace.js';
 import type { MessageGraphEdge } from '../report/message-graph.js';
@@ -47,4 +49,13 @@ export function reciprocity(graph: EpisodeMessageGraph): number | null {
   const present = new Set(graph.edges.map((edge) => JSON.stringify([edge.from, edge.to])));
   const reciprocated = graph.edges.filter((edge) => present.has(JSON.stringify([edge.to, edge.from]))).length;
   return reciprocated / graph.edges.length;
+}
+
+/** Σ_{i≠j} min(w_ij, w_ji) / Σ_{i≠j} w_ij, w_ij the messages from i that reached j; null without edges. */
+export function weightedReciprocity(graph: EpisodeMessageGraph): number | null {
+  if (graph.edges.length === 0) return null;
+  const weight = new Map(graph.edges.map((edge) => [JSON.stringify([edge.from, edge.to]), edge.count]));
+  const total = graph.edges.reduce((sum, edge) => sum + edge.count, 0);
+  const mutual = graph.edges.reduce((sum, edge) => sum + Math.min(edge.count, weight.get(JSON.stringify([edge.to, edge.from])) ?? 0), 0);
+  return mutual / total;
 }

@@ -75,8 +75,10 @@ export function summarizeSize(options: SummarizeSizeOptions): SizeSummary {
   }
   if (options.communication) {
     size.deliveries = mean('deliveries');
+    size.weightedReciprocity = mean('weightedReciprocity');
     size.sendGini = mean('sendGini');
     size.readBeforeFirstSendShare = mean('readBeforeFirstSendShare');
+    size.readBeforeSendShare = mean('readBeforeSendShare');
     if (aggregation) {
       size.numbersSentShare = mean('numbersSentShare');
       size.numbersSentAndReadShare = mean('numbersSentAndReadShare');
@@ -87,6 +89,8 @@ export function summarizeSize(options: SummarizeSizeOptions): SizeSummary {
     if (exploration) {
       size.duplicateClaims = mean('duplicateClaims');
       size.falseExhaustedReports = mean('falseExhaustedReports');
+      size.falseReportReadTeams = mean('falseReportRead');
+      size.falseReportShare = mean('falseReportShare');
     }
   }
   return size as SizeSummary;

@@ -42,8 +42,10 @@ const FIELDS: Readonly<Record<keyof EpisodeRecord, FieldKind>> = {
   deliveries: 'number',
   centralization: 'number?',
   reciprocity: 'number?',
+  weightedReciprocity: 'number?',
   sendGini: 'number?',
   readBeforeFirstSendShare: 'number?',
+  readBeforeSendShare: 'number?',
   structure: 'string?',
   numbersSentShare: 'number?',
   numbersSentAndReadShare: 'number?',
@@ -53,6 +55,8 @@ const FIELDS: Readonly<Record<keyof EpisodeRecord, FieldKind>> = {
   duplicateClaims: 'number?',
   reports: 'number?',
   falseExhaustedReports: 'number?',
+  falseReportRead: 'number?',
+  falseReportShare: 'number?',
 };
 
 function recordProblem(value: unknown): string | null {
