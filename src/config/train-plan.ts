@@ -21,6 +21,23 @@ export function formatSettingValue(value: unknown, real = false): string {
   return String(value);
 }
 
+/**
+ * Settings this build records but does not apply, whatever the preset says: listed with the preset's
+ * own deviations so the plan never claims to follow the paper where it does not.
+ */
+export function implementationDeviations(config: TrainConfig): string[] {
+  const deviations: string[] = [];
+  if (config.model.thinking && !config.model.reasoningRetained) {
+    deviations.push("model.reasoningRetained = false is not applied: every agent's history keeps all its reasoning (histories are append-only and KV-cached; Table 4 retains all reasoning only in exploration)");
+  }
+  if (!/^FP32/i.test(config.precision.inference) || !/^FP32/i.test(config.precision.training)) {
+    deviations.push(
+      `precision (${config.precision.inference}; ${config.precision.training}) is a note: swarm train computes inference and training in FP32 on the CPU (the engine's FP8 weights and KV cache exist behind swarm eval --weights fp8 and kvCacheDtype, but training does not use them, and there is no CUDA trainer yet)`,
+    );
+  }
+  return deviations;
+}
+
 /** Where the paper can be read two ways, the reading this config takes, with the sentence it rests on. */
 export function trainPlanReadings(config: TrainConfig): string[] {
   const allowance = agentAllowance(config);
@@ -70,8 +87,10 @@ export function formatTrainPlan(resolved: ResolvedTrainConfig, options: { resume
     'readings of the paper:',
     ...trainPlanReadings(config).map((reading) => `  - ${reading}`),
     '',
-    config.deviations.length === 0 ? 'deviations from the paper: none' : 'deviations from the paper:',
-    ...config.deviations.map((deviation) => `  - ${deviation}`),
+    ...(() => {
+      const deviations = [...config.deviations, ...implementationDeviations(config)];
+      return [deviations.length === 0 ? 'deviations from the paper: none' : 'deviations from the paper:', ...deviations.map((deviation) => `  - ${deviation}`)];
+    })(),
   ];
   return `${lines.join('\n')}\n`;
 }

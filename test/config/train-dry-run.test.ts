@@ -127,6 +127,15 @@ describe('swarm train --dry-run', () => {
     expect(result.stdout).toMatch(/deviations from the paper:\n {2}- model: built-in s3-mini/);
   });
 
+  it('never says "deviations: none" where a setting is recorded but not applied', () => {
+    const exploration = train(['--dry-run', '--preset', 'paper-exploration']);
+    expect(exploration.stdout).not.toMatch(/deviations from the paper: none/);
+    expect(exploration.stdout).toMatch(/- precision \(FP8 blockwise weights.*\) is a note: swarm train computes inference and training in FP32 on the CPU/);
+    const aggregation = train(['--dry-run', '--preset', 'paper-aggregation']);
+    expect(aggregation.stdout).toMatch(/- model\.reasoningRetained = false is not applied/);
+    expect(train(['--dry-run']).stdout).not.toMatch(/reasoningRetained = false is not applied/); // s3-mini does not think
+  });
+
   it('states its readings of the paper, with the sentences they rest on', () => {
     const mini = train(['--dry-run']);
     expect(mini.stdout).toMatch(/readings of the paper:\n {2}- token cost and token efficiency: L = workAllowance \+ finalAllowance = 288 per agent/);
