@@ -90,6 +90,12 @@ export function reportTrainingMetrics(): TrainingMetricsRow[] {
     tokenEfficiency: 1 + 2 * (1 - Math.exp(-update / 10)),
     tokens: 30000 - 400 * update,
     phase: update < 15 ? 'early' : 'late',
+    // Constant over the run: no panel.
+    maskFraction: 0,
+    structureOneBroadcastEach: Math.min(1, update / 20),
+    structureConversation: Math.max(0, 1 - update / 20),
+    structureRepeatedBroadcasts: 0,
+    structureSilentAgent: 0,
   }));
 }
 

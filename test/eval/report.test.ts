@@ -108,11 +108,12 @@ describe('renderReport', () => {
     expect(await count('exploration-successByExitDoor', 'g.points_marks > path')).toBe(POLICIES * REPORT_SIZES.length * 3);
   });
 
-  it('draws one training curve per numeric field and the message graphs with every node and edge', async () => {
-    expect(await count('training', 'g.curves_marks > path')).toBe(4);
-    const panels = await page.locator('figure[data-plot="training"] g.role-title text, figure[data-plot="training"] text').allTextContents();
-    for (const field of ['reward', 'success', 'tokenEfficiency', 'tokens']) expect(panels).toContain(field);
-    expect(panels).not.toContain('phase');
+  it('draws the paper\'s training figures (reward and success with a moving average, tokens, structure shares; constant ones left out) and the message graphs with every node and edge', async () => {
+    const panels = await page.locator('figure[data-plot="training"] text').allTextContents();
+    for (const title of ['Reward', 'Success', 'Tokens per team', 'Communication structure (share of teams)']) expect(panels).toContain(title);
+    for (const title of ['IcePop-masked share of tokens', 'Read before sending own number', 'phase']) expect(panels).not.toContain(title);
+    // Reward and success: the metric and its moving average; tokens: one line; structure: the four classes.
+    expect(await count('training', 'g.curves_marks > path')).toBe(2 + 2 + 1 + 4);
     expect(await count('message-graph-0', 'g.nodes_marks > path')).toBe(4);
     expect(await count('message-graph-0', 'g.edges_marks > line')).toBe(5);
     expect(await count('message-graph-0', 'g.arrowheads_marks > path')).toBe(5);

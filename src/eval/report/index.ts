@@ -2,6 +2,6 @@
 
 export { renderReport, type RenderReportOptions } from './render-report.js';
 export { messageGraphSpec, validateMessageGraph, type MessageGraph, type MessageGraphEdge } from './message-graph.js';
-export { trainingFields, type TrainingMetricsRow } from './training-plot.js';
+export { trainingPanels, type TrainingMetricsRow } from './training-plot.js';
 export { summaryLabels } from './summary-labels.js';
 export { renderVegaLiteSvg, type VegaLiteSpec } from './vega-svg.js';

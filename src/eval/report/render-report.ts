@@ -14,7 +14,7 @@ import { sizePlotSpec } from './size-plots.js';
 import { structurePlotSpec, withStructures } from './structure-plot.js';
 import { summaryLabels } from './summary-labels.js';
 import { comparisonsTableHtml, evaluationsTableHtml } from './tables.js';
-import { trainingPlotSpec, type TrainingMetricsRow } from './training-plot.js';
+import { MOVING_AVERAGE_UPDATES, trainingPlotSpec, type TrainingMetricsRow } from './training-plot.js';
 import { renderVegaLiteSvg } from './vega-svg.js';
 
 /** What the report shows; every part but the summaries is optional. */
@@ -91,7 +91,7 @@ export async function renderReport(options: RenderReportOptions): Promise<string
   }
   if (options.trainingMetrics !== undefined && options.trainingMetrics.length > 0) {
     const svg = await renderVegaLiteSvg(trainingPlotSpec(options.trainingMetrics));
-    const caption = 'Training metrics per update, one panel per metric with its own scale.';
+    const caption = `The RL updates as the paper plots training: reward and success with the mean of ${MOVING_AVERAGE_UPDATES} updates (dashed), tokens, messages, communication structure, read-before-send, false reports and the IcePop-masked share; each panel has its own scale, and panels that never change are left out.`;
     body.push(sectionHtml({ title: 'Training', body: [figureHtml({ id: 'training', title: 'Training curves', svg, caption })] }));
   }
   const graphs: string[] = [];
