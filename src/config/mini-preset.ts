@@ -47,6 +47,8 @@ export const MINI: TrainConfig = {
   precision: { inference: 'FP32', training: 'FP32 throughout' },
   // A checkpoint every update, as in the paper (the model is small).
   checkpointEvery: 1,
+  // Every training episode's trace (16 per update, a few MB in all).
+  trainingTraceShare: 1,
   // SFT warm start (ours: the paper starts from a pretrained model that already knows language and
   // tools): 400 scripted episodes at each of N = 2, 3, 4; first updates on excerpts (the histories
   // without their system turn, twice the agent turns per token), then on whole histories.

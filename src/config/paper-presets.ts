@@ -55,6 +55,8 @@ export const PAPER_AGGREGATION: TrainConfig = {
   },
   // Table 4: checkpoints — every update.
   checkpointEvery: 1,
+  // App. K.1: aggregation analyses use the logs of every training team.
+  trainingTraceShare: 1,
   // Table 4: initial policy — base model.
   sft: null,
   // Appendix M: N ∈ {1, 2, 4, 6, 8, 12, 16}, six seeds, 32 held-out problems, temperature 1.0 for aggregation.
@@ -114,6 +116,8 @@ export const PAPER_EXPLORATION: TrainConfig = {
   },
   // Table 4: checkpoints — every update.
   checkpointEvery: 1,
+  // App. K.1: exploration analyses use "a 20% sample of the event logs".
+  trainingTraceShare: 0.2,
   // Table 4: initial policy — 50 SFT updates on demonstrations; Appendix L: 8 packed sequences of up to 32,768 tokens, lr 1e-5, no weight decay.
   // Appendix L: 512 training episodes of four explorers (team variant; the solo learner uses the solo variant); no excerpt updates
   // (ours, for the mini) and no warm-up (none stated).

@@ -74,6 +74,7 @@ export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
   { path: 'precision.inference', type: { kind: 'string' }, reference: 'Table 4: precision' },
   { path: 'precision.training', type: { kind: 'string' }, reference: 'Table 4: precision' },
   { path: 'checkpointEvery', type: positive(), reference: 'Table 4: checkpoints' },
+  { path: 'trainingTraceShare', type: { kind: 'number', min: 0, max: 1, exclusiveMin: true }, reference: 'App. K.1: training trajectories (every team in aggregation, a 20% sample in exploration)' },
   { path: 'sft.demonstrations', type: positive(), reference: 'Appendix L: demonstration episodes' },
   { path: 'sft.demonstrationTeamSizes', type: { kind: 'integer-list', min: 1 }, reference: 'Appendix L: team and solo demonstrations' },
   { path: 'sft.excerptUpdates', type: positive(0), reference: 'ours: SFT on excerpts first (mini)' },

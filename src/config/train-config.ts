@@ -148,6 +148,11 @@ export interface TrainConfig {
   precision: PrecisionConfig;
   /** Save a checkpoint every this many updates. */
   checkpointEvery: number;
+  /**
+   * Share of each update's training episodes whose traces are kept (traces/update_N.jsonl.gz) for the
+   * Section 6 / App. K analyses: 1 keeps every one; less keeps a seeded sample of that size (at least one).
+   */
+  trainingTraceShare: number;
   /** The SFT stage before RL; null: RL starts from the base model. */
   sft: SftConfig | null;
   evaluation: EvaluationConfig;

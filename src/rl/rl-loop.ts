@@ -16,7 +16,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { TrainConfig } from '../config/train-config.js';
 import { agentAllowance, type EpisodeSettingsOverrides } from '../harness/episode-settings.js';
+import { createRng } from '../common/random.js';
 import { writeTraceFile } from '../eval/run/trace-files.js';
+import type { TraceEvent } from '../harness/trace-events.js';
 import type { InferenceEngine } from '../native/engine.js';
 import type { NativeTrainDiagnostics, Trainer } from '../native/trainer.js';
 import type { Policy } from '../policy/policy.js';
@@ -154,6 +156,17 @@ export function weightedDiagnostics(parts: readonly NativeTrainDiagnostics[]): {
 }
 
 /**
+ * The traces kept of an update's episodes (in group and episode order): all of them at share 1, else
+ * a sample of ⌈share · episodes⌉ drawn with the seed. Exported for its test.
+ */
+export function sampledTraces(groups: readonly RolloutGroup[], share: number, seed: string): TraceEvent[] {
+  const episodes = groups.flatMap((group) => group.episodes);
+  const keep = Math.max(1, Math.ceil(share * episodes.length));
+  const chosen = keep >= episodes.length ? null : new Set(createRng(seed).shuffle(episodes.map((_, index) => index)).slice(0, keep));
+  return episodes.filter((_, index) => chosen === null || chosen.has(index)).flatMap((episode) => episode.trace);
+}
+
+/**
  * Teams whose members got different weights, for the learners that give every member of a team its
  * team's reward (s³, s³ − communication, solo, online SFT); 0 for the individual-reward learner, whose
  * members are rewarded one by one. Exported for its test.
@@ -288,7 +301,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         trainerCheckpoint = checkpoint;
         if (!weightsPending) engineCheckpoint = checkpoint;
       }
-      await writeTraceFile(run.resolve(path.join('traces', `update_${update}.jsonl.gz`)), groups[0].episodes[0].trace);
+      await writeTraceFile(run.resolve(path.join('traces', `update_${update}.jsonl.gz`)), sampledTraces(groups, config.trainingTraceShare, `${options.seed}/traces/${update}`));
       const diagnostics = weightedDiagnostics(parts);
       const seconds = (performance.now() - updateStarted) / 1000;
       const metrics: RlUpdateMetrics = {

@@ -7,7 +7,7 @@
 //   checkpoints/step_N   RL checkpoints (weights, AdamW state, step, run config, tokenizer.json); with
 //                        deterministic asynchronous collection also the one before a committed update
 //                        (the weights its next update's groups were collected with)
-//   traces/              sampled training episodes, update_N.jsonl.gz
+//   traces/              the training episodes of each update (all, or a trainingTraceShare sample), update_N.jsonl.gz
 //   eval/before, eval/after   evaluation directories (swarm eval format)
 //   report.html          the report
 // state.json is written atomically after the checkpoint and the metrics line of an update are on
@@ -44,6 +44,9 @@ export interface RunState {
   readonly metricsBytes: number;
   readonly evalAfterDone: boolean;
 }
+
+/** Settings added to the train config after runs were first written, with the value such a run resumes with. */
+const SETTINGS_ADDED_SINCE = { deterministicCollection: true, trainingTraceShare: 1 };
 
 export const RUN_STATE_FILE = 'state.json';
 export const RUN_CONFIG_FILE = 'config.json';
@@ -99,14 +102,16 @@ export class RunDirectory {
     return new RunDirectory(root, state);
   }
 
-  /** The saved config of a run (for --resume). */
+  /** The saved config of a run (for --resume), with the defaults of settings added since it was written. */
   static readConfig(root: string): unknown {
     const file = path.join(root, RUN_CONFIG_FILE);
+    let value: unknown;
     try {
-      return JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+      value = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
     } catch (error) {
       throw new FormatError(`${file}: ${(error as Error).message}; expected the config.json swarm train wrote.`);
     }
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...SETTINGS_ADDED_SINCE, ...value } : value;
   }
 
   get state(): RunState {
