@@ -24,8 +24,10 @@ export interface ComparisonSpec {
 export interface ComparisonFamily {
   /** Unique family name, shown in tables. */
   readonly name: string;
-  /** The contrasts of the family (its size). */
+  /** The contrasts of the family. */
   readonly comparisons: readonly ComparisonSpec[];
+  /** The family's size when it has contrasts not listed here (they still count in the correction); default the comparisons listed. */
+  readonly size?: number;
 }
 
 /** Every comparison to run, by family. */
@@ -68,7 +70,7 @@ export function parseCompareConfig(options: ParseCompareConfigOptions): CompareC
   const names = new Set<string>();
   const families = root.families.map((familyValue, familyIndex): ComparisonFamily => {
     const at = `families[${familyIndex}]`;
-    const family = fields(file, at, familyValue, ['name', 'comparisons']);
+    const family = fields(file, at, familyValue, ['name', 'comparisons', 'size']);
     const name = nonEmptyString(file, `${at}.name`, family.name);
     if (names.has(name)) fail(file, `${at}.name`, name, 'a family name not used by an earlier family');
     names.add(name);
@@ -88,7 +90,10 @@ export function parseCompareConfig(options: ParseCompareConfigOptions): CompareC
       }
       return { a, b, n, metric: metric as MetricName };
     });
-    return { name, comparisons };
+    if (family.size !== undefined && (typeof family.size !== 'number' || !Number.isSafeInteger(family.size) || family.size < comparisons.length)) {
+      fail(file, `${at}.size`, family.size, `an integer ≥ the ${comparisons.length} comparisons listed`);
+    }
+    return { name, comparisons, ...(family.size === undefined ? {} : { size: family.size as number }) };
   });
   return { families };
 }

@@ -223,5 +223,5 @@ export function compareEvaluations(options: CompareOptions): Comparison[] {
       };
     }),
   );
-  return correctWithinFamilies(tests);
+  return correctWithinFamilies(tests, new Map(config.families.flatMap((family) => (family.size === undefined ? [] : [[family.name, family.size] as const]))));
 }

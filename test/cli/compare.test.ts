@@ -24,6 +24,23 @@ beforeAll(() => {
 });
 
 describe('swarm compare', () => {
+  it('--family table9 runs the exploration families whose evaluations are given, counting the rest in each family size', () => {
+    const result = run(['compare', '--family', 'table9', '--as', `s3=${withMessages}`, '--as', `no-comm=${without}`, '--json']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const { comparisons, skipped } = JSON.parse(result.stdout) as { comparisons: { family: string; metric: string; familySize: number; a: string; b: string }[]; skipped: { family: string; reason: string }[] };
+    expect(comparisons.map((c) => [c.family, c.metric, c.familySize])).toEqual([
+      ['Abl. / expl. success N=4', 'success', 3],
+      ['Comm. / expl. overlap N=4', 'roomOverlap', 3],
+    ]);
+    expect(comparisons.every((c) => c.a === withMessages && c.b === without)).toBe(true);
+    expect(skipped.some((s) => s.family === 'Train / expl. success N=4' && /no exploration evaluation for solo/.test(s.reason))).toBe(true);
+    const text = run(['compare', '--family', 'table9', '--as', `s3=${withMessages}`, '--as', `no-comm=${without}`]);
+    expect(text.stdout).toMatch(/not run:\n {2}Train \/ expl\. success N=4: s3 vs\. solo \(no exploration evaluation for solo; it still counts in its family's correction\)/);
+    expect(run(['compare', '--family', 'table10']).stderr).toMatch(/--family must be table9/);
+    expect(run(['compare', '--family', 'table9', '--as', `boss=${withMessages}`]).stderr).toMatch(/ROLE one of s3, solo/);
+  });
+
   it('prints {"comparisons": [...]} with the contract fields for every pair, metric and common N', () => {
     const result = run(['compare', withMessages, without, '--json']);
     expect(result.status).toBe(0);

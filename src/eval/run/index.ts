@@ -2,7 +2,7 @@
 // directory's files (manifest, episode log, traces), scripted evaluation policies, and what `swarm
 // compare` and `swarm report` do with evaluation directories.
 
-export { compareDirs, type CompareDirsOptions } from './compare-dirs.js';
+export { compareDirs, compareTable9, type CompareDirsOptions } from './compare-dirs.js';
 export { EPISODE_LOG_FILE_NAME, EpisodeLogWriter, readEpisodeLog, type EpisodeLog, type EpisodeRecord } from './episode-log.js';
 export { claimEvalDirectory, EVAL_MANIFEST_FILE_NAME, type EvalManifest } from './eval-manifest.js';
 export {

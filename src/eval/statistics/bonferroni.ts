@@ -27,10 +27,14 @@ export function bonferroni(options: BonferroniOptions): number {
   return Math.min(1, options.p * options.familySize);
 }
 
-/** Adds familySize (tests sharing the family name) and pCorrected to every test. */
-export function correctWithinFamilies<T extends FamilyTest>(tests: readonly T[]): (T & { familySize: number; pCorrected: number })[] {
+/**
+ * Adds familySize (tests sharing the family name, or the family's declared size where that is larger:
+ * contrasts of a family that were not run still count) and pCorrected to every test.
+ */
+export function correctWithinFamilies<T extends FamilyTest>(tests: readonly T[], declaredSizes: ReadonlyMap<string, number> = new Map()): (T & { familySize: number; pCorrected: number })[] {
   const sizes = new Map<string, number>();
   for (const test of tests) sizes.set(test.family, (sizes.get(test.family) ?? 0) + 1);
+  for (const [family, size] of declaredSizes) if (sizes.has(family)) sizes.set(family, Math.max(size, sizes.get(family) ?? 0));
   return tests.map((test) => {
     const familySize = sizes.get(test.family) ?? 0;
     return { ...test, familySize, pCorrected: bonferroni({ p: test.p, familySize }) };
