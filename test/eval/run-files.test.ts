@@ -65,6 +65,13 @@ describe('episode log', () => {
     expect(await readEpisodeLog(join(await temporary(), 'episodes.jsonl'))).toEqual({ records: [], completeBytes: 0 });
   });
 
+  it('reads a record of an older evaluation, without the metrics added since, with those metrics null', async () => {
+    const path = join(await temporary(), 'episodes.jsonl');
+    const { weightedReciprocity: _w, readBeforeSendShare: _r, falseReportRead: _f, falseReportShare: _s, ...older } = record(1);
+    await writeFile(path, `${JSON.stringify(older)}\n`);
+    expect((await readEpisodeLog(path)).records).toEqual([record(1)]);
+  });
+
   it('ignores an interrupted last line and cuts it off before appending', async () => {
     const path = join(await temporary(), 'episodes.jsonl');
     const first = `${JSON.stringify(record(1))}\n`;

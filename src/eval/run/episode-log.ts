@@ -59,9 +59,13 @@ const FIELDS: Readonly<Record<keyof EpisodeRecord, FieldKind>> = {
   falseReportShare: 'number?',
 };
 
+/** Metrics added after logs were first written: a record without them (an older evaluation) reads them as null. */
+const ADDED_SINCE: readonly (keyof EpisodeRecord)[] = ['weightedReciprocity', 'readBeforeSendShare', 'falseReportRead', 'falseReportShare'];
+
 function recordProblem(value: unknown): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'expected a JSON object';
   const record = value as Record<string, unknown>;
+  for (const field of ADDED_SINCE) if (!(field in record)) record[field] = null;
   for (const [field, kind] of Object.entries(FIELDS)) {
     const actual = record[field];
     const ok = kind.endsWith('?') ? actual === null || typeof actual === kind.slice(0, -1) : typeof actual === kind;
