@@ -21,7 +21,7 @@ export const MINI: TrainConfig = {
   deterministicCollection: true,
   // 50 updates instead of 200: 800 team attempts at N = 4, what the 15 minutes hold with room to
   // spare once the shared system turn is computed once (trainer and engine); a weak SFT start has
-  // more groups to train on and took 15 min 21 s with 60 (docs/benchmarks.md, session 8).
+  // more groups to train on and took 15 min 21 s with 60 (docs/benchmarks.md, "Why 50 RL updates at lr 3e-5").
   rlUpdates: 50,
   // 2 problems per update instead of 32 (G = 8 attempts kept, so 16 teams per update).
   problemsPerUpdate: 2,
@@ -36,7 +36,7 @@ export const MINI: TrainConfig = {
   concurrentEpisodes: 16,
   // Learning rate 3e-5 instead of 5e-7: a small model trained for 50 updates needs larger steps, and
   // AdamW moves every weight by about the learning rate per step whatever the gradient's size, so a
-  // 16-team update's noise at 1e-4 undid what the team advantage taught (docs/benchmarks.md, session 7).
+  // 16-team update's noise at 1e-4 undid what the team advantage taught (docs/benchmarks.md, "Why 50 RL updates at lr 3e-5").
   optimizer: { ...PAPER_AGGREGATION.optimizer, learningRate: 3e-5 },
   // No token cost (λ 0 instead of 0.25): most of the mini's groups are solved by all eight teams, and
   // there the group-normalized advantage (R − mean) / std turns length differences of a few tokens
