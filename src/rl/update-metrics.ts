@@ -2,6 +2,7 @@
 // messages and (aggregation) communication-structure shares over the update's episodes, measured
 // with the evaluation's own per-episode metrics so training curves and evaluations agree.
 import { measureEpisode } from '../eval/metrics/episode-metrics.js';
+import { definedMean } from '../eval/metrics/size-summary.js';
 import { STRUCTURE_CLASSES, type StructureClass } from '../eval/summary.js';
 import { splitEpisodes } from '../harness/trace.js';
 import type { RolloutGroup } from './collector.js';
@@ -50,9 +51,9 @@ export function rolloutMetrics(groups: readonly RolloutGroup[], settings: Reward
       ? null
       : (Object.fromEntries(STRUCTURE_CLASSES.map((name) => [name, classes.filter((c) => c === name).length / classes.length])) as Record<StructureClass, number>);
   // Mean of the episodes where a measure is defined; null where none is.
-  const definedMean = (values: readonly (number | null)[]): number | null => {
-    const defined = values.filter((value): value is number => value !== null);
-    return defined.length === 0 ? null : defined.reduce((a, b) => a + b, 0) / defined.length;
+  const meanOfDefined = (values: readonly (number | null)[]): number | null => {
+    const mean = definedMean(values);
+    return Number.isNaN(mean) ? null : mean;
   };
   const messaging = episodes.some((e) => e.episode.communication);
   return {
@@ -63,8 +64,8 @@ export function rolloutMetrics(groups: readonly RolloutGroup[], settings: Reward
     tokenEfficiency: tokens > 0 ? (success * n * settings.allowance) / tokens : 0,
     messages: mean(measured.map((m) => m.messageCalls)),
     structure,
-    readBeforeSend: messaging ? definedMean(measured.map((m) => m.readBeforeSendShare)) : null,
-    falseReportReadTeams: messaging ? definedMean(measured.map((m) => m.falseReportRead)) : null,
-    falseReportShare: messaging ? definedMean(measured.map((m) => m.falseReportShare)) : null,
+    readBeforeSend: messaging ? meanOfDefined(measured.map((m) => m.readBeforeSendShare)) : null,
+    falseReportReadTeams: messaging ? meanOfDefined(measured.map((m) => m.falseReportRead)) : null,
+    falseReportShare: messaging ? meanOfDefined(measured.map((m) => m.falseReportShare)) : null,
   };
 }

@@ -30,7 +30,7 @@ export interface SummarizeSizeOptions {
 }
 
 /** Mean of the defined values; NaN when none is defined. */
-function definedMean(values: readonly (number | null)[]): number {
+export function definedMean(values: readonly (number | null)[]): number {
   const defined = values.filter((value): value is number => value !== null);
   return defined.length === 0 ? Number.NaN : defined.reduce((total, value) => total + value, 0) / defined.length;
 }
