@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/cpu_model_runner.h"
+#include "model/bf16_round.h"
 #include "model/fp8_quantize.h"
 #ifdef S3_WITH_CUDA
 #include "engine/cuda_model_runner.h"
@@ -12,8 +13,16 @@
 namespace s3::engine {
 
 std::shared_ptr<const model::Qwen3Weights> weights_in_format(std::shared_ptr<const model::Qwen3Weights> weights, WeightFormat format) {
-  if (format == WeightFormat::Stored || weights->config().fp8_blockwise) return weights;
-  return std::make_shared<const model::Qwen3Weights>(model::quantize_weights_fp8(*weights));
+  switch (format) {
+    case WeightFormat::Stored:
+      return weights;
+    case WeightFormat::Bf16:
+      return std::make_shared<const model::Qwen3Weights>(model::round_weights_bf16(*weights));
+    case WeightFormat::Fp8:
+      if (weights->config().fp8_blockwise) return weights;
+      return std::make_shared<const model::Qwen3Weights>(model::quantize_weights_fp8(*weights));
+  }
+  return weights;
 }
 
 std::unique_ptr<ModelRunner> make_model_runner(const RunnerOptions& options,

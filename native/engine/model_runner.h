@@ -43,7 +43,7 @@ struct RunnerBatch {
 
 // Weight storage on the device: as the checkpoint stores it, or FP8 E4M3 with 128 × 128 block
 // scales quantized at load (`--weights fp8`; FP8 checkpoints stay FP8 either way).
-enum class WeightFormat { Stored, Fp8 };
+enum class WeightFormat { Stored, Bf16, Fp8 };
 
 struct RunnerOptions {
   model::Device device = model::Device::Cpu;

@@ -29,8 +29,9 @@ engine::WeightFormat weight_format_option(Napi::Env env, Napi::Object options, c
   if (v.IsUndefined()) return engine::WeightFormat::Stored;
   const std::string text = v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
   if (text == "stored") return engine::WeightFormat::Stored;
+  if (text == "bf16") return engine::WeightFormat::Bf16;
   if (text == "fp8") return engine::WeightFormat::Fp8;
-  throw Napi::TypeError::New(env, std::string(what) + ": weights must be 'stored' or 'fp8', got " +
+  throw Napi::TypeError::New(env, std::string(what) + ": weights must be 'stored', 'bf16' or 'fp8', got " +
                                       (v.IsString() ? "'" + text + "'" : std::string("a non-string value")));
 }
 

@@ -111,6 +111,7 @@ class AccumulateWorker : public Napi::AsyncWorker {
     o.Set("tokens", double(result_.tokens));
     o.Set("meanRatio", result_.mean_ratio);
     o.Set("fractionMasked", result_.fraction_masked);
+    o.Set("meanAbsLogRatio", result_.mean_abs_log_ratio);
     o.Set("meanEntropy", result_.mean_entropy);
     o.Set("meanLogprob", result_.mean_logprob);
     o.Set("centering", result_.centering);

@@ -251,6 +251,9 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
     d.mean_logprob = s.logprob_sum / double(s.tokens);
     if (b.num_draws > 0) d.mean_draw_weight = s.draw_weight_sum / double(s.tokens * b.num_draws);
     if (b.kind == LossKind::PolicyGradient) {
+      double abs_log = 0.0;
+      for (const double ratio : s.ratios) abs_log += std::fabs(std::log(ratio));
+      d.mean_abs_log_ratio = abs_log / double(s.tokens);
       d.ratio_quantiles = ratio_quantiles(s.ratios);
     } else {
       d.ratio_quantiles = RatioQuantiles{1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};

@@ -75,6 +75,9 @@ struct StepDiagnostics {
   int64_t tokens = 0;
   double mean_ratio = 0.0;        // policy gradient: mean ρ over weighted tokens
   double fraction_masked = 0.0;   // policy gradient: IcePop-masked share of weighted tokens
+  // Policy gradient: mean |log π_θ − log μ| over weighted tokens, masked ones included: how far the
+  // sampler's log-probabilities (its weights, precision and lag) are from the trainer's. SFT: 0.
+  double mean_abs_log_ratio = 0.0;
   double mean_entropy = 0.0;
   double mean_logprob = 0.0;
   double centering = 0.0;         // the score-centering surrogate (not in loss)

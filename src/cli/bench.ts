@@ -11,11 +11,8 @@ import { KV_CACHE_DTYPES } from '../native/engine.js';
 import { benchHarness } from '../harness/index.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
-import { addDeviceFlags, parseChoiceFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
+import { addDeviceFlags, KV_DTYPE_HELP, parseChoiceFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
 import { ConfigError } from '../errors.js';
-
-const KV_DTYPE_HELP =
-  'element type of the KV cache: f32 | bf16 (half the memory and the bytes a decode step reads) | fp8 (e4m3 with a scale per row: about a quarter)';
 
 const print = (json: boolean | undefined, value: unknown, text: () => string) =>
   process.stdout.write((json ? JSON.stringify(value, null, 2) : text()) + '\n');

@@ -80,7 +80,7 @@ export interface NativeModelConfig {
 /** native Model: a loaded checkpoint. */
 export interface NativeModel {
   config(): NativeModelConfig;
-  logits(ids: Int32Array, startPos: number, options?: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'fp8' }): Float32Array;
+  logits(ids: Int32Array, startPos: number, options?: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'bf16' | 'fp8' }): Float32Array;
 }
 
 /** Timing of one benchmarked forward step (median over repetitions). */
@@ -129,8 +129,8 @@ export interface NativeEngineOptions {
   prefixCaching?: boolean;
   /** 'auto' (default), 'cpu' or 'cuda' (refused with the reason where CUDA cannot run). */
   device?: 'auto' | 'cpu' | 'cuda';
-  /** 'stored' (default) or 'fp8' (linear weights quantized to FP8 with 128×128 block scales at load). */
-  weights?: 'stored' | 'fp8';
+  /** 'stored' (default), 'bf16' (f32 tensors rounded to BF16 at load) or 'fp8' (linear weights quantized to FP8 with 128×128 block scales at load). */
+  weights?: 'stored' | 'bf16' | 'fp8';
   /** The version of the weights loaded first (default 0). */
   policyVersion?: number;
   /** Lockstep mode: no step runs until proceed() says every delivered turn was handled (native/engine/engine.h). */
@@ -263,6 +263,8 @@ export interface NativeTrainDiagnostics {
   tokens: number;
   meanRatio: number;
   fractionMasked: number;
+  /** Mean |log π_θ − log μ| over the weighted tokens (masked ones included): the sampler/trainer mismatch; 0 for SFT. */
+  meanAbsLogRatio: number;
   meanEntropy: number;
   meanLogprob: number;
   centering: number;
@@ -312,8 +314,8 @@ export interface NativeBinding {
   benchDecode(model: NativeModel, options: { sequences: number; context: number; repetitions: number; kvCacheDtype?: 'f32' | 'bf16' | 'fp8' }): NativeBenchFigures;
   machineLimits(): NativeMachineLimits;
   /** Timed runner steps on a device (native/engine/runner_bench.h). */
-  benchRunnerDecode(model: NativeModel, options: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'fp8'; kvCacheDtype?: 'f32' | 'bf16' | 'fp8'; sequences: number; context: number; repetitions: number }): NativeRunnerBenchFigures;
-  benchRunnerPrefill(model: NativeModel, options: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'fp8'; sequences: number; tokens: number; stepTokens: number; repetitions: number }): NativeRunnerBenchFigures;
+  benchRunnerDecode(model: NativeModel, options: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'bf16' | 'fp8'; kvCacheDtype?: 'f32' | 'bf16' | 'fp8'; sequences: number; context: number; repetitions: number }): NativeRunnerBenchFigures;
+  benchRunnerPrefill(model: NativeModel, options: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'bf16' | 'fp8'; sequences: number; tokens: number; stepTokens: number; repetitions: number }): NativeRunnerBenchFigures;
   /** Bytes per second read plus written by a device-to-device copy on CUDA device 0 (throws without CUDA). */
   deviceCopyBandwidth(): number;
   Engine: new (directory: string, options?: NativeEngineOptions) => NativeEngine;

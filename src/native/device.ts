@@ -9,11 +9,14 @@ export type DeviceChoice = 'auto' | 'cpu' | 'cuda';
 /** Every device choice, in the order the CLI lists them. */
 export const DEVICE_CHOICES: readonly DeviceChoice[] = ['auto', 'cpu', 'cuda'];
 
-/** 'stored': the checkpoint's dtypes; 'fp8': linear weights quantized to FP8 E4M3 with 128×128 block scales at load. */
-export type WeightFormat = 'stored' | 'fp8';
+/**
+ * 'stored': the checkpoint's dtypes; 'bf16': every f32 tensor rounded to BF16 at load (narrower ones kept);
+ * 'fp8': linear weights quantized to FP8 E4M3 with 128×128 block scales at load.
+ */
+export type WeightFormat = 'stored' | 'bf16' | 'fp8';
 
 /** Every weight format, in the order the CLI lists them. */
-export const WEIGHT_FORMATS: readonly WeightFormat[] = ['stored', 'fp8'];
+export const WEIGHT_FORMATS: readonly WeightFormat[] = ['stored', 'bf16', 'fp8'];
 
 /** Where a model runs and in what form (both optional; defaults 'auto' and 'stored'). */
 export interface DeviceOptions {

@@ -132,6 +132,14 @@ describe('swarm model init + logits', () => {
     expect(worst).toBeLessThan(0.15); // measured 0.077 on this model
   });
 
+  it('rounds every f32 tensor to BF16 with --weights bf16: the logits of the BF16 checkpoint of the same values, bit for bit', () => {
+    const bf16Dir = path.join(work, 'tiny-bf16');
+    run(['model', 'init', '--shape', 'tiny', '--seed', '3', '--dtype', 'bf16', '--out', bf16Dir]);
+    const rounded = run(['model', 'logits', '--model', path.join(work, 'tiny'), '--ids', ids.join(','), '--json', '--device', 'cpu', '--weights', 'bf16']);
+    expect(rounded).toBe(run(['model', 'logits', '--model', bf16Dir, '--ids', ids.join(','), '--json', '--device', 'cpu']));
+    expect(rounded).not.toBe(run(['model', 'logits', '--model', path.join(work, 'tiny'), '--ids', ids.join(','), '--json', '--device', 'cpu']));
+  });
+
   it('refuses token ids outside the vocabulary', () => {
     const result = spawnSync(process.execPath, [swarm, 'model', 'logits', '--model', path.join(work, 'tiny'), '--ids', '1,512'], { encoding: 'utf8' });
     expect(result.status).toBe(1);

@@ -50,7 +50,7 @@ describe('engine device option', () => {
 
   it('refuses an unknown device or weight format naming the option', () => {
     expect(() => InferenceEngine.load(tiny, { device: 'gpu' as never })).toThrow(/device must be 'cpu', 'cuda' or 'auto', got 'gpu'/);
-    expect(() => InferenceEngine.load(tiny, { weights: 'int4' as never })).toThrow(/weights must be 'stored' or 'fp8', got 'int4'/);
+    expect(() => InferenceEngine.load(tiny, { weights: 'int4' as never })).toThrow(/weights must be 'stored', 'bf16' or 'fp8', got 'int4'/);
   });
 });
 

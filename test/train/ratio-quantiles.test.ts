@@ -44,6 +44,7 @@ describe('Trainer ratio quantiles', () => {
     expect(d.tokens).toBe(coef().filter((c) => c !== 0).length);
     for (const f of fields) expect(d.ratioQuantiles[f]).toBeCloseTo(1, 4);
     expectOrdered(d.ratioQuantiles);
+    expect(d.meanAbsLogRatio).toBeLessThan(1e-4);
   });
 
   it('shifts every quantile to exp(−c) when oldLogprobs are offset by c, masked tokens included', async () => {
@@ -53,6 +54,7 @@ describe('Trainer ratio quantiles', () => {
       trainer.zeroGrad();
       for (const f of fields) expect(d.ratioQuantiles[f] / Math.exp(-c)).toBeCloseTo(1, 4);
       expect(d.meanRatio / Math.exp(-c)).toBeCloseTo(1, 4);
+      expect(d.meanAbsLogRatio).toBeCloseTo(Math.abs(c), 4); // the sampler/trainer mismatch
       expect(d.fractionMasked).toBe(c === 2 ? 1 : 0); // e^−2 < icepopLow 0.2: every token masked, still in the quantiles
     }
   });
@@ -67,9 +69,12 @@ describe('Trainer ratio quantiles', () => {
     expect(d.ratioQuantiles.min).toBeLessThan(0.2);
     expect(d.ratioQuantiles.max).toBeGreaterThan(5);
     expectOrdered(d.ratioQuantiles);
+    const absShifts = shifts.filter((_, t) => coef()[t] !== 0).map(Math.abs);
+    expect(d.meanAbsLogRatio).toBeCloseTo(absShifts.reduce((a, b) => a + b, 0) / absShifts.length, 4);
     trainer.zeroGrad();
     const sft = await trainer.accumulate('sft', [{ tokens, coef: coef().map(Math.abs) }]);
     for (const f of fields) expect(sft.ratioQuantiles[f]).toBe(1);
+    expect(sft.meanAbsLogRatio).toBe(0);
   });
 });
 
@@ -78,6 +83,7 @@ describe('weightedDiagnostics ratioQuantiles', () => {
     loss: 0,
     tokens,
     meanRatio: 1,
+    meanAbsLogRatio: tokens / 100,
     fractionMasked: 0,
     meanEntropy: 0,
     meanLogprob: 0,
@@ -94,6 +100,7 @@ describe('weightedDiagnostics ratioQuantiles', () => {
     expect(d.ratioQuantiles.p01).toBeCloseTo((30 * 0.6 + 10 * 0.2) / 40, 12);
     expect(d.ratioQuantiles.p50).toBeCloseTo((30 * 1 + 10 * 0.9) / 40, 12);
     expect(d.ratioQuantiles.p99).toBeCloseTo((30 * 1.5 + 10 * 6) / 40, 12);
+    expect(d.meanAbsLogRatio).toBeCloseTo((30 * 0.3 + 10 * 0.1) / 40, 12);
   });
 
   it('is all 0 without tokens', () => {

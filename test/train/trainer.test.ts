@@ -80,6 +80,34 @@ describe('Trainer', () => {
     }
   });
 
+  it('measures the sampler/trainer mismatch of each rollout precision (meanAbsLogRatio)', async () => {
+    // The trainer holds the f32 weights; the engine samples from them as stored, rounded to BF16, or
+    // quantized to FP8 with an FP8 KV cache (precision.rollout*): the narrower, the larger |log π_θ − log μ|.
+    const mismatch = async (weights: 'stored' | 'bf16' | 'fp8', kvCacheDtype: 'f32' | 'bf16' | 'fp8'): Promise<number> => {
+      const engine = InferenceEngine.load(model, { maxContext: 128, weights, kvCacheDtype });
+      try {
+        const history = [3, 9, 27, 81, 243];
+        const sequence = engine.openSequence();
+        engine.append(sequence, history);
+        const piece = await engine.generate(sequence, { maxNew: 24, stopTokenIds: [], temperature: 1, seed: 11n });
+        const tokens = [...history, ...piece.tokens];
+        const coef = tokens.slice(1).map((_, t) => (t >= history.length - 1 ? 1 : 0));
+        const oldLogprobs = tokens.slice(1).map((_, t) => (t >= history.length - 1 ? piece.logprobs[t - (history.length - 1)] : 0));
+        const d = await Trainer.open(model, { threads: 2 }).accumulate('pg', [{ tokens, coef, oldLogprobs }]);
+        expect(d.tokens).toBe(24);
+        return d.meanAbsLogRatio;
+      } finally {
+        engine.close();
+      }
+    };
+    const f32 = await mismatch('stored', 'f32');
+    const bf16 = await mismatch('bf16', 'bf16');
+    const fp8 = await mismatch('fp8', 'fp8');
+    expect(f32).toBeLessThan(1e-4); // the same weights and arithmetic up to summation order
+    expect(bf16).toBeGreaterThan(10 * f32);
+    expect(fp8).toBeGreaterThan(bf16);
+  });
+
   it('moves the sampled tokens\' log-probs with the sign of their advantage', async () => {
     // The probe's meanLogprob is the mean log-prob of the weighted tokens under the current weights.
     const meanLogprob = async (trainer: Trainer): Promise<number> => {
