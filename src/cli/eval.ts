@@ -16,7 +16,8 @@ import {
 import { getTask, SPLITS, type Split } from '../tasks/index.js';
 import { formatMessagePerturbation, MESSAGE_PERTURBATION_HELP, parseMessagePerturbation } from '../harness/message-channel.js';
 import { runEpisodeSettings } from './eval-run-settings.js';
-import { addDeterminismFlag, addDeviceFlags, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
+import { KV_CACHE_DTYPES } from '../native/engine.js';
+import { addDeterminismFlag, addDeviceFlags, KV_DTYPE_HELP, parseChoiceFlag, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
 
 interface EvalFlags {
   policy?: string;
@@ -37,6 +38,8 @@ interface EvalFlags {
   messages: string;
   nondeterministic?: boolean;
   weights: string;
+  kvDtype: string;
+  thinking: boolean;
 }
 
 function parseTemperature(value: string): number {
@@ -62,6 +65,8 @@ export function registerEval(program: Command): void {
     .option('--no-comm', 'remove the messaging tools and text; the population succeeds if any agent succeeds')
     .option('--concurrency <k>', 'episodes in flight at once', String(DEFAULT_EVAL_CONCURRENCY))
     .option('--messages <perturbation>', `a message ablation: ${MESSAGE_PERTURBATION_HELP} (default none; docs/cli.md)`, 'none')
+    .option('--kv-dtype <type>', `with --model: ${KV_DTYPE_HELP}`, 'f32')
+    .option('--no-thinking', "Qwen3's thinking mode off: every generation prompt ends in an empty <think></think> block (default: on, or the run's mode with --run)")
     .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: the model\'s own, or the built-in s3-mini for scripted agents)')
     .option('--run <dir>', "a swarm train run directory: evaluate with its episode settings (prompt style, allowances, context, piece size, token cost)")
     .requiredOption('--out <dir>', 'the evaluation directory (an interrupted evaluation there is resumed)');
@@ -85,7 +90,12 @@ export function registerEval(program: Command): void {
       const messages = parseMessagePerturbation(flags.messages);
       if (messages.kind !== 'none' && !flags.comm) throw new ConfigError(`--messages ${flags.messages} perturbs the message channel, which --no-comm removes; use one or the other.`);
       const device = parseDeviceFlags(flags);
-      const policy = flags.model !== undefined ? nativeEvalPolicy({ directory: flags.model, device, ...parseDeterminismFlag(flags), ...tokenizer }) : scriptedEvalPolicy({ task: task.name, ...tokenizer });
+      const kvCacheDtype = parseChoiceFlag('--kv-dtype', flags.kvDtype, KV_CACHE_DTYPES);
+      const thinking = flags.thinking && run?.settings.thinking !== false;
+      const policy =
+        flags.model !== undefined
+          ? nativeEvalPolicy({ directory: flags.model, device, kvCacheDtype, ...parseDeterminismFlag(flags), ...tokenizer })
+          : scriptedEvalPolicy({ task: task.name, ...tokenizer });
       const result = await runEvaluation({
         task,
         policy,
@@ -96,7 +106,7 @@ export function registerEval(program: Command): void {
         split,
         communication: flags.comm,
         concurrency,
-        settings: { ...run?.settings, ...(messages.kind === 'none' ? {} : { messages: formatMessagePerturbation(messages) }) },
+        settings: { ...run?.settings, thinking, ...(messages.kind === 'none' ? {} : { messages: formatMessagePerturbation(messages) }) },
         ...(temperature === undefined ? {} : { temperature }),
         ...(workAllowance === undefined ? {} : { workAllowance }),
       }).finally(() => policy.close?.());

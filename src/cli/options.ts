@@ -27,11 +27,15 @@ export function parseChoiceFlag<T extends string>(flag: string, value: string, c
   return found;
 }
 
+/** The help text of --kv-dtype. */
+export const KV_DTYPE_HELP =
+  'element type of the KV cache: f32 | bf16 (half the memory and the bytes a decode step reads) | fp8 (e4m3 with a scale per row: about a quarter)';
+
 /** Adds --device and --weights to a command that runs a model. */
 export function addDeviceFlags(command: Command): Command {
   return command
     .option('--device <device>', 'auto (CUDA when a usable GPU exists, else the CPU) | cpu | cuda', 'auto')
-    .option('--weights <format>', 'stored (the checkpoint\'s dtypes) | fp8 (linear weights quantized to FP8 with 128×128 block scales at load)', 'stored');
+    .option('--weights <format>', 'stored (the checkpoint\'s dtypes) | bf16 (f32 tensors rounded to BF16 at load) | fp8 (linear weights quantized to FP8 with 128×128 block scales at load)', 'stored');
 }
 
 /** Adds --nondeterministic: the engine runs ahead of the harness instead of in lockstep (docs/determinism.md). */

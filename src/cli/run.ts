@@ -28,6 +28,7 @@ interface RunOptions {
   split: string;
   problem: string;
   comm: boolean;
+  thinking: boolean;
   allowance?: string;
   tokenizer?: string;
   trace?: string;
@@ -50,6 +51,7 @@ export function registerRun(program: Command): void {
     .option('--problem <index>', 'problem index in the split', '0')
     .option('--no-comm', 'remove the messaging tools and text')
     .option('--allowance <L>', 'per-agent work allowance in tokens (default: the paper’s)')
+    .option('--no-thinking', "Qwen3's thinking mode off: every generation prompt ends in an empty <think></think> block")
     .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: DIR/tokenizer.json with --model, else the built-in s3-mini)')
     .option('--trace <file>', 'also write the trace as JSONL');
   addDeterminismFlag(addDeviceFlags(command)).action(async (options: RunOptions) => {
@@ -80,6 +82,7 @@ export function registerRun(program: Command): void {
           policy,
           seed: options.seed,
           communication: options.comm,
+          thinking: options.thinking,
           ...(options.allowance ? { workAllowance: parseIntegerFlag('--allowance', options.allowance, 1) } : {}),
           onEvent: (event) => {
             const line = view.line(event);

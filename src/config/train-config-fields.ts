@@ -2,7 +2,7 @@
 // validate presets, config files and `--set` values) and where the paper sets it (shown by
 // `swarm train --dry-run`). Groups that may be null as a whole are listed in NULLABLE_GROUPS.
 import { PROMPT_STYLES } from '../tasks/task.js';
-import { KL_ESTIMATORS, LEARNERS, TRAIN_TASKS } from './train-config.js';
+import { KL_ESTIMATORS, LEARNERS, ROLLOUT_KV_CACHE_DTYPES, ROLLOUT_WEIGHT_FORMATS, TRAIN_PRECISIONS, TRAIN_TASKS } from './train-config.js';
 import { OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
 
 /** The type and range of one config leaf. */
@@ -38,7 +38,6 @@ export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
   { path: 'model.name', type: { kind: 'string' }, reference: 'Table 4: model' },
   { path: 'model.directory', type: { kind: 'string' }, nullable: true, reference: '--model' },
   { path: 'model.thinking', type: { kind: 'boolean' }, reference: 'Table 4: model (thinking on)' },
-  { path: 'model.reasoningRetained', type: { kind: 'boolean' }, reference: 'Table 4: model (all reasoning retained)' },
   { path: 'learner', type: { kind: 'enum', values: LEARNERS }, reference: 'Table 1, Appendix C' },
   { path: 'out', type: { kind: 'string' }, reference: '--out' },
   { path: 'seed', type: positive(0), reference: 'ours: the run seed' },
@@ -71,8 +70,9 @@ export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
   { path: 'pgCorrection.klCoefficient', type: { kind: 'number', min: 0 }, reference: 'Table 4: PG correction (KL penalty)' },
   { path: 'pgCorrection.klEstimator', type: { kind: 'enum', values: KL_ESTIMATORS }, reference: 'Table 4: PG correction (KL penalty)' },
   { path: 'pgCorrection.scoreCenteringDraws', type: positive(0), reference: 'Table 4: score-centering samples K' },
-  { path: 'precision.inference', type: { kind: 'string' }, reference: 'Table 4: precision' },
-  { path: 'precision.training', type: { kind: 'string' }, reference: 'Table 4: precision' },
+  { path: 'precision.rolloutWeights', type: { kind: 'enum', values: ROLLOUT_WEIGHT_FORMATS }, reference: 'Table 4 / App. A.1: inference weights (BF16 in aggregation, blockwise FP8 in exploration)' },
+  { path: 'precision.rolloutKvCache', type: { kind: 'enum', values: ROLLOUT_KV_CACHE_DTYPES }, reference: 'App. A.1: KV cache (FP8 E4M3 with computed scales in exploration)' },
+  { path: 'precision.train', type: { kind: 'enum', values: TRAIN_PRECISIONS }, reference: 'Table 4 / App. A.1: training (FP32 optimizer and reduction; BF16 forward/backward in exploration)' },
   { path: 'checkpointEvery', type: positive(), reference: 'Table 4: checkpoints' },
   { path: 'trainingTraceShare', type: { kind: 'number', min: 0, max: 1, exclusiveMin: true }, reference: 'App. K.1: training trajectories (every team in aggregation, a 20% sample in exploration)' },
   { path: 'sft.demonstrations', type: positive(), reference: 'Appendix L: demonstration episodes' },

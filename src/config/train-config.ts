@@ -27,10 +27,12 @@ export interface ModelConfig {
   name: string;
   /** The Hugging Face folder to start from; null means the built-in s3-mini (or, for a paper preset, still to be given with --model). */
   directory: string | null;
-  /** Qwen3 thinking mode on. */
+  /**
+   * Qwen3's thinking mode: on, the model opens its own `<think>` block; off, every generation prompt
+   * ends in the empty block of the chat template's enable_thinking=false (docs/chat-format.md). Every
+   * agent's history keeps all its reasoning either way (histories are append-only).
+   */
   thinking: boolean;
-  /** All earlier reasoning kept in the context (exploration) rather than only the latest turn's. */
-  reasoningRetained: boolean;
 }
 
 /** AdamW and its schedule. */
@@ -61,10 +63,23 @@ export interface PgCorrectionConfig {
   scoreCenteringDraws: number;
 }
 
-/** Numerical precision, as notes: the CPU trainer is FP32 throughout. */
+/** Weight formats of the rollout engine: the trainer's f32 weights, rounded to BF16, or blockwise FP8. */
+export const ROLLOUT_WEIGHT_FORMATS = ['f32', 'bf16', 'fp8'] as const;
+/** A rollout weight format. */
+export type RolloutWeightFormat = (typeof ROLLOUT_WEIGHT_FORMATS)[number];
+/** KV-cache dtypes of the rollout engine (FP8 E4M3 with computed scales). */
+export const ROLLOUT_KV_CACHE_DTYPES = ['f32', 'bf16', 'fp8'] as const;
+/** The trainer's arithmetic: f32 on the CPU (BF16 forward/backward needs the CUDA trainer, not built yet). */
+export const TRAIN_PRECISIONS = ['f32'] as const;
+
+/** Numerical precision of the sampler and the trainer (Appendix A.1); the importance ratio corrects their mismatch. */
 export interface PrecisionConfig {
-  inference: string;
-  training: string;
+  /** The rollout engine's weights, converted from the trainer's at every weight swap. */
+  rolloutWeights: RolloutWeightFormat;
+  /** The rollout engine's KV cache. */
+  rolloutKvCache: (typeof ROLLOUT_KV_CACHE_DTYPES)[number];
+  /** The trainer's forward and backward arithmetic (master weights, AdamW and reduction are f32 always). */
+  train: (typeof TRAIN_PRECISIONS)[number];
 }
 
 /** Supervised fine-tuning on demonstrations before RL (Appendix L). */

@@ -27,12 +27,9 @@ export function formatSettingValue(value: unknown, real = false): string {
  */
 export function implementationDeviations(config: TrainConfig): string[] {
   const deviations: string[] = [];
-  if (config.model.thinking && !config.model.reasoningRetained) {
-    deviations.push("model.reasoningRetained = false is not applied: every agent's history keeps all its reasoning (histories are append-only and KV-cached; Table 4 retains all reasoning only in exploration)");
-  }
-  if (!/^FP32/i.test(config.precision.inference) || !/^FP32/i.test(config.precision.training)) {
+  if (config.precision.rolloutWeights !== 'f32' || config.precision.rolloutKvCache !== 'f32') {
     deviations.push(
-      `precision (${config.precision.inference}; ${config.precision.training}) is a note: swarm train computes inference and training in FP32 on the CPU (the engine's FP8 weights and KV cache exist behind swarm eval --weights fp8 and kvCacheDtype, but training does not use them, and there is no CUDA trainer yet)`,
+      `precision: rollouts sample from ${config.precision.rolloutWeights} weights with a ${config.precision.rolloutKvCache} KV cache, but the CPU engine computes activations in f32 (App. A.1: BF16 activations)`,
     );
   }
   return deviations;
@@ -44,6 +41,14 @@ export function trainPlanReadings(config: TrainConfig): string[] {
   const readings = [
     `token cost and token efficiency: L = workAllowance + finalAllowance = ${allowance} per agent, as the team's tokens Σ|τᵢ| count both ("the fraction of the team's total allowance NL", §3; "8,192 work tokens plus 1,024 for the final answer", App. A)`,
   ];
+  if (config.model.thinking) {
+    readings.push(
+      'reasoning: every agent keeps all its reasoning in its history, in both tasks ("all reasoning retained", Table 4, exploration); Table 4 says nothing of it for aggregation, where Qwen3\'s stock template would drop the work phase\'s reasoning only at the final-answer prompt, and histories here are append-only and KV-cached (docs/chat-format.md)',
+    );
+  }
+  readings.push(
+    `precision: the sampler runs ${config.precision.rolloutWeights} weights (converted from the trainer's f32 at every weight swap) and a ${config.precision.rolloutKvCache} KV cache; the trainer computes in ${config.precision.train}; the importance ratio corrects the mismatch, reported as meanAbsLogRatio and maskFraction ("These numerical differences and the lag between collection and training cause the sampling distribution µ to" differ, App. A.1)`,
+  );
   if (config.learner === 'no-comm') {
     readings.push('no-comm starts from the team SFT policy and loses the messaging tools in RL and evaluation ("The no-communication and individual-reward exploration controls start from the same fine-tuned team policy", App. A)');
   }

@@ -39,6 +39,7 @@ const TOP_LEVEL_FIELDS = [
   'allowance',
   'temperature',
   'messages',
+  'thinking',
   'createdAt',
   'packageVersion',
   'sizes',
@@ -184,6 +185,7 @@ class SummaryChecker {
         throw error;
       }
     }
+    if (fields.thinking !== undefined && fields.thinking !== false) this.fail('thinking', fields.thinking, 'false (thinking mode off), or absent when on');
     const createdAt = this.string(fields.createdAt, 'createdAt');
     if (Number.isNaN(Date.parse(createdAt))) this.fail('createdAt', createdAt, 'an ISO 8601 time, e.g. "2025-01-31T12:00:00.000Z"');
     const packageVersion = this.string(fields.packageVersion, 'packageVersion');
@@ -206,6 +208,7 @@ class SummaryChecker {
       allowance,
       temperature,
       ...(messages === undefined ? {} : { messages }),
+      ...(fields.thinking === false ? { thinking: false as const } : {}),
       createdAt,
       packageVersion,
       sizes,

@@ -159,6 +159,8 @@ export interface Summary {
   readonly temperature: number;
   /** A message ablation (`swarm eval --messages`: drop, shuffle, delay:K, truncate:T); absent for the intact channel. */
   readonly messages?: string;
+  /** false: Qwen3's thinking mode off (`swarm eval --no-thinking`); absent when on. */
+  readonly thinking?: false;
   /** When the summary was written (ISO 8601). */
   readonly createdAt: string;
   /** The s3-swarm package version that wrote it. */

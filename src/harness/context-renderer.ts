@@ -65,26 +65,37 @@ interface RoleSpan {
   readonly code: number;
 }
 
+/** Options of ContextRenderer. */
+export interface ContextRendererOptions {
+  /** Qwen3's thinking mode (default on); off pre-fills the empty reasoning block in every generation prompt. */
+  readonly thinking?: boolean;
+}
+
 /** Renders and tokenizes context appends for one tokenizer. */
 export class ContextRenderer {
   private readonly encoder: StretchEncoder;
+  private readonly thinking: boolean;
 
   /** A renderer over `tokenizer`. */
-  constructor(private readonly tokenizer: Tokenizer) {
+  constructor(
+    private readonly tokenizer: Tokenizer,
+    options: ContextRendererOptions = {},
+  ) {
     this.encoder = new StretchEncoder({ tokenizer, maxCachedStretches: MAX_CACHED_STRETCHES });
+    this.thinking = options.thinking ?? true;
   }
 
   /** The opening prompt: system turn with tools, first user turn, generation prompt. */
   prompt(options: PromptAppendOptions): ContextAppend {
     const { item, tools } = options;
-    const text = renderPrompt({ system: item.system, tools, user: item.user });
+    const text = renderPrompt({ system: item.system, tools, user: item.user, thinking: this.thinking });
     return this.tokenize(text, TOKEN_ROLE_CODE.prompt, [], [item]);
   }
 
   /** A tool-output turn: the close of the assistant turn, one block per output, the generation prompt. */
   toolResponses(options: ToolResponsesAppendOptions): ContextAppend {
     const { blocks, after, items } = options;
-    const text = renderToolResponses({ outputs: blocks.map((block) => block.output), after });
+    const text = renderToolResponses({ outputs: blocks.map((block) => block.output), after, thinking: this.thinking });
     const onlyNotifications = blocks.every((block) => block.notification);
     const spans: RoleSpan[] = [];
     let cursor = 0;
@@ -108,7 +119,7 @@ export class ContextRenderer {
 
   /** The final-answer prompt as a plain user turn after the agent's last piece. */
   finalPrompt(options: FinalPromptAppendOptions): ContextAppend {
-    const text = renderFollowUpUserTurn({ text: options.item.text, after: options.after });
+    const text = renderFollowUpUserTurn({ text: options.item.text, after: options.after, thinking: this.thinking });
     return this.tokenize(text, TOKEN_ROLE_CODE.final_prompt, [], [options.item]);
   }
 

@@ -47,7 +47,10 @@ export const TRAINING_TEMPERATURE = 1.0;
 export const TOKEN_COST_WEIGHT = 0.25;
 
 /** Settings a caller may override; the rest come from the task's budget and the paper. */
-export type EpisodeSettingsOverrides = Partial<EpisodeSettings>;
+export type EpisodeSettingsOverrides = Partial<Omit<EpisodeSettings, 'thinking'>> & {
+  /** Qwen3's thinking mode (default on, Table 4). */
+  readonly thinking?: boolean;
+};
 
 function positiveInteger(field: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
   if (!Number.isSafeInteger(value) || value < 1 || value > max) {
@@ -80,6 +83,8 @@ export function resolveEpisodeSettings(taskName: string, overrides: EpisodeSetti
     throw new ConfigError(`runEpisode: promptStyle must be one of ${PROMPT_STYLES.join(', ')}, got ${JSON.stringify(promptStyle)}.`);
   }
   const messages = overrides.messages === undefined ? NO_PERTURBATION : parseMessagePerturbation(overrides.messages, 'runEpisode: messages');
+  const thinking = overrides.thinking ?? true;
+  if (typeof thinking !== 'boolean') throw new ConfigError(`runEpisode: thinking must be true or false, got ${JSON.stringify(thinking)}.`);
   return {
     workAllowance: positiveInteger('workAllowance', pick('workAllowance')),
     finalAllowance: positiveInteger('finalAllowance', pick('finalAllowance')),
@@ -92,5 +97,7 @@ export function resolveEpisodeSettings(taskName: string, overrides: EpisodeSetti
     ...(promptStyle === 'paper' ? {} : { promptStyle }),
     // Likewise the intact message channel.
     ...(messages.kind === 'none' ? {} : { messages: formatMessagePerturbation(messages) }),
+    // Likewise thinking on (Table 4).
+    ...(thinking ? {} : { thinking: false as const }),
   };
 }

@@ -107,7 +107,7 @@ export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptio
     tokenCostWeight: settings.tokenCostWeight,
     promptStyle,
   });
-  const renderer = new ContextRenderer(policy.tokenizer);
+  const renderer = new ContextRenderer(policy.tokenizer, { thinking: settings.thinking !== false });
   const board = new MessageBoard(agentNames);
   const toolsByAgent = agentNames.map(() =>
     communication ? [...messageTools(promptStyle), ...episode.toolSpecs()] : [...episode.toolSpecs()],
@@ -160,6 +160,7 @@ export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptio
       toolNames: tools.map((tool) => tool.name),
       system: `${episode.systemPrompt(index)}\n\n${harnessRules({ communication, promptStyle })}`,
       user: episode.firstUserMessage(index),
+      ...(settings.thinking === false ? { thinking: false as const } : {}),
     };
     const append = renderer.prompt({ item: prompt, tools });
     const finalPrompt = episode.finalPrompt(index);

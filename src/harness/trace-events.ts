@@ -30,6 +30,8 @@ export interface EpisodeSettings {
   readonly promptStyle?: PromptStyle;
   /** A message ablation (`swarm eval --messages`, message-channel.ts) as written; absent for the intact channel. */
   readonly messages?: string;
+  /** false: Qwen3's thinking mode off (an empty reasoning block pre-filled in every generation prompt); absent when on. */
+  readonly thinking?: false;
 }
 
 /** How a piece ended, as traced: the chat format's finish, or cancelled by the episode's end. */

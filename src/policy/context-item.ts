@@ -30,6 +30,8 @@ export interface PromptItem {
   readonly system: string;
   /** The first user turn. */
   readonly user: string;
+  /** false: thinking mode off, every generation prompt ends in an empty reasoning block; absent when on. */
+  readonly thinking?: false;
 }
 
 /** The output of one tool call, or of a call that was rejected before it ran. */

@@ -57,6 +57,8 @@ export interface RlUpdateMetrics extends RolloutMetrics {
   /** Mean k3 KL estimate to the reference policy over generated tokens (0 without the penalty). */
   readonly kl: number;
   readonly meanRatio: number;
+  /** Mean |log π_θ − log μ| over the trained tokens: how far the sampler (its weights' precision, its lag) is from the trainer. */
+  readonly meanAbsLogRatio: number;
   /**
    * Quantiles of the importance ratio exp(logp_new − logp_old) over the trained tokens, IcePop-masked
    * ones included (see weightedDiagnostics: min/max exact, inner quantiles a token-weighted mean over
@@ -119,6 +121,7 @@ export function weightedDiagnostics(parts: readonly NativeTrainDiagnostics[]): {
   loss: number;
   kl: number;
   meanRatio: number;
+  meanAbsLogRatio: number;
   maskFraction: number;
   entropy: number;
   ratioQuantiles: RatioQuantiles;
@@ -126,7 +129,7 @@ export function weightedDiagnostics(parts: readonly NativeTrainDiagnostics[]): {
   sharedPrefixTokens: number;
 } {
   const tokens = parts.reduce((sum, d) => sum + d.tokens, 0);
-  const weighted = (field: 'meanRatio' | 'fractionMasked' | 'meanEntropy' | 'klMean'): number =>
+  const weighted = (field: 'meanRatio' | 'meanAbsLogRatio' | 'fractionMasked' | 'meanEntropy' | 'klMean'): number =>
     tokens === 0 ? 0 : parts.reduce((sum, d) => sum + d[field] * d.tokens, 0) / tokens;
   const counted = parts.filter((d) => d.tokens > 0);
   const quantile = (field: 'p01' | 'p10' | 'p50' | 'p90' | 'p99'): number =>
@@ -147,6 +150,7 @@ export function weightedDiagnostics(parts: readonly NativeTrainDiagnostics[]): {
     loss: parts.reduce((sum, d) => sum + d.loss, 0),
     kl: weighted('klMean'),
     meanRatio: weighted('meanRatio'),
+    meanAbsLogRatio: weighted('meanAbsLogRatio'),
     maskFraction: weighted('fractionMasked'),
     entropy: weighted('meanEntropy'),
     ratioQuantiles,
@@ -321,6 +325,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         loss: diagnostics.loss,
         kl: diagnostics.kl,
         meanRatio: diagnostics.meanRatio,
+        meanAbsLogRatio: diagnostics.meanAbsLogRatio,
         ratioQuantiles: diagnostics.ratioQuantiles,
         maskFraction: diagnostics.maskFraction,
         entropy: diagnostics.entropy,

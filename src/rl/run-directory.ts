@@ -16,6 +16,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { syncDirectory, writeFileAtomic } from '../common/atomic-file.js';
+import { upgradeSavedConfig } from '../config/saved-config.js';
 import { ConfigError, FormatError } from '../errors.js';
 
 /** Progress of a run. */
@@ -44,9 +45,6 @@ export interface RunState {
   readonly metricsBytes: number;
   readonly evalAfterDone: boolean;
 }
-
-/** Settings added to the train config after runs were first written, with the value such a run resumes with. */
-const SETTINGS_ADDED_SINCE = { deterministicCollection: true, trainingTraceShare: 1 };
 
 export const RUN_STATE_FILE = 'state.json';
 export const RUN_CONFIG_FILE = 'config.json';
@@ -102,7 +100,7 @@ export class RunDirectory {
     return new RunDirectory(root, state);
   }
 
-  /** The saved config of a run (for --resume), with the defaults of settings added since it was written. */
+  /** The saved config of a run (for --resume), brought up to the current fields (config/saved-config.ts). */
   static readConfig(root: string): unknown {
     const file = path.join(root, RUN_CONFIG_FILE);
     let value: unknown;
@@ -111,7 +109,7 @@ export class RunDirectory {
     } catch (error) {
       throw new FormatError(`${file}: ${(error as Error).message}; expected the config.json swarm train wrote.`);
     }
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...SETTINGS_ADDED_SINCE, ...value } : value;
+    return upgradeSavedConfig(value);
   }
 
   get state(): RunState {

@@ -13,7 +13,8 @@ import { nativeEvalPolicy, runEvaluation } from '../eval/run/index.js';
 import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
 import { modelShape } from '../model/shapes.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
-import { InferenceEngine } from '../native/engine.js';
+import type { WeightFormat } from '../native/device.js';
+import { InferenceEngine, type KvCacheDtype } from '../native/engine.js';
 import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
 import { NativePolicy } from '../policy/native-policy.js';
@@ -61,12 +62,19 @@ export function trainingEpisodeSettings(config: TrainConfig): EpisodeSettingsOve
     temperature: config.temperature,
     tokenCostWeight: config.tokenCost,
     promptStyle: config.promptStyle,
+    thinking: config.model.thinking,
   };
 }
 
 /** Engine limits for the run: the config's context and 64 sequences per batch; the KV cache keeps the engine's default size (it preempts and recomputes when full). */
 function engineOptions(config: TrainConfig): { maxContext: number; maxSequences: number; deterministic: boolean } {
   return { maxContext: config.contextLength, maxSequences: 64, deterministic: config.deterministicCollection };
+}
+
+/** The rollout engine's numerics (App. A.1): its weights converted from the trainer's at every swap, and its KV cache. */
+function rolloutPrecision(config: TrainConfig): { weights: WeightFormat; kvCacheDtype: KvCacheDtype } {
+  const weights: WeightFormat = config.precision.rolloutWeights === 'f32' ? 'stored' : config.precision.rolloutWeights;
+  return { weights, kvCacheDtype: config.precision.rolloutKvCache };
 }
 
 /** Runs (or resumes) the whole pipeline. */
@@ -126,7 +134,8 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
   const task = getTask(config.task);
   const evaluate = async (which: 'before' | 'after', model: string): Promise<EvaluationResult> => {
     emit({ kind: 'stage', stage: `eval-${which}`, detail: `N ∈ {${config.evaluation.teamSizes.join(', ')}}, ${config.evaluation.seeds} seeds, ${config.evaluation.problems} held-out problems` });
-    const policy = nativeEvalPolicy({ directory: model, tokenizerPath, deterministic: config.deterministicCollection });
+    const precision = rolloutPrecision(config);
+    const policy = nativeEvalPolicy({ directory: model, tokenizerPath, deterministic: config.deterministicCollection, device: { weights: precision.weights }, kvCacheDtype: precision.kvCacheDtype });
     try {
       const result = await runEvaluation({
         task,
@@ -156,7 +165,6 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
   // RL.
   let finalCheckpoint = run.state.checkpoint === null ? initialModel : run.resolve(run.state.checkpoint);
   if (run.state.updates < config.rlUpdates) {
-    emit({ kind: 'stage', stage: 'rl', detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner})` });
     const from = run.state.checkpoint === null ? initialModel : run.resolve(run.state.checkpoint);
     const trainer = Trainer.open(from, {
       lr: config.optimizer.learningRate,
@@ -174,7 +182,14 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
     });
     // Deterministic asynchronous collection resumes with the weights that collected the next update's groups.
     const engineFrom = run.state.engineCheckpoint === null ? from : run.resolve(run.state.engineCheckpoint);
-    const engine = InferenceEngine.load(engineFrom, { ...engineOptions(config), policyVersion: run.state.policyVersion - (run.state.engineCheckpoint === null ? 0 : 1) });
+    const precision = rolloutPrecision(config);
+    const engine = InferenceEngine.load(engineFrom, { ...engineOptions(config), ...precision, policyVersion: run.state.policyVersion - (run.state.engineCheckpoint === null ? 0 : 1) });
+    const { runner, kvCacheDtype } = engine.stats();
+    emit({
+      kind: 'stage',
+      stage: 'rl',
+      detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner}); rollouts on ${runner.device} (${runner.gemm}) with ${config.precision.rolloutWeights} weights and a ${kvCacheDtype} KV cache`,
+    });
     // The KL penalty's frozen reference: the policy RL started from.
     const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, engineOptions(config)) : undefined;
     try {

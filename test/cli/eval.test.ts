@@ -56,6 +56,22 @@ describe('swarm eval --policy scripted', () => {
     expect(run([...ablated, '--no-comm']).stderr).toMatch(/--messages drop perturbs the message channel, which --no-comm removes/);
   });
 
+  it('--no-thinking: scripted teams still solve it with fewer tokens; the mode is in the manifest and an evaluation resumes only in it', () => {
+    const off = mkdtempSync(path.join(tmpdir(), 's3-eval-nothink-'));
+    const result = run([...args.slice(0, -1), off, '--no-thinking']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/\n\s*2\s+100\.00 ± 0\.00 /);
+    expect(JSON.parse(readFileSync(path.join(off, 'eval.json'), 'utf8')).thinking).toBe(false);
+    expect(JSON.parse(readFileSync(path.join(off, 'summary.json'), 'utf8')).thinking).toBe(false);
+    expect(JSON.parse(readFileSync(path.join(out, 'eval.json'), 'utf8'))).not.toHaveProperty('thinking');
+    const tokens = (dir: string): number => JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8')).sizes['2'].tokens.mean;
+    expect(tokens(off)).toBeLessThan(tokens(out));
+    const mixed = run([...args.slice(0, -1), off]);
+    expect(mixed.status).toBe(1);
+    expect(mixed.stderr).toMatch(/holds an evaluation with thinking false, but this run asks for true/);
+  });
+
   it('resumes in the same directory without redoing finished episodes', () => {
     const log = path.join(out, 'episodes.jsonl');
     const lines = readFileSync(log, 'utf8').trimEnd().split('\n');

@@ -109,15 +109,17 @@ describe('swarm train', () => {
     expect(rl.reduce((sum, l) => sum + (l.groupsDroppedForLag as number), 0)).toBeGreaterThan(0);
   }, 300_000);
 
-  it('runs the solo learner on exploration', () => {
+  it('runs the solo learner on exploration, with rollouts from FP8 weights and an FP8 KV cache', () => {
     const run = path.join(tmp(), 'run');
     const result = train([
       '--out', run, '--learner', 'solo', '--no-eval',
       // No SFT stage: exploration demonstrations are thousands of tokens per agent (a random s3-mini explores instead).
       ...['task=exploration', 'rlUpdates=2', 'sft=null', 'problemsPerUpdate=1', 'attemptsPerProblem=1', 'teamSize=2', 'workAllowance=96', 'finalAllowance=1',
-        'generationPieceTokens=32', 'contextLength=1024', 'concurrentSoloEpisodes=4'].flatMap((s) => ['--set', s]),
+        'generationPieceTokens=32', 'contextLength=1024', 'concurrentSoloEpisodes=4', 'precision.rolloutWeights=fp8', 'precision.rolloutKvCache=fp8'].flatMap((s) => ['--set', s]),
     ]);
     expect(result.stderr).toBe('');
+    // App. A.1's exploration numerics, as the engine itself reports them.
+    expect(result.stdout).toMatch(/\[rl\] 2 RL updates \(learner solo\); rollouts on cpu \(cpu [a-z0-9]+\) with fp8 weights and a fp8 KV cache/);
     expect(result.status).toBe(0);
     const rl = metrics(run).filter((l) => l.stage === 'rl');
     expect(rl.map((l) => l.update)).toEqual([1, 2]);

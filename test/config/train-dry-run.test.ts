@@ -49,6 +49,8 @@ const TABLE4_AGGREGATION: Record<string, string> = {
   'pgCorrection.icePopHigh': '5.0',
   'pgCorrection.klEstimator': 'k3', // KL penalty
   'pgCorrection.scoreCenteringDraws': '0', // K: —
+  'precision.rolloutWeights': 'bf16', // BF16 inference
+  'precision.train': 'f32', // FP32 optimizer and gradient reduction
   checkpointEvery: '1',
 };
 
@@ -56,7 +58,8 @@ const TABLE4_AGGREGATION: Record<string, string> = {
 const TABLE4_EXPLORATION: Record<string, string> = {
   'model.name': 'Qwen3-1.7B',
   'model.thinking': 'true',
-  'model.reasoningRetained': 'true',
+  'precision.rolloutWeights': 'fp8', // FP8 weights and KV cache
+  'precision.rolloutKvCache': 'fp8',
   'sft.updates': '50',
   'sft.packedSequences': '8',
   'sft.maxSequenceTokens': '32768',
@@ -130,10 +133,11 @@ describe('swarm train --dry-run', () => {
   it('never says "deviations: none" where a setting is recorded but not applied', () => {
     const exploration = train(['--dry-run', '--preset', 'paper-exploration']);
     expect(exploration.stdout).not.toMatch(/deviations from the paper: none/);
-    expect(exploration.stdout).toMatch(/- precision \(FP8 blockwise weights.*\) is a note: swarm train computes inference and training in FP32 on the CPU/);
+    expect(exploration.stdout).toMatch(/- precision\.train = f32: App\. A\.1 trains exploration with BF16 forward and backward/);
+    expect(exploration.stdout).toMatch(/- precision: rollouts sample from fp8 weights with a fp8 KV cache, but the CPU engine computes activations in f32/);
     const aggregation = train(['--dry-run', '--preset', 'paper-aggregation']);
-    expect(aggregation.stdout).toMatch(/- model\.reasoningRetained = false is not applied/);
-    expect(train(['--dry-run']).stdout).not.toMatch(/reasoningRetained = false is not applied/); // s3-mini does not think
+    expect(aggregation.stdout).toMatch(/- precision: rollouts sample from bf16 weights with a bf16 KV cache/);
+    expect(train(['--dry-run']).stdout).not.toMatch(/- precision: rollouts sample/); // the mini samples in f32
   });
 
   it('states its readings of the paper, with the sentences they rest on', () => {
@@ -146,6 +150,9 @@ describe('swarm train --dry-run', () => {
     expect(paper.stdout).toMatch(/L = workAllowance \+ finalAllowance = 9216 per agent/);
     expect(paper.stdout).toMatch(/asynchronous collection, deterministic: .*one update off policy/);
     expect(train(['--dry-run', '--preset', 'paper-aggregation', '--nondeterministic']).stdout).toMatch(/asynchronous collection, free \(--nondeterministic\)/);
+    expect(paper.stdout).toMatch(/- reasoning: every agent keeps all its reasoning in its history, in both tasks \("all reasoning retained", Table 4, exploration\)/);
+    expect(paper.stdout).toMatch(/- precision: the sampler runs bf16 weights .* a bf16 KV cache; the trainer computes in f32; .*meanAbsLogRatio/);
+    expect(train(['--dry-run', '--set', 'model.thinking=false']).stdout).not.toMatch(/- reasoning:/);
   });
 
   it('prints the resolved config as JSON with --json', () => {

@@ -73,6 +73,14 @@ describe('user turns and the generation prompt', () => {
   it('renders the initial prompt as system turn, user turn, generation prompt', () => {
     expect(renderPrompt({ system: 'S', tools: [], user: 'U' })).toBe('<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n');
   });
+
+  it('pre-fills the empty think block of enable_thinking=false in every generation prompt with thinking off', () => {
+    const empty = '<|im_start|>assistant\n<think>\n\n</think>\n\n';
+    expect(renderAssistantPrefix(false)).toBe(empty);
+    expect(renderPrompt({ system: 'S', tools: [], user: 'U', thinking: false })).toBe(`<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n${empty}`);
+    expect(renderToolResponses({ outputs: ['{}'], after: 'tool_call', thinking: false }).endsWith(`<|im_end|>\n${empty}`)).toBe(true);
+    expect(renderFollowUpUserTurn({ text: 'Answer.', after: 'end', thinking: false })).toBe(`\n<|im_start|>user\nAnswer.<|im_end|>\n${empty}`);
+  });
 });
 
 describe('renderTurnClose', () => {

@@ -1,5 +1,5 @@
 // eval.json, what an evaluation directory's episodes were produced with: task, policy, messaging,
-// temperature, allowance, context and split. Written when an evaluation starts; a later run in the same
+// temperature, allowance, context, split, message ablation and thinking mode. Written when an evaluation starts; a later run in the same
 // directory (a resumed or extended evaluation: more seeds, sizes or problems) must match it, so episodes
 // from different settings are never mixed into one summary.
 
@@ -36,9 +36,14 @@ export interface EvalManifest {
   readonly split: Split;
   /** The message channel's ablation (`--messages`), absent for the intact channel. */
   readonly messages?: string;
+  /** false: Qwen3's thinking mode off (`--no-thinking`); absent when on. */
+  readonly thinking?: false;
 }
 
-const COMPARED: readonly (keyof EvalManifest)[] = ['task', 'policyKey', 'comm', 'temperature', 'allowance', 'contextLimit', 'split', 'messages'];
+const COMPARED: readonly (keyof EvalManifest)[] = ['task', 'policyKey', 'comm', 'temperature', 'allowance', 'contextLimit', 'split', 'messages', 'thinking'];
+
+/** The value an absent optional field stands for. */
+const ABSENT_MEANS: Partial<Record<keyof EvalManifest, unknown>> = { messages: 'none', thinking: true };
 
 /** Writes the manifest into a new evaluation directory, or checks that an existing one matches it. */
 export async function claimEvalDirectory(dir: string, manifest: EvalManifest): Promise<void> {
@@ -61,8 +66,8 @@ export async function claimEvalDirectory(dir: string, manifest: EvalManifest): P
     throw new FormatError(`${path}: not an s3-eval manifest of version 1; expected the manifest swarm eval writes.`);
   }
   for (const field of COMPARED) {
-    const was = JSON.stringify(existing[field] ?? (field === 'messages' ? 'none' : undefined));
-    const now = JSON.stringify(manifest[field] ?? (field === 'messages' ? 'none' : undefined));
+    const was = JSON.stringify(existing[field] ?? ABSENT_MEANS[field]);
+    const now = JSON.stringify(manifest[field] ?? ABSENT_MEANS[field]);
     if (was !== now) {
       throw new ConfigError(
         `${dir} holds an evaluation with ${field} ${was}, but this run asks for ${now}; ` +

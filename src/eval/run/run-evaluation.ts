@@ -118,6 +118,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
   const allowance = { tokensPerAgent: settings.workAllowance, finalAnswerTokens: settings.finalAllowance };
   // A message ablation travels in the episode settings (resolveEpisodeSettings writes only a perturbed channel).
   const messages = settings.messages === undefined ? {} : { messages: settings.messages };
+  const thinking = settings.thinking === false ? { thinking: false as const } : {};
 
   await mkdir(options.out, { recursive: true });
   await claimEvalDirectory(options.out, {
@@ -132,6 +133,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
     contextLimit: settings.contextLimit,
     split,
     ...messages,
+    ...thinking,
   });
   const logPath = join(options.out, EPISODE_LOG_FILE_NAME);
   const log = await readEpisodeLog(logPath);
@@ -207,6 +209,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
     allowance,
     temperature: settings.temperature,
     ...messages,
+    ...thinking,
     createdAt: new Date().toISOString(),
     packageVersion,
     sizes: sizeSummaries,

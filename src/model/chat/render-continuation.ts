@@ -12,12 +12,16 @@ import { renderAssistantPrefix, renderUserTurn } from './render-turns.js';
 export interface ToolResponsesOptions {
   outputs: readonly string[];
   after: PieceFinish;
+  /** Qwen3's thinking mode of the generation prompt that follows (default on; render-turns.ts). */
+  thinking?: boolean;
 }
 
 /** Options of `renderFollowUpUserTurn`: the user text, and how the last piece ended. */
 export interface FollowUpUserTurnOptions {
   text: string;
   after: PieceFinish;
+  /** Qwen3's thinking mode of the generation prompt that follows (default on). */
+  thinking?: boolean;
 }
 
 /**
@@ -39,10 +43,10 @@ export function renderToolResponses(options: ToolResponsesOptions): string {
     throw new ChatFormatError('renderToolResponses: outputs is empty; pass at least one tool output to append');
   }
   const blocks = outputs.map((output) => `\n${TOOL_RESPONSE_OPEN}\n${output}\n${TOOL_RESPONSE_CLOSE}`).join('');
-  return `${renderTurnClose(after)}${IM_START}user${blocks}${IM_END}\n${renderAssistantPrefix()}`;
+  return `${renderTurnClose(after)}${IM_START}user${blocks}${IM_END}\n${renderAssistantPrefix(options.thinking ?? true)}`;
 }
 
 /** Closes the assistant turn, then a plain user turn (the final-answer prompt), then the generation prompt. */
 export function renderFollowUpUserTurn(options: FollowUpUserTurnOptions): string {
-  return renderTurnClose(options.after) + renderUserTurn(options.text) + renderAssistantPrefix();
+  return renderTurnClose(options.after) + renderUserTurn(options.text) + renderAssistantPrefix(options.thinking ?? true);
 }

@@ -1,9 +1,10 @@
 // The opening turns of an agent's history in Qwen3's ChatML with tools, character for character
 // as Qwen3's chat template renders them: the system turn (with the <tools> block when the agent
-// has tools), a user turn, and the generation prompt. Thinking is on: the generation prompt does
-// not pre-fill `<think>\n\n</think>\n\n` (that is the template's enable_thinking=false).
+// has tools), a user turn, and the generation prompt. With thinking on (the default) the generation
+// prompt pre-fills nothing and the model opens its own `<think>` block; with thinking off it ends in
+// the empty block `<think>\n\n</think>\n\n`, as the template's enable_thinking=false writes it.
 
-import { IM_END, IM_START } from './chat-markers.js';
+import { IM_END, IM_START, THINK_CLOSE, THINK_OPEN } from './chat-markers.js';
 import type { ToolSpec } from '../../common/tool-spec.js';
 import { toolSpecJson } from './tool-spec.js';
 
@@ -16,6 +17,8 @@ export interface SystemTurnOptions {
 /** Options of `renderPrompt`: the system turn, the first user turn, then the generation prompt. */
 export interface PromptOptions extends SystemTurnOptions {
   user: string;
+  /** Qwen3's thinking mode (default on); off pre-fills an empty reasoning block in every generation prompt. */
+  thinking?: boolean;
 }
 
 const TOOLS_PREAMBLE =
@@ -38,12 +41,12 @@ export function renderUserTurn(text: string): string {
   return `${IM_START}user\n${text}${IM_END}\n`;
 }
 
-/** The generation prompt that opens an assistant turn (thinking on: nothing pre-filled). */
-export function renderAssistantPrefix(): string {
-  return `${IM_START}assistant\n`;
+/** The generation prompt that opens an assistant turn: nothing pre-filled with thinking on, the empty reasoning block with it off. */
+export function renderAssistantPrefix(thinking = true): string {
+  return thinking ? `${IM_START}assistant\n` : `${IM_START}assistant\n${THINK_OPEN}\n\n${THINK_CLOSE}\n\n`;
 }
 
 /** An agent's initial history: system turn, first user turn, generation prompt. */
 export function renderPrompt(options: PromptOptions): string {
-  return renderSystemTurn(options) + renderUserTurn(options.user) + renderAssistantPrefix();
+  return renderSystemTurn(options) + renderUserTurn(options.user) + renderAssistantPrefix(options.thinking ?? true);
 }

@@ -2,7 +2,8 @@
 // harness's structured prompt item and fed every context item the harness appends (tool results,
 // notifications, the final prompt); it reads nothing else (no tree, no teammate state). Its chosen
 // action is rendered as model text and tokenized with the policy's tokenizer, so a scripted agent
-// spends tokens against its allowance exactly like a model.
+// spends tokens against its allowance exactly like a model; with thinking off (the prompt item says
+// so) the text leaves out the reasoning block the generation prompt already holds.
 //
 // Pieces. An action longer than maxNew is returned in pieces of maxNew tokens (finish 'length') and
 // continued on the next call. If the harness appended context in between (a notification closed the
@@ -55,6 +56,8 @@ export interface ScriptedPolicyOptions {
 
 interface AgentRun {
   readonly agent: ScriptedAgent;
+  /** The prompt's thinking mode: off drops the reasoning block the generation prompt already holds. */
+  readonly thinking: boolean;
   /** Context items already fed to the agent. */
   cursor: number;
   /** Tokens of the action being emitted, and how many were returned so far. */
@@ -114,7 +117,7 @@ export class ScriptedPolicy implements Policy {
       run.pending = null;
     }
     if (run.pending === null) {
-      run.pending = this.encoder.encode(renderAction(run.agent.decide()));
+      run.pending = this.encoder.encode(renderAction(run.agent.decide(), run.thinking));
       run.offset = 0;
     }
     const pending = run.pending;
@@ -144,7 +147,7 @@ export class ScriptedPolicy implements Policy {
       );
     }
     const rng = createRng(`${this.script.name}/${String(seed)}`);
-    run = { agent: this.script.start({ prompt, rng }), cursor: 1, pending: null, offset: 0 };
+    run = { agent: this.script.start({ prompt, rng }), thinking: prompt.thinking !== false, cursor: 1, pending: null, offset: 0 };
     this.runs.set(sequence, run);
     return run;
   }
