@@ -1,13 +1,18 @@
-// test_model_fp8_quantize.cpp: `--weights fp8`. Block quantization's error bound and its all-zero
-// and partial blocks; quantizing an f32 model gives byte for byte the model an FP8 checkpoint of the
-// same values holds (naive_qwen3.h writes those independently), so the forward pass gives the same
-// bits; embeddings, LM head and norms are kept as stored.
+// test_model_weight_formats.cpp: `--weights fp8` and `--weights bf16`. FP8: block quantization's
+// error bound and its all-zero and partial blocks; quantizing an f32 model gives byte for byte the
+// model an FP8 checkpoint of the same values holds (naive_qwen3.h writes those independently), so the
+// forward pass gives the same bits; embeddings, LM head and norms are kept as stored. BF16: rounding an
+// f32 model gives byte for byte the BF16 checkpoint of the same values (the same logits, and other
+// ones than the f32 model's); FP8 weights and their scales are kept; the engine's format switch picks
+// each.
 #include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "engine/model_runner.h"
+#include "model/bf16_round.h"
 #include "model/fp8_quantize.h"
 #include "model/kv_cache.h"
 #include "model/qwen3_forward.h"
@@ -107,4 +112,52 @@ TEST(fp8_quantization_keeps_fp8_weights_and_bf16_embeddings_as_they_are) {
   const std::vector<int32_t> tokens = {1, 2, 3, 4, 5};
   const std::vector<float> a = forward_logits(again, tokens), b = forward_logits(stored, tokens);
   CHECK_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+}
+
+TEST(bf16_rounded_f32_model_equals_the_bf16_checkpoint_of_the_same_values) {
+  Qwen3Config config = s3test::tiny_qwen3_config();
+  config.tie_word_embeddings = false;
+  const s3test::TestModel f32 = s3test::make_test_model(config, DType::F32, 17, DType::F32);
+  const s3test::TestModel bf16 = s3test::make_test_model(config, DType::BF16, 17, DType::BF16);
+  const Qwen3Weights from_f32 = Qwen3Weights::from_tensors(config, f32.named(), Qwen3Weights::Storage::Borrow);
+  const Qwen3Weights rounded = s3::model::round_weights_bf16(from_f32);
+  const Qwen3Weights stored = Qwen3Weights::from_tensors(config, bf16.named(), Qwen3Weights::Storage::Borrow);
+  CHECK(!rounded.config().fp8_blockwise);
+  CHECK(rounded.embed_tokens().dtype == DType::BF16);
+  CHECK(rounded.lm_head().dtype == DType::BF16);
+  const s3::cpu::MatrixView& r = rounded.layers()[0].up_proj;
+  const s3::cpu::MatrixView& s = stored.layers()[0].up_proj;
+  CHECK(r.dtype == DType::BF16);
+  CHECK_EQ(std::memcmp(r.data, s.data, size_t(r.rows * r.cols) * 2), 0);
+  CHECK_EQ(std::memcmp(rounded.layers()[1].q_norm, stored.layers()[1].q_norm, size_t(config.head_dim) * sizeof(float)), 0);
+  CHECK_EQ(std::memcmp(rounded.norm(), stored.norm(), size_t(config.hidden_size) * sizeof(float)), 0);
+  const std::vector<int32_t> tokens = {5, 9, 3, 60, 17, 2, 2, 31, 0};
+  const std::vector<float> a = forward_logits(rounded, tokens), b = forward_logits(stored, tokens);
+  CHECK_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  // The f32 model itself gives other logits: the rounding is real.
+  const std::vector<float> unrounded = forward_logits(from_f32, tokens);
+  CHECK(std::memcmp(a.data(), unrounded.data(), a.size() * sizeof(float)) != 0);
+}
+
+TEST(bf16_rounding_keeps_fp8_weights_and_their_scales) {
+  Qwen3Config config = s3test::tiny_qwen3_config();
+  const s3test::TestModel fp8 = s3test::make_test_model(config, DType::F8_E4M3, 4, DType::F32);
+  const Qwen3Weights stored = Qwen3Weights::from_tensors(config, fp8.named(), Qwen3Weights::Storage::Borrow);
+  const Qwen3Weights rounded = s3::model::round_weights_bf16(stored);
+  const s3::cpu::MatrixView& w = rounded.layers()[0].down_proj;
+  CHECK(w.dtype == DType::F8_E4M3);
+  CHECK_EQ(std::memcmp(w.data, stored.layers()[0].down_proj.data, size_t(w.rows * w.cols)), 0);
+  CHECK_EQ(std::memcmp(w.block_scales, stored.layers()[0].down_proj.block_scales, size_t(w.scale_cols()) * sizeof(float)), 0);
+  CHECK(rounded.embed_tokens().dtype == DType::BF16);  // the f32 embedding is rounded
+}
+
+TEST(weight_format_bf16_selects_the_rounded_weights) {
+  const Qwen3Config config = s3test::tiny_qwen3_config();
+  const s3test::TestModel f32 = s3test::make_test_model(config, DType::F32, 2, DType::F32);
+  auto weights = std::make_shared<const Qwen3Weights>(Qwen3Weights::from_tensors(config, f32.named(), Qwen3Weights::Storage::Copy));
+  CHECK(s3::engine::weights_in_format(weights, s3::engine::WeightFormat::Stored) == weights);
+  const auto rounded = s3::engine::weights_in_format(weights, s3::engine::WeightFormat::Bf16);
+  CHECK(rounded->layers()[0].gate_proj.dtype == DType::BF16);
+  const auto quantized = s3::engine::weights_in_format(weights, s3::engine::WeightFormat::Fp8);
+  CHECK(quantized->layers()[0].gate_proj.dtype == DType::F8_E4M3);
 }
