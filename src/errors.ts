@@ -17,6 +17,3 @@ export class FormatError extends SwarmError {}
 
 /** The native addon could not be loaded or refused a request. */
 export class NativeError extends SwarmError {}
-
-/** A feature that this build or this machine does not provide. */
-export class UnavailableError extends SwarmError {}

@@ -17,8 +17,6 @@ export interface BranchRef {
 interface TreeIndex {
   /** Room → the door toward the start (null for the start). */
   readonly parent: ReadonlyMap<string, string | null>;
-  /** Room → moves from the start. */
-  readonly distance: ReadonlyMap<string, number>;
   /** Room → doors away from the start, in listed order. */
   readonly onward: ReadonlyMap<string, readonly string[]>;
   /** Room → preorder position; with `last`, subtree membership in O(1). */
@@ -33,7 +31,6 @@ const cache = new WeakMap<ExplorationTree, TreeIndex>();
 
 function buildIndex(tree: ExplorationTree): TreeIndex {
   const parent = new Map<string, string | null>([[tree.start, null]]);
-  const distance = new Map<string, number>([[tree.start, 0]]);
   const onward = new Map<string, readonly string[]>();
   const order = new Map<string, number>();
   const last = new Map<string, number>();
@@ -54,11 +51,10 @@ function buildIndex(tree: ExplorationTree): TreeIndex {
     stack.push({ room, exiting: true });
     for (let i = children.length - 1; i >= 0; i -= 1) {
       parent.set(children[i], room);
-      distance.set(children[i], (distance.get(room) ?? 0) + 1);
       stack.push({ room: children[i], exiting: false });
     }
   }
-  return { parent, distance, onward, order, last, preorder };
+  return { parent, onward, order, last, preorder };
 }
 
 function indexOf(tree: ExplorationTree): TreeIndex {
@@ -78,11 +74,6 @@ function inSubtree(index: TreeIndex, root: string, room: string): boolean {
   return position !== undefined && rootPosition !== undefined && rootLast !== undefined && position >= rootPosition && position <= rootLast;
 }
 
-/** Whether the tree has a room with this label. */
-export function hasRoom(tree: ExplorationTree, room: string): boolean {
-  return indexOf(tree).order.has(room);
-}
-
 /** The door of `room` that leads back toward the start; null for the start or an unknown room. */
 export function wayBack(tree: ExplorationTree, room: string): string | null {
   return indexOf(tree).parent.get(room) ?? null;
@@ -91,11 +82,6 @@ export function wayBack(tree: ExplorationTree, room: string): string | null {
 /** The doors of `room` leading away from the start, in listed order; empty for dead ends and unknown rooms. */
 export function onwardDoors(tree: ExplorationTree, room: string): readonly string[] {
   return indexOf(tree).onward.get(room) ?? [];
-}
-
-/** Moves from the start to `room`; null for an unknown room. */
-export function distanceFromStart(tree: ExplorationTree, room: string): number | null {
-  return indexOf(tree).distance.get(room) ?? null;
 }
 
 /** Whether `room` is the start or a junction (a room with more than one onward door). */
