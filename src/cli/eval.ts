@@ -13,7 +13,7 @@ import {
   runEvaluation,
   scriptedEvalPolicy,
 } from '../eval/run/index.js';
-import { getTask, SPLITS, type Split } from '../tasks/index.js';
+import { loadTask, SPLITS, TASK_NAMES, type Split } from '../tasks/index.js';
 import { formatMessagePerturbation, MESSAGE_PERTURBATION_HELP, parseMessagePerturbation } from '../harness/message-channel.js';
 import { runEpisodeSettings } from './eval-run-settings.js';
 import { KV_CACHE_DTYPES } from '../native/engine.js';
@@ -55,7 +55,7 @@ export function registerEval(program: Command): void {
     .description('evaluate a policy with the protocol of Appendix M; writes summary.json, episodes.jsonl and traces')
     .option('--policy <kind>', 'scripted: the task\'s scripted agents (aggregators, or the explorers of Appendix L)')
     .option('--model <dir>', 'a Qwen3 checkpoint folder with its tokenizer.json, served by the native inference engine')
-    .option('--task <name>', 'aggregation, aggregation-digits, exploration or exploration-d2 (default with --run: the run\'s task)')
+    .option('--task <name>', `${TASK_NAMES.join(', ')} or a task module's path (./my-task.js; docs/tasks.md) (default with --run: the run's task)`)
     .option('--sizes <list>', 'team sizes N, comma-separated', EVAL_SIZES.join(','))
     .option('--seeds <k>', 'evaluation seeds 1..k', String(EVAL_SEED_COUNT))
     .option('--problems <k>', 'the first k problems of the split', String(EVAL_PROBLEM_COUNT))
@@ -74,10 +74,10 @@ export function registerEval(program: Command): void {
       if ((flags.model === undefined) === (flags.policy === undefined)) throw new ConfigError('swarm eval needs exactly one of --policy scripted and --model DIR.');
       if (flags.policy !== undefined && flags.policy !== 'scripted') throw new ConfigError(`--policy must be "scripted", got "${flags.policy}"`);
       const run = flags.run === undefined ? undefined : runEpisodeSettings(flags.run);
-      const taskName = flags.task ?? run?.task;
-      if (taskName === undefined) throw new ConfigError('swarm eval needs --task NAME (or --run DIR, whose task it then takes).');
-      if (run !== undefined && taskName !== run.task) throw new ConfigError(`--task ${taskName} differs from the task of --run ${flags.run} (${run.task}).`);
-      const task = getTask(taskName);
+      const taskReference = flags.task ?? run?.task;
+      if (taskReference === undefined) throw new ConfigError('swarm eval needs --task NAME (or --run DIR, whose task it then takes).');
+      const task = await loadTask(taskReference);
+      if (run !== undefined && task.name !== (await loadTask(run.task)).name) throw new ConfigError(`--task ${taskReference} differs from the task of --run ${flags.run} (${run.task}).`);
       if (!(SPLITS as readonly string[]).includes(flags.split)) throw new ConfigError(`--split must be one of ${SPLITS.join(', ')}, got "${flags.split}".`);
       const split = flags.split as Split;
       const sizes = parseIntegerListFlag('--sizes', flags.sizes, 1);
@@ -95,7 +95,7 @@ export function registerEval(program: Command): void {
       const policy =
         flags.model !== undefined
           ? nativeEvalPolicy({ directory: flags.model, device, kvCacheDtype, ...parseDeterminismFlag(flags), ...tokenizer })
-          : scriptedEvalPolicy({ task: task.name, ...tokenizer });
+          : scriptedEvalPolicy({ task, ...tokenizer });
       const result = await runEvaluation({
         task,
         policy,

@@ -10,12 +10,12 @@ import { runEpisode, writeTrace } from '../harness/index.js';
 import type { EpisodeResult } from '../harness/index.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
-import { aggregatorScript, explorerScript, GarbagePolicy, ScriptedPolicy } from '../policy/index.js';
+import { GarbagePolicy, ScriptedPolicy } from '../policy/index.js';
 import type { Policy } from '../policy/index.js';
 import { InferenceEngine } from '../native/engine.js';
 import { NativePolicy } from '../policy/native-policy.js';
-import { getTask, isAggregationTask, TASK_NAMES } from '../tasks/index.js';
-import type { Split } from '../tasks/index.js';
+import { loadTask, TASK_NAMES } from '../tasks/index.js';
+import type { Split, Task } from '../tasks/index.js';
 import { EpisodeView } from './episode-view.js';
 import { addDeterminismFlag, addDeviceFlags, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag } from './options.js';
 
@@ -42,7 +42,7 @@ export function registerRun(program: Command): void {
   const command = program
     .command('run')
     .description('run one episode and show it live')
-    .requiredOption('--task <name>', TASK_NAMES.join(' | '))
+    .requiredOption('--task <name>', `${TASK_NAMES.join(' | ')} | a task module's path (./my-task.js; docs/tasks.md)`)
     .option('--n <n>', 'team size', '4')
     .option('--policy <kind>', 'scripted (the demonstrators) | garbage (random output, to watch the harness cope)', 'scripted')
     .option('--model <dir>', 'a Qwen3 checkpoint folder with its tokenizer.json: the agents are the model (native inference engine)')
@@ -57,7 +57,7 @@ export function registerRun(program: Command): void {
   addDeterminismFlag(addDeviceFlags(command)).action(async (options: RunOptions) => {
       if (!['train', 'dev', 'eval'].includes(options.split)) throw new ConfigError(`--split must be train, dev or eval; got "${options.split}"`);
       const device = parseDeviceFlags(options);
-      const task = getTask(options.task);
+      const task = await loadTask(options.task);
       const n = parseIntegerFlag('--n', options.n, 1);
       const problems = await task.loadProblems({ split: options.split as Split });
       const index = parseIntegerFlag('--problem', options.problem);
@@ -70,7 +70,7 @@ export function registerRun(program: Command): void {
         engine = InferenceEngine.load(options.model, { ...device, ...parseDeterminismFlag(options) });
         policy = new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerFile) });
       } else {
-        policy = makeScriptPolicy(options);
+        policy = makeScriptPolicy(options, task);
       }
       const view = new EpisodeView(process.stdout.isTTY === true);
       let result: EpisodeResult;
@@ -98,9 +98,12 @@ export function registerRun(program: Command): void {
 }
 
 /** The scripted demonstrators or the garbage policy, writing with --tokenizer or the built-in s3-mini. */
-function makeScriptPolicy(options: RunOptions): Policy {
+function makeScriptPolicy(options: RunOptions, task: Task): Policy {
   const tokenizer = options.tokenizer ? Tokenizer.fromFile(options.tokenizer) : loadBuiltinTokenizer();
   if (options.policy === 'garbage') return new GarbagePolicy({ tokenizer });
-  if (options.policy === 'scripted') return new ScriptedPolicy({ tokenizer, script: isAggregationTask(options.task) ? aggregatorScript : explorerScript });
+  if (options.policy === 'scripted') {
+    if (task.demonstrator === undefined) throw new ConfigError(`--policy scripted: task "${task.name}" has no scripted demonstrator; run a model with --model DIR`);
+    return new ScriptedPolicy({ tokenizer, script: task.demonstrator.script });
+  }
   throw new ConfigError(`--policy must be scripted or garbage; got "${options.policy}"`);
 }

@@ -29,6 +29,7 @@ function parseTyped(type: FieldType, text: string): unknown {
       return text === 'true' ? true : text === 'false' ? false : text;
     case 'string':
     case 'enum':
+    case 'task':
       return text;
     case 'number-pair':
     case 'integer-list': {
@@ -56,7 +57,7 @@ export function parseConfigOverride(assignment: string): ConfigOverride {
     throw new ConfigError(`${origin}: unknown field "${path}"; expected one of ${TRAIN_CONFIG_FIELDS.map((f) => f.path).join(', ')}.`);
   }
   const value = text === 'null' && field.nullable ? null : parseTyped(field.type, text);
-  if (value === text && field.type.kind !== 'string' && field.type.kind !== 'enum') {
+  if (value === text && field.type.kind !== 'string' && field.type.kind !== 'enum' && field.type.kind !== 'task') {
     throw new ConfigError(`${origin}: ${path} must be ${expectation(field.type)}, got "${text}".`);
   }
   checkFieldValue(field, value, origin);

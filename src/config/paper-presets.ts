@@ -2,6 +2,8 @@
 // Appendix L, the correction of Appendix A.1, ε of Appendix C and the evaluation protocol of
 // Appendix M. Where the paper names a setting without a number, the value chosen here is listed in
 // `deviations`.
+import { aggregationTask } from '../tasks/aggregation/task.js';
+import { explorationTask } from '../tasks/exploration/task.js';
 import type { TrainConfig } from './train-config.js';
 
 /** Information aggregation: Qwen3-0.6B from the base model (Table 4, first column). */
@@ -27,13 +29,13 @@ export const PAPER_AGGREGATION: TrainConfig = {
   attemptsPerProblem: 8,
   // Table 4: team size in training — 4.
   teamSize: 4,
-  // Table 4: per-agent allowance — 8,192 work + 1,024 final.
-  workAllowance: 8192,
-  finalAllowance: 1024,
+  // Table 4: per-agent allowance — 8,192 work + 1,024 final (the task's defaults, tasks/aggregation/task.ts).
+  workAllowance: aggregationTask.defaults.workAllowance,
+  finalAllowance: aggregationTask.defaults.finalAllowance,
   // Table 4: generation request size — 1,024 tokens.
   generationPieceTokens: 1024,
-  // Table 4: context length — 40,960.
-  contextLength: 40_960,
+  // Table 4: context length — 40,960 (the task's default).
+  contextLength: aggregationTask.defaults.contextLimit,
   // Table 4: sampling — temperature 1.0, no top-p/top-k.
   temperature: 1.0,
   // Table 4: token cost λ — 0.25.
@@ -60,7 +62,7 @@ export const PAPER_AGGREGATION: TrainConfig = {
   // Table 4: initial policy — base model.
   sft: null,
   // Appendix M: N ∈ {1, 2, 4, 6, 8, 12, 16}, six seeds, 32 held-out problems, temperature 1.0 for aggregation.
-  evaluation: { teamSizes: [1, 2, 4, 6, 8, 12, 16], seeds: 6, problems: 32, temperature: 1.0 },
+  evaluation: { teamSizes: [1, 2, 4, 6, 8, 12, 16], seeds: 6, problems: 32, temperature: aggregationTask.defaults.evaluationTemperature },
   deviations: [
     'pgCorrection.klCoefficient = 0.001 and klEstimator = k3 (per token, against the initial policy): Table 4 names a KL penalty but gives neither its weight nor its estimator',
   ],
@@ -87,13 +89,13 @@ export const PAPER_EXPLORATION: TrainConfig = {
   attemptsPerProblem: 8,
   // Table 4: team size in training — 4.
   teamSize: 4,
-  // Table 4: per-agent allowance — 8,192 (+1 unused final token).
-  workAllowance: 8192,
-  finalAllowance: 1,
+  // Table 4: per-agent allowance — 8,192 (+1 unused final token) (the task's defaults, tasks/exploration/task.ts).
+  workAllowance: explorationTask.defaults.workAllowance,
+  finalAllowance: explorationTask.defaults.finalAllowance,
   // Table 4: generation request size — 1,024 tokens.
   generationPieceTokens: 1024,
-  // Table 4: context length — 32,768.
-  contextLength: 32_768,
+  // Table 4: context length — 32,768 (the task's default).
+  contextLength: explorationTask.defaults.contextLimit,
   // Table 4: sampling — temperature 1.0, no top-p/top-k.
   temperature: 1.0,
   // Table 4: token cost λ — 0.25.
@@ -122,7 +124,7 @@ export const PAPER_EXPLORATION: TrainConfig = {
   // (ours, for the mini) and no warm-up (none stated).
   sft: { demonstrations: 512, demonstrationTeamSizes: [4], excerptUpdates: 0, excerptLearningRate: 1e-5, updates: 50, warmupUpdates: 0, packedSequences: 8, maxSequenceTokens: 32_768, learningRate: 1e-5, weightDecay: 0 },
   // Appendix M: N ∈ {1, 2, 4, 6, 8, 12, 16}, six seeds, 32 held-out problems, temperature 0.7 for exploration.
-  evaluation: { teamSizes: [1, 2, 4, 6, 8, 12, 16], seeds: 6, problems: 32, temperature: 0.7 },
+  evaluation: { teamSizes: [1, 2, 4, 6, 8, 12, 16], seeds: 6, problems: 32, temperature: explorationTask.defaults.evaluationTemperature },
   deviations: [
     'precision.train = f32: App. A.1 trains exploration with BF16 forward and backward (FP32 master weights, AdamW states and reduction); the CPU trainer computes in f32, and BF16 training needs the CUDA trainer, not built yet',
   ],

@@ -2,7 +2,9 @@
 // command-line flags (--model, --out, --learner, then each --set in order), validated at every step
 // and once more as a whole. Records where each setting came from, for the dry-run plan and errors.
 import fs from 'node:fs';
+import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { isTaskModulePath } from '../tasks/load-task.js';
 import { parseConfigOverride } from './config-overrides.js';
 import { checkFieldValue, validatePartialConfig, validateTrainConfig } from './validate-train-config.js';
 import { readPath, writePath } from './config-path.js';
@@ -108,5 +110,7 @@ export function resolveTrainConfig(options: ResolveTrainConfigOptions): Resolved
     return origins[path] ?? origins[group] ?? (inGroup === undefined ? undefined : origins[inGroup]) ?? `preset "${presetName}"`;
   };
   validateTrainConfig(config, originOf);
+  // A task module is recorded by its absolute path, so a resumed run finds it from anywhere.
+  if (isTaskModulePath(config.task)) config.task = path.resolve(config.task);
   return { presetName, config, sources };
 }

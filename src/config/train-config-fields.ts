@@ -12,6 +12,8 @@ export type FieldType =
   | { readonly kind: 'boolean' }
   | { readonly kind: 'string' }
   | { readonly kind: 'enum'; readonly values: readonly string[] }
+  /** A built-in task of `values`, or a task module's path (tasks/load-task.ts). */
+  | { readonly kind: 'task'; readonly values: readonly string[] }
   | { readonly kind: 'number-pair'; readonly min: number; readonly max: number }
   | { readonly kind: 'integer-list'; readonly min: number }
   | { readonly kind: 'string-list' };
@@ -34,7 +36,7 @@ const positive = (min = 1): FieldType => ({ kind: 'integer', min });
 
 /** Every leaf of a TrainConfig, in the order the plan prints them. */
 export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
-  { path: 'task', type: { kind: 'enum', values: TRAIN_TASKS }, reference: 'Table 4 columns' },
+  { path: 'task', type: { kind: 'task', values: TRAIN_TASKS }, reference: 'Table 4 columns, or a task module (docs/tasks.md)' },
   { path: 'model.name', type: { kind: 'string' }, reference: 'Table 4: model' },
   { path: 'model.directory', type: { kind: 'string' }, nullable: true, reference: '--model' },
   { path: 'model.thinking', type: { kind: 'boolean' }, reference: 'Table 4: model (thinking on)' },

@@ -13,7 +13,7 @@ export type Learner = (typeof LEARNERS)[number];
 
 /** The tasks a run can train on. */
 export const TRAIN_TASKS = ['aggregation', 'aggregation-digits', 'exploration'] as const;
-/** A task a run can train on. */
+/** A built-in task a run can train on (a task module's path is the other kind of `task`). */
 export type TrainTask = (typeof TRAIN_TASKS)[number];
 
 /** The KL estimators a PG correction may use: none, or Schulman's k3 = ρ − 1 − log ρ with ρ = π_ref/π_θ. */
@@ -115,7 +115,8 @@ export interface EvaluationConfig {
 
 /** A complete, validated `swarm train` config. */
 export interface TrainConfig {
-  task: TrainTask;
+  /** A built-in training task, or the absolute path of a task module (docs/tasks.md). */
+  task: string;
   model: ModelConfig;
   learner: Learner;
   /** The run directory. */

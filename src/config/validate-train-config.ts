@@ -3,6 +3,7 @@
 // file or flag), the field, the value and what was expected; then the checks that involve two
 // fields at once.
 import { ConfigError } from '../errors.js';
+import { isTaskModulePath } from '../tasks/load-task.js';
 import { configField, isConfigGroup, NULLABLE_GROUPS, TRAIN_CONFIG_FIELDS, type ConfigField, type FieldType } from './train-config-fields.js';
 import type { TrainConfig } from './train-config.js';
 import { isRecord, readPath } from './config-path.js';
@@ -33,6 +34,8 @@ export function expectation(type: FieldType): string {
       return 'a non-empty string';
     case 'enum':
       return `one of ${type.values.join(', ')}`;
+    case 'task':
+      return `one of ${type.values.join(', ')}, or a task module's path (./my-task.js)`;
     case 'number-pair':
       return `two numbers in [${type.min}, ${type.max}]`;
     case 'integer-list':
@@ -55,6 +58,8 @@ function valueFits(type: FieldType, value: unknown): boolean {
       return typeof value === 'string' && value.length > 0;
     case 'enum':
       return typeof value === 'string' && type.values.includes(value);
+    case 'task':
+      return typeof value === 'string' && (type.values.includes(value) || isTaskModulePath(value));
     case 'number-pair':
       return Array.isArray(value) && value.length === 2 && value.every((v) => number(v) && v >= type.min && v <= type.max);
     case 'integer-list':

@@ -1,35 +1,13 @@
-// The settings of an episode and their paper defaults per task (SPEC §1 and §7, Table 4), resolved
-// and validated once before any agent runs, so a bad value fails with a message naming the field.
+// The settings of an episode, with the task's defaults (Task.defaults: the paper's allowances and
+// context, Table 4) and the paper's sampling settings, resolved and validated once before any agent
+// runs, so a bad value fails with a message naming the field.
 
 import { ConfigError } from '../errors.js';
 import { MAX_PIECE_TOKENS } from '../policy/policy.js';
-import { PROMPT_STYLES } from '../tasks/task.js';
+import { getTask } from '../tasks/index.js';
+import { PROMPT_STYLES, type Task, type TaskDefaults } from '../tasks/task.js';
 import { formatMessagePerturbation, NO_PERTURBATION, parseMessagePerturbation } from './message-channel.js';
 import type { EpisodeSettings } from './trace-events.js';
-
-/** The per-task defaults: allowances and context. */
-export interface TaskBudget {
-  /** Work-phase tokens per agent (L). */
-  readonly workAllowance: number;
-  /** Tokens reserved for the final answer. */
-  readonly finalAllowance: number;
-  /** Context window per agent. */
-  readonly contextLimit: number;
-}
-
-// Paper budgets by task name (SPEC §1, Table 4).
-// Aggregation: L = 8,192 work + 1,024 final tokens; Qwen3-0.6B context 40,960 (Table 4).
-const AGGREGATION_BUDGET: TaskBudget = { workAllowance: 8192, finalAllowance: 1024, contextLimit: 40_960 };
-// Exploration: L = 8,192 (+1 final token, unused: the task takes no final answer); context 32,768 (Table 4).
-const EXPLORATION_BUDGET: TaskBudget = { workAllowance: 8192, finalAllowance: 1, contextLimit: 32_768 };
-
-/** Paper budgets by task name; each variant (single-digit aggregation, depth-2 trees) keeps its task's. */
-export const TASK_BUDGETS: Readonly<Record<string, TaskBudget>> = {
-  aggregation: AGGREGATION_BUDGET,
-  'aggregation-digits': AGGREGATION_BUDGET,
-  exploration: EXPLORATION_BUDGET,
-  'exploration-d2': EXPLORATION_BUDGET,
-};
 
 /**
  * L of the team's total allowance N·L in the token cost (Eq. 1) and token efficiency (App. M): all an
@@ -37,7 +15,7 @@ export const TASK_BUDGETS: Readonly<Record<string, TaskBudget>> = {
  * tokens Σᵢ|τᵢ| count both ("8,192 work tokens plus 1,024 for the final answer", App. A; for
  * exploration the one final token goes unused).
  */
-export function agentAllowance(settings: Pick<TaskBudget, 'workAllowance' | 'finalAllowance'>): number {
+export function agentAllowance(settings: Pick<TaskDefaults, 'workAllowance' | 'finalAllowance'>): number {
   return settings.workAllowance + settings.finalAllowance;
 }
 
@@ -59,16 +37,10 @@ function positiveInteger(field: string, value: number, max = Number.MAX_SAFE_INT
   return value;
 }
 
-/** Fills in defaults for `taskName` and validates every field. */
-export function resolveEpisodeSettings(taskName: string, overrides: EpisodeSettingsOverrides): EpisodeSettings {
-  const budget = TASK_BUDGETS[taskName] as TaskBudget | undefined;
-  const pick = (field: keyof TaskBudget): number => {
-    const value = overrides[field] ?? budget?.[field];
-    if (value === undefined) {
-      throw new ConfigError(`runEpisode: task "${taskName}" has no default ${field}; pass ${field} explicitly.`);
-    }
-    return value;
-  };
+/** Fills in the defaults of `task` (a Task, or a registered task's name) and validates every field. */
+export function resolveEpisodeSettings(task: Task | string, overrides: EpisodeSettingsOverrides): EpisodeSettings {
+  const { defaults } = typeof task === 'string' ? getTask(task) : task;
+  const pick = (field: 'workAllowance' | 'finalAllowance' | 'contextLimit'): number => overrides[field] ?? defaults[field];
   const temperature = overrides.temperature ?? TRAINING_TEMPERATURE;
   if (!Number.isFinite(temperature) || temperature < 0) {
     throw new ConfigError(`runEpisode: temperature must be a finite number >= 0, got ${String(temperature)}.`);

@@ -91,7 +91,7 @@ function samplingSeed(rng: Rng): bigint {
 export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptions<P>): Promise<EpisodeResult> {
   const { task, problem, n, policy } = options;
   options.signal?.throwIfAborted();
-  const settings = resolveEpisodeSettings(task.name, options);
+  const settings = resolveEpisodeSettings(task, options);
   const communication = options.communication ?? true;
   const promptStyle = settings.promptStyle ?? 'paper';
   const seed = String(options.seed);

@@ -16,7 +16,7 @@ import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { NativePolicy } from '../policy/native-policy.js';
 import { trainingEpisodeSettings } from '../rl/train-pipeline.js';
-import { getTask } from '../tasks/index.js';
+import { loadTask } from '../tasks/index.js';
 import type { DeviceOptions, RunnerDescription } from './device.js';
 import { InferenceEngine } from './engine.js';
 import { engineBenchModel } from './engine-bench.js';
@@ -84,7 +84,7 @@ const median = (values: readonly number[]): number => {
 /** Runs the teams once on a fresh engine; the digest covers every episode's trace, in team order. */
 async function runRound(directory: string, tokenizer: Tokenizer, options: LockstepBenchOptions, deterministic: boolean): Promise<RoundResult> {
   const config = resolveTrainConfig({}).config;
-  const task = getTask(config.task);
+  const task = await loadTask(config.task);
   const settings = trainingEpisodeSettings(config);
   const problems = await task.loadProblems({ split: 'train' });
   const engine = InferenceEngine.load(directory, { ...options.device, maxContext: config.contextLength, maxSequences: 64, deterministic });

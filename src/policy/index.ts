@@ -1,5 +1,6 @@
 // The policy layer's public surface: the Policy interface, the agent token history it reads, and the
-// scripted policies (Appendix L explorers, aggregation agents, garbage).
+// scripted policies (a Script run as a policy, garbage). The tasks' own scripted demonstrators (the
+// aggregation agents, Appendix L's explorers) live beside their tasks, in tasks/.
 
 export { AgentSequence, TOKEN_ROLE_CODE, TOKEN_ROLES } from './agent-sequence.js';
 export type { AgentSequenceOptions, ContextAppend, PieceRecord, SampledAppend, TokenRole } from './agent-sequence.js';
@@ -9,10 +10,6 @@ export type { GenerateFinish, GenerateOptions, GenerateResult, Policy, SampledDr
 export { PolicyError } from './policy-error.js';
 export { StretchEncoder } from './stretch-encoder.js';
 export type { EncodedStretch, StretchEncoderOptions } from './stretch-encoder.js';
-export { aggregatorScript, numberBroadcastText, readStatedNumber } from './scripted/aggregator.js';
-export { branchKey, claimText, readExplorerNews, reportText } from './scripted/explorer-messages.js';
-export type { BranchName, ExplorerNews } from './scripted/explorer-messages.js';
-export { explorerScript } from './scripted/explorer.js';
 export { GarbagePolicy } from './scripted/garbage-policy.js';
 export type { GarbagePolicyOptions } from './scripted/garbage-policy.js';
 export { renderAction } from './scripted/scripted-action.js';

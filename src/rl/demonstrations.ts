@@ -1,26 +1,20 @@
 // Scripted demonstrations for supervised fine-tuning (Appendix L): whole episodes of the task's
-// scripted agents (the aggregators, or the depth-first explorers on depth-2 trees), run through the
-// same harness, chat format and tokenizer as a model, so every agent history is a training sequence
-// whose sampled tokens are the targets. Team variant: N agents with messaging; solo variant: single
+// scripted demonstrator (Task.demonstrator: the aggregators, or the depth-first explorers on depth-2
+// trees), run through the same harness, chat format and tokenizer as a model, so every agent history
+// is a training sequence whose sampled tokens are the targets. Team variant: N agents with messaging; solo variant: single
 // agents without messaging.
 import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
 import { runEpisode } from '../harness/run-episode.js';
-import { scriptedEvalPolicy } from '../eval/run/scripted-eval-policy.js';
+import { Tokenizer } from '../model/tokenizer/index.js';
 import type { AgentSequence } from '../policy/agent-sequence.js';
-import { getTask, type TaskProblem } from '../tasks/index.js';
+import { ScriptedPolicy } from '../policy/scripted/scripted-policy.js';
+import { loadTask, type Task, type TaskProblem } from '../tasks/index.js';
 import { ConfigError } from '../errors.js';
-
-/** Which task's demonstrations the scripted agents give: exploration demonstrations use depth-2 trees (Table 3). */
-export const DEMONSTRATION_TASKS: Readonly<Record<string, string>> = {
-  aggregation: 'aggregation',
-  'aggregation-digits': 'aggregation-digits',
-  exploration: 'exploration-d2',
-};
 
 /** Options of scriptedDemonstrations. */
 export interface DemonstrationOptions {
-  /** The training task (aggregation or exploration). */
-  readonly task: string;
+  /** The training task (or a built-in task's name or a task module's path): its demonstrator runs on its demonstration task (exploration: depth-2 trees, Table 3). */
+  readonly task: Task | string;
   /** The tokenizer.json the scripted agents write with (the model's). */
   readonly tokenizerPath: string;
   /** Team sizes to demonstrate; 1 gives the solo variant. */
@@ -49,10 +43,11 @@ export interface Demonstrations {
 
 /** Runs scripted episodes on the task's training problems (cycling through them) and returns their agent histories. */
 export async function scriptedDemonstrations(options: DemonstrationOptions): Promise<Demonstrations> {
-  const taskName = DEMONSTRATION_TASKS[options.task] as string | undefined;
-  if (taskName === undefined) throw new ConfigError(`no scripted demonstrations for task "${options.task}"; expected ${Object.keys(DEMONSTRATION_TASKS).join(' or ')}.`);
-  const task = getTask(taskName);
-  const scripted = scriptedEvalPolicy({ task: taskName, tokenizerPath: options.tokenizerPath });
+  const trained = typeof options.task === 'string' ? await loadTask(options.task) : options.task;
+  const demonstrator = trained.demonstrator;
+  if (demonstrator === undefined) throw new ConfigError(`no scripted demonstrations for task "${trained.name}": it has no demonstrator (Task.demonstrator); set sft to null.`);
+  const task = demonstrator.demonstrationTask ?? trained;
+  const policy = new ScriptedPolicy({ tokenizer: Tokenizer.fromFile(options.tokenizerPath), script: demonstrator.script });
   const problems: readonly TaskProblem[] = await task.loadProblems({ split: 'train', ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }) });
   const sequences: AgentSequence[] = [];
   let episodes = 0;
@@ -64,7 +59,7 @@ export async function scriptedDemonstrations(options: DemonstrationOptions): Pro
         task,
         problem: problems[index % problems.length],
         n,
-        policy: scripted.policy,
+        policy,
         seed: `${options.seed}/demo/${n}/${index}`,
         communication: options.communication && n > 1,
       }),

@@ -18,7 +18,7 @@ import { InferenceEngine, type KvCacheDtype } from '../native/engine.js';
 import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
 import { NativePolicy } from '../policy/native-policy.js';
-import { getTask } from '../tasks/index.js';
+import { loadTask } from '../tasks/index.js';
 import { runRlLoop, type RlUpdateMetrics } from './rl-loop.js';
 import { RunDirectory } from './run-directory.js';
 import type { SftUpdate } from './sft.js';
@@ -131,7 +131,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
   const rlStart = config.sft === null ? initialModel : run.resolve(path.join('checkpoints', 'sft'));
   const startCheckpoint = run.state.updates === 0 ? rlStart : null;
 
-  const task = getTask(config.task);
+  const task = await loadTask(config.task);
   const evaluate = async (which: 'before' | 'after', model: string): Promise<EvaluationResult> => {
     emit({ kind: 'stage', stage: `eval-${which}`, detail: `N ∈ {${config.evaluation.teamSizes.join(', ')}}, ${config.evaluation.seeds} seeds, ${config.evaluation.problems} held-out problems` });
     const precision = rolloutPrecision(config);

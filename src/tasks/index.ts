@@ -1,9 +1,13 @@
-// The tasks layer's public surface and the task registry: getTask(name) returns a Task by the name the
-// command line and configs use. Other layers import tasks from here.
+// The tasks layer's public surface and the task registry: getTask(name) returns a built-in or loaded
+// Task by the name the command line and configs use; loadTask(reference) also imports a user's task
+// module (`--task ./my-task.js`, load-task.ts) and registers it under its name. Other layers import
+// tasks from here.
 
+import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { aggregationDigitsTask, aggregationTask } from './aggregation/task.js';
 import { explorationDemonstrationTask, explorationTask } from './exploration/task.js';
+import { importTaskModule, isTaskModulePath } from './load-task.js';
 import type { Task } from './task.js';
 
 /** Names of the registered tasks. */
@@ -16,17 +20,45 @@ const REGISTRY: Readonly<Record<TaskName, Task>> = {
   'exploration-d2': explorationDemonstrationTask,
 };
 
-/** Every registered task name. */
+/** Every built-in task name. */
 export const TASK_NAMES = Object.keys(REGISTRY) as readonly TaskName[];
+
+// Tasks imported from modules, by name and by the absolute path they came from.
+const loaded = new Map<string, Task>();
+const loadedFrom = new Map<string, Task>();
+
+/** The task registered under `name` (built-in, or loaded with loadTask), or undefined. */
+export function findTask(name: string): Task | undefined {
+  return Object.hasOwn(REGISTRY, name) ? REGISTRY[name as TaskName] : loaded.get(name);
+}
 
 /** The task registered under `name`; throws ConfigError listing the known names otherwise. */
 export function getTask(name: string): Task {
-  if (!Object.hasOwn(REGISTRY, name)) {
-    throw new ConfigError(`Unknown task ${JSON.stringify(name)}; expected one of: ${TASK_NAMES.join(', ')}.`);
+  const task = findTask(name);
+  if (task === undefined) {
+    throw new ConfigError(`Unknown task ${JSON.stringify(name)}; expected one of: ${[...TASK_NAMES, ...loaded.keys()].join(', ')}, or a task module's path (./my-task.js).`);
   }
-  return REGISTRY[name as TaskName];
+  return task;
 }
 
+/**
+ * A built-in task by name, or the task a module exports (`reference` is a path: see load-task.ts),
+ * registered under its name so getTask finds it from then on. Loading the same file again returns the
+ * same task; another module under a name already loaded is refused.
+ */
+export async function loadTask(reference: string): Promise<Task> {
+  if (!isTaskModulePath(reference)) return getTask(reference);
+  const absolute = path.resolve(reference);
+  const known = loadedFrom.get(absolute);
+  if (known !== undefined) return known;
+  const task = await importTaskModule(reference, TASK_NAMES);
+  if (loaded.has(task.name)) throw new ConfigError(`--task ${reference}: another module already registered a task named "${task.name}".`);
+  loaded.set(task.name, task);
+  loadedFrom.set(absolute, task);
+  return task;
+}
+
+export { checkTask, isTaskModulePath } from './load-task.js';
 export type {
   CreateEpisodeOptions,
   GradeAnswerOptions,
@@ -34,6 +66,8 @@ export type {
   PromptStyle,
   Split,
   Task,
+  TaskDefaults,
+  TaskDemonstrator,
   TaskEpisode,
   TaskEvent,
   TaskProblem,
@@ -82,6 +116,7 @@ export {
   type SplitRef,
 } from './splits.js';
 export { aggregationDigitsTask, aggregationTask, isAggregationTask } from './aggregation/task.js';
+export { aggregatorScript, numberBroadcastText, readStatedNumber } from './aggregation/demonstrator.js';
 export { createAggregationEpisode } from './aggregation/episode.js';
 export { numberToWords, wordsToNumber, capitalizedNumberWords } from './aggregation/number-words.js';
 export { expectedAnswer, gradeAggregationAnswer, parseFinalAnswer, ANSWER_MARKER } from './aggregation/grading.js';
@@ -94,16 +129,16 @@ export {
 } from './aggregation/problem.js';
 export { aggregationFinalPrompt } from './aggregation/prompts.js';
 export { explorationDemonstrationTask, explorationTask } from './exploration/task.js';
+export { explorerScript } from './exploration/demonstrator.js';
+export { branchKey, claimText, readExplorerNews, reportText, type BranchName, type ExplorerNews } from './exploration/demonstrator-messages.js';
 export { createExplorationEpisode } from './exploration/episode.js';
 export { generateTree, labelDigits, treeRoomCount, TREE_BRANCHING, TREE_CORRIDOR_LENGTH, type ExplorationTree } from './exploration/tree.js';
 export { treeFromJson, treeToJson, treeShapeProblem, type ExplorationTreeJson } from './exploration/tree-json.js';
 export {
   branchHoldsExit,
   branchRooms,
-  distanceFromStart,
   exitPath,
   firstForkBranch,
-  hasRoom,
   isFork,
   onwardDoors,
   pathFromStart,

@@ -11,9 +11,16 @@
 //   4. for tasks with a final answer (finalPrompt(i) is not null), each answer that begins with ####
 //      is passed to gradeAnswer({agentIndex, text}), which also records it;
 //   5. agentSucceeded(i) and teamSucceeded() give the outcome used for rewards and metrics.
+//
+// Besides its episodes a task carries every fact the rest of the system asks about it: its title, its
+// paper defaults (allowances, context, evaluation temperature; read by the harness, the evaluation
+// protocol and the presets) and its scripted demonstrator (SFT demonstrations, `--policy scripted`).
+// Nothing outside tasks/ branches on a task's name; a user's task is a module that exports one
+// (docs/tasks.md, load-task.ts).
 
 import type { Rng } from '../common/random.js';
 import type { ToolSpec } from '../common/tool-spec.js';
+import type { Script } from '../policy/scripted/scripted-policy.js';
 
 /**
  * The wording of the prompts and tool descriptions: 'paper' is Appendix G and Table 2 verbatim;
@@ -124,10 +131,38 @@ export interface TaskEpisode {
   teamSucceeded(): boolean;
 }
 
-/** A task: its problems and how to run an episode on one of them. */
+/** A task's defaults, the paper's numbers where the paper gives them (cite the table beside each value). */
+export interface TaskDefaults {
+  /** Tokens each agent may generate in the work phase (L). */
+  readonly workAllowance: number;
+  /** Tokens reserved for each agent's final answer (1 where the task takes none). */
+  readonly finalAllowance: number;
+  /** Each agent's context window in tokens. */
+  readonly contextLimit: number;
+  /** The sampling temperature of evaluations (Appendix M). */
+  readonly evaluationTemperature: number;
+}
+
+/** A task's scripted agents: `--policy scripted` and the SFT demonstrations. */
+export interface TaskDemonstrator {
+  /** The script every agent runs (policy/scripted: it reads only its own context items). */
+  readonly script: Script;
+  /** What the script does, as summaries describe the policy. */
+  readonly description: string;
+  /** The task SFT demonstrations are collected on, when not this one (exploration: Appendix L's depth-2 trees). */
+  readonly demonstrationTask?: Task;
+}
+
+/** A task: its problems, how to run an episode on one of them, and what the system needs to know about it. */
 export interface Task<P extends TaskProblem = TaskProblem> {
-  /** Registry name, e.g. "aggregation". */
+  /** Registry name, e.g. "aggregation"; a loaded module's task must not reuse a built-in name. */
   readonly name: string;
+  /** What reports call it, e.g. "Information aggregation". */
+  readonly title: string;
+  /** Allowances, context and evaluation temperature. */
+  readonly defaults: TaskDefaults;
+  /** Its scripted agents, if it has any. */
+  readonly demonstrator?: TaskDemonstrator;
   /** Loads a split, generating and writing its file on first use. */
   loadProblems(options: LoadProblemsOptions): Promise<readonly P[]>;
   /** Sets up one team attempt; throws ConfigError when the options do not fit the problem. */

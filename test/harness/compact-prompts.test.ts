@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { resolveEpisodeSettings, runEpisode, type EpisodeResult, type TraceEvent } from '../../src/harness/index.js';
 import { loadBuiltinTokenizer } from '../../src/model/s3-mini-tokenizer.js';
-import { aggregatorScript, explorerScript, ScriptedPolicy } from '../../src/policy/index.js';
-import { aggregationTask, explorationTask, type PromptStyle } from '../../src/tasks/index.js';
+import { ScriptedPolicy } from '../../src/policy/index.js';
+import { aggregationTask, explorationTask, type PromptStyle, aggregatorScript, explorerScript } from '../../src/tasks/index.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 's3-splits-'));
 const tokenizer = loadBuiltinTokenizer();

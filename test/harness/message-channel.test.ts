@@ -8,8 +8,8 @@ import { createRng } from '../../src/common/random.js';
 import { ConfigError } from '../../src/errors.js';
 import { runEpisode, type TraceEvent } from '../../src/harness/index.js';
 import { formatMessagePerturbation, MessageChannel, parseMessagePerturbation } from '../../src/harness/message-channel.js';
-import { aggregatorScript, ScriptedPolicy } from '../../src/policy/index.js';
-import { aggregationTask } from '../../src/tasks/index.js';
+import { ScriptedPolicy } from '../../src/policy/index.js';
+import { aggregationTask, aggregatorScript } from '../../src/tasks/index.js';
 import { call, IDLE, qwen3Tokenizer, TextPolicy } from './helpers.js';
 
 const tokenizer = qwen3Tokenizer();

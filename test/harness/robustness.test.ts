@@ -4,8 +4,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { runEpisode, traceToJsonl, type EpisodeResult } from '../../src/harness/index.js';
-import { aggregatorScript, explorerScript, GarbagePolicy, ScriptedPolicy, type AgentSequence, type GenerateOptions, type GenerateResult, type Policy } from '../../src/policy/index.js';
-import { aggregationTask, createRng, explorationTask, generateTree, type AggregationProblem } from '../../src/tasks/index.js';
+import { GarbagePolicy, ScriptedPolicy, type AgentSequence, type GenerateOptions, type GenerateResult, type Policy } from '../../src/policy/index.js';
+import { aggregationTask, createRng, explorationTask, generateTree, type AggregationProblem, aggregatorScript, explorerScript } from '../../src/tasks/index.js';
 import { qwen3Tokenizer } from './helpers.js';
 
 const tokenizer = qwen3Tokenizer();

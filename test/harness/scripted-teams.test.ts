@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/harness/index.js';
-import { aggregatorScript, explorerScript, ScriptedPolicy } from '../../src/policy/index.js';
-import { aggregationTask, explorationTask } from '../../src/tasks/index.js';
+import { ScriptedPolicy } from '../../src/policy/index.js';
+import { aggregationTask, explorationTask, aggregatorScript, explorerScript } from '../../src/tasks/index.js';
 import { qwen3Tokenizer, roomOverlap } from './helpers.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 's3-splits-'));

@@ -11,8 +11,8 @@ import { ConfigError } from '../../src/errors.js';
 import { resolveEpisodeSettings, runEpisode, type AgentResult } from '../../src/harness/index.js';
 import { loadBuiltinTokenizer } from '../../src/model/s3-mini-tokenizer.js';
 import { TOKEN_ROLE_CODE } from '../../src/policy/agent-sequence.js';
-import { aggregatorScript, explorerScript, ScriptedPolicy } from '../../src/policy/index.js';
-import { aggregationTask, explorationTask } from '../../src/tasks/index.js';
+import { ScriptedPolicy } from '../../src/policy/index.js';
+import { aggregationTask, explorationTask, aggregatorScript, explorerScript } from '../../src/tasks/index.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 's3-splits-'));
 const tokenizer = loadBuiltinTokenizer();

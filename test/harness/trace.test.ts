@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FormatError } from '../../src/errors.js';
 import { parseTrace, readTrace, runEpisode, splitEpisodes, traceToJsonl, TRACE_VERSION, writeTrace } from '../../src/harness/index.js';
-import { aggregatorScript, ScriptedPolicy } from '../../src/policy/index.js';
-import { aggregationTask } from '../../src/tasks/index.js';
+import { ScriptedPolicy } from '../../src/policy/index.js';
+import { aggregationTask, aggregatorScript } from '../../src/tasks/index.js';
 import { qwen3Tokenizer } from './helpers.js';
 
 const FIXTURE = new URL('./fixtures/trace-v1.jsonl', import.meta.url).pathname;

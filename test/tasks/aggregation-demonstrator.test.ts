@@ -4,7 +4,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { createRng } from '../../src/common/index.js';
-import { aggregatorScript, numberBroadcastText, readStatedNumber, type ScriptedAgent } from '../../src/policy/index.js';
+import { type ScriptedAgent } from '../../src/policy/index.js';
+import { aggregatorScript, numberBroadcastText, readStatedNumber } from '../../src/tasks/index.js';
 
 function agent(teammates: string[], communication = true): ScriptedAgent {
   return aggregatorScript.start({

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { createRng } from '../../src/common/index.js';
 import { runEpisode } from '../../src/harness/index.js';
-import { claimText, explorerScript, reportText, ScriptedPolicy, type ContextItem, type ScriptedAction, type ScriptedAgent } from '../../src/policy/index.js';
-import { explorationTask, generateTree, observeRoom, type ExplorationTree } from '../../src/tasks/index.js';
+import { ScriptedPolicy, type ContextItem, type ScriptedAction, type ScriptedAgent } from '../../src/policy/index.js';
+import { explorationTask, generateTree, observeRoom, type ExplorationTree, claimText, explorerScript, reportText } from '../../src/tasks/index.js';
 import { qwen3Tokenizer } from '../harness/helpers.js';
 
 // R100 is the start; R200 and R300 lead to corridors R200-R210-R220 and R300-R310-R320, whose ends fork into

@@ -4,6 +4,7 @@
 // door where the summaries have them, the paired comparisons, training curves and sample message
 // graphs. Every plot is a Vega-Lite spec rendered to SVG by vega in Node.
 
+import { findTask } from '../../tasks/index.js';
 import { packageVersion } from '../../version.js';
 import type { Comparison, Evaluation } from '../compare.js';
 import type { MetricName, Summary } from '../summary.js';
@@ -30,13 +31,6 @@ export interface RenderReportOptions {
   /** Message graphs of sample episodes. */
   readonly messageGraphs?: readonly MessageGraph[];
 }
-
-const TASK_TITLES: Readonly<Record<string, string>> = {
-  aggregation: 'Information aggregation',
-  'aggregation-digits': 'Information aggregation (numbers 1–9)',
-  exploration: 'Decentralized exploration',
-  'exploration-d2': 'Decentralized exploration (depth 2)',
-};
 
 const SIZE_PLOTS: readonly { metric: MetricName; title: string; caption: string }[] = [
   { metric: 'success', title: 'Success', caption: 'Held-out success rate against team size N; mean ± SE over evaluation seeds, one line per policy.' },
@@ -70,7 +64,7 @@ async function taskSection(task: string, evaluations: readonly Evaluation[]): Pr
     const caption = "Success by the exit's door position at the first fork (0-based, in listed order); mean ± SE over seeds; one panel per policy.";
     figures.push(figureHtml({ id: `${task}-successByExitDoor`, title: 'Success by exit door', svg, caption }));
   }
-  return sectionHtml({ title: TASK_TITLES[task] ?? task, body: figures });
+  return sectionHtml({ title: findTask(task)?.title ?? task, body: figures });
 }
 
 /** Renders the whole report as one self-contained HTML string. */

@@ -2,9 +2,9 @@
 // seeds are the integers 1..k; every episode draws from the seed path `eval/<seed>/<problem id>/<N>`,
 // a namespace no training run uses (training draws from its own paths), so evaluation episodes never
 // repeat training episodes, and two evaluations with the same seeds attempt each (problem, N) with
-// the same names and sampling streams: a paired design.
+// the same names and sampling streams: a paired design. Each task's evaluation temperature is one of
+// its defaults (Task.defaults.evaluationTemperature).
 
-import { ConfigError } from '../../errors.js';
 import { AGENT_NAME_POOL } from '../../harness/index.js';
 
 /** Team sizes evaluated (Appendix M: N ∈ {1, 2, 4, 6, 8, 12, 16}). */
@@ -13,8 +13,6 @@ export const EVAL_SIZES: readonly number[] = [1, 2, 4, 6, 8, 12, 16];
 export const EVAL_SEED_COUNT = 6;
 /** Held-out problems per task (Appendix M: 32 evaluation problems). */
 export const EVAL_PROBLEM_COUNT = 32;
-/** Sampling temperature by task (Appendix M: 0.7 for decentralized exploration, 1.0 for information aggregation). */
-export const EVAL_TEMPERATURES: Readonly<Record<string, number>> = { aggregation: 1.0, 'aggregation-digits': 1.0, exploration: 0.7, 'exploration-d2': 0.7 };
 /** The largest team size the harness names agents for (agent_1 … agent_64). */
 export const MAX_EVAL_SIZE = AGENT_NAME_POOL;
 
@@ -36,13 +34,4 @@ export interface EpisodeKey {
 /** The seed path of an episode: `eval/<seed>/<problem id>/<N>`. */
 export function episodeSeed(key: EpisodeKey): string {
   return `eval/${key.seed}/${key.problemId}/${key.n}`;
-}
-
-/** The evaluation temperature of a task, or throws ConfigError asking for one. */
-export function evalTemperature(task: string): number {
-  const temperature = EVAL_TEMPERATURES[task];
-  if (temperature === undefined) {
-    throw new ConfigError(`No evaluation temperature is known for task "${task}"; pass --temperature.`);
-  }
-  return temperature;
 }

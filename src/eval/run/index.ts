@@ -9,10 +9,8 @@ export {
   EVAL_PROBLEM_COUNT,
   EVAL_SEED_COUNT,
   EVAL_SIZES,
-  EVAL_TEMPERATURES,
   episodeSeed,
   evalSeeds,
-  evalTemperature,
   MAX_EVAL_SIZE,
   type EpisodeKey,
 } from './eval-protocol.js';

@@ -25,7 +25,7 @@ import { SUMMARY_FILE_NAME, writeSummary } from '../summary-file.js';
 import { SUMMARY_SCHEMA_VERSION, type SizeSummary, type Summary } from '../summary.js';
 import { claimEvalDirectory } from './eval-manifest.js';
 import { EPISODE_LOG_FILE_NAME, EpisodeLogWriter, readEpisodeLog, type EpisodeRecord } from './episode-log.js';
-import { EVAL_PROBLEM_COUNT, EVAL_SEED_COUNT, EVAL_SIZES, episodeSeed, evalSeeds, evalTemperature, MAX_EVAL_SIZE, type EpisodeKey } from './eval-protocol.js';
+import { EVAL_PROBLEM_COUNT, EVAL_SEED_COUNT, EVAL_SIZES, episodeSeed, evalSeeds, MAX_EVAL_SIZE, type EpisodeKey } from './eval-protocol.js';
 import type { EvalPolicy } from './scripted-eval-policy.js';
 import { traceFilePath, writeTraceFile } from './trace-files.js';
 import { runPool } from './worker-pool.js';
@@ -105,9 +105,9 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
   const concurrency = positiveInteger('--concurrency', options.concurrency ?? DEFAULT_EVAL_CONCURRENCY);
   const communication = options.communication ?? true;
   const split = options.split ?? 'eval';
-  const settings = resolveEpisodeSettings(task.name, {
+  const settings = resolveEpisodeSettings(task, {
     ...options.settings,
-    temperature: options.temperature ?? evalTemperature(task.name),
+    temperature: options.temperature ?? task.defaults.evaluationTemperature,
     ...(options.workAllowance === undefined ? {} : { workAllowance: options.workAllowance }),
   });
   const available = await task.loadProblems({ split, ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }) });

@@ -7,10 +7,10 @@
 // is a sort of a list in view rather than a search of the whole history. Without messaging it idles at once and, when asked,
 // answers with its own number (the right answer only for a team of one).
 
-import { numberToWords, wordsToNumber } from '../../tasks/aggregation/number-words.js';
-import type { ContextItem, PromptItem } from '../context-item.js';
-import type { ScriptedAction } from './scripted-action.js';
-import type { Script, ScriptedAgent, ScriptStartOptions } from './scripted-policy.js';
+import type { ContextItem, PromptItem } from '../../policy/context-item.js';
+import type { ScriptedAction } from '../../policy/scripted/scripted-action.js';
+import type { Script, ScriptedAgent, ScriptStartOptions } from '../../policy/scripted/scripted-policy.js';
+import { numberToWords, wordsToNumber } from './number-words.js';
 
 const OWN_NUMBER = /Your private number: ([a-z]+(?:[- ][a-z]+)?)\./i;
 const DIGITS_IN_PARENTHESES = /\((\d{1,2})\)/;

@@ -20,10 +20,10 @@
 // than the duplicate search they prevent.
 
 import type { Rng } from '../../common/random.js';
-import type { ContextItem, PromptItem } from '../context-item.js';
-import { branchKey, claimText, readExplorerNews, reportText, type BranchName } from './explorer-messages.js';
-import type { ScriptedAction } from './scripted-action.js';
-import type { Script, ScriptedAgent, ScriptStartOptions } from './scripted-policy.js';
+import type { ContextItem, PromptItem } from '../../policy/context-item.js';
+import type { ScriptedAction } from '../../policy/scripted/scripted-action.js';
+import type { Script, ScriptedAgent, ScriptStartOptions } from '../../policy/scripted/scripted-policy.js';
+import { branchKey, claimText, readExplorerNews, reportText, type BranchName } from './demonstrator-messages.js';
 
 interface Observation {
   readonly room: string;
