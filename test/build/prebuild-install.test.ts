@@ -1,6 +1,8 @@
 // The path a user of the prebuilt package takes: build the prebuild, pack the package, install the
 // tarball into an empty folder with cmake, make, nvcc and every compiler hidden from PATH, and run
-// `swarm doctor` there. It must load the prebuilt addon without building anything.
+// `swarm doctor` and a scripted `swarm run` there, then a script that imports the library (`import
+// ... from 's3-swarm'`, src/index.ts) and runs an episode of the example task module. It must load
+// the prebuilt addon without building anything.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -24,7 +26,7 @@ function pathWithoutBuildTools(dir: string): string {
 }
 
 describe('the prebuilt package', () => {
-  it('installs from its tarball without compilers and runs swarm doctor on the prebuild', () => {
+  it('installs from its tarball without compilers and runs swarm doctor, a scripted swarm run and a library script on the prebuild', () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 's3-pack-'));
     const prebuildDir = path.join(packageRoot, 'prebuilds', 'linux-x64');
     try {
@@ -59,6 +61,25 @@ describe('the prebuilt package', () => {
       expect(doctor.addon.buildSystem).toBe('cmake-js');
       expect(['cpu', 'cuda']).toContain(doctor.backend);
       expect(doctor.backend === 'cuda').toBe(doctor.cuda.deviceCount > 0);
+
+      const run = execFileSync('npx', ['--no-install', 'swarm', 'run', '--task', 'aggregation', '--n', '3', '--policy', 'scripted'], { cwd: consumer, env, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+      expect(run).toMatch(/success/i);
+
+      // The library as a user imports it, with a task module of their own (docs/api.md, docs/tasks.md).
+      fs.copyFileSync(path.join(packageRoot, 'examples', 'tasks', 'meeting-hour.mjs'), path.join(consumer, 'meeting-hour.mjs'));
+      fs.writeFileSync(
+        path.join(consumer, 'script.mjs'),
+        [
+          "import { loadTask, runEpisode, ScriptedPolicy, loadBuiltinTokenizer, packageVersion, TASK_NAMES } from 's3-swarm';",
+          "const task = await loadTask('./meeting-hour.mjs');",
+          "const [problem] = await task.loadProblems({ split: 'eval' });",
+          'const policy = new ScriptedPolicy({ tokenizer: loadBuiltinTokenizer(), script: task.demonstrator.script });',
+          "const result = await runEpisode({ task, problem, n: 4, policy, seed: 'consumer' });",
+          'console.log(JSON.stringify({ version: packageVersion, tasks: TASK_NAMES, name: task.name, success: result.teamSuccess }));',
+        ].join('\n'),
+      );
+      const script = JSON.parse(execFileSync(process.execPath, ['script.mjs'], { cwd: consumer, env, stdio: ['ignore', 'pipe', 'pipe'] }).toString());
+      expect(script).toEqual({ version: JSON.parse(fs.readFileSync(path.join(packageRoot, 'package.json'), 'utf8')).version, tasks: ['aggregation', 'aggregation-digits', 'exploration', 'exploration-d2'], name: 'meeting-hour', success: true });
     } finally {
       fs.rmSync(prebuildDir, { recursive: true, force: true });
       fs.rmSync(work, { recursive: true, force: true });
