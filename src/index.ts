@@ -10,6 +10,7 @@ export {
   aggregationTask,
   checkTask,
   createRoster,
+  demonstratorOf,
   explorationDemonstrationTask,
   explorationTask,
   findTask,
@@ -58,6 +59,7 @@ export {
   type TokenRole,
 } from './policy/index.js';
 export { NativePolicy, type NativePolicyOptions } from './policy/native-policy.js';
+export { openPolicy, type OpenedPolicy, type PolicyInfo, type PolicySpec } from './policy/open-policy.js';
 export { Tokenizer } from './model/tokenizer/index.js';
 export { loadBuiltinTokenizer } from './model/s3-mini-tokenizer.js';
 
@@ -77,14 +79,7 @@ export {
 } from './harness/index.js';
 
 // Evaluation.
-export {
-  nativeEvalPolicy,
-  runEvaluation,
-  scriptedEvalPolicy,
-  type EvalPolicy,
-  type EvaluationResult,
-  type RunEvaluationOptions,
-} from './eval/run/index.js';
+export { runEvaluation, type EvaluationResult, type RunEvaluationOptions } from './eval/run/index.js';
 export { readSummary, type Summary } from './eval/index.js';
 
 // Training.

@@ -9,11 +9,10 @@ import {
   EVAL_SEED_COUNT,
   EVAL_SIZES,
   formatSummaryTable,
-  nativeEvalPolicy,
   runEvaluation,
-  scriptedEvalPolicy,
 } from '../eval/run/index.js';
-import { loadTask, SPLITS, TASK_NAMES, type Split } from '../tasks/index.js';
+import { demonstratorOf, loadTask, SPLITS, TASK_NAMES, type Split } from '../tasks/index.js';
+import { openPolicy } from '../policy/open-policy.js';
 import { formatMessagePerturbation, MESSAGE_PERTURBATION_HELP, parseMessagePerturbation } from '../harness/message-channel.js';
 import { runEpisodeSettings } from './eval-run-settings.js';
 import { KV_CACHE_DTYPES } from '../native/engine.js';
@@ -92,10 +91,11 @@ export function registerEval(program: Command): void {
       const device = parseDeviceFlags(flags);
       const kvCacheDtype = parseChoiceFlag('--kv-dtype', flags.kvDtype, KV_CACHE_DTYPES);
       const thinking = flags.thinking && run?.settings.thinking !== false;
-      const policy =
+      const policy = openPolicy(
         flags.model !== undefined
-          ? nativeEvalPolicy({ directory: flags.model, device, kvCacheDtype, ...parseDeterminismFlag(flags), ...tokenizer })
-          : scriptedEvalPolicy({ task, ...tokenizer });
+          ? { kind: 'model', directory: flags.model, device, kvCacheDtype, ...parseDeterminismFlag(flags), ...tokenizer }
+          : { kind: 'scripted', ...demonstratorOf(task), ...tokenizer },
+      );
       const result = await runEvaluation({
         task,
         policy,
@@ -109,7 +109,7 @@ export function registerEval(program: Command): void {
         settings: { ...run?.settings, thinking, ...(messages.kind === 'none' ? {} : { messages: formatMessagePerturbation(messages) }) },
         ...(temperature === undefined ? {} : { temperature }),
         ...(workAllowance === undefined ? {} : { workAllowance }),
-      }).finally(() => policy.close?.());
+      }).finally(() => policy.close());
       process.stdout.write(formatSummaryTable(result.summary));
       process.stdout.write(
         `wrote ${result.summaryPath}: ${result.episodesRun} episodes run, ${result.episodesReused} already done, ${(result.wallMs / 1000).toFixed(1)} s\n`,

@@ -2,8 +2,6 @@
 // token sequence for checking numerics, and the gradient of a weighted next-token loss (JSON
 // shapes documented in docs/cli.md).
 import type { Command } from 'commander';
-import fs from 'node:fs';
-import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { Qwen3Model } from '../native/model.js';
 import { TORCH_DTYPES, writeRandomCheckpoint, type CheckpointDtype } from '../native/random-checkpoint.js';

@@ -3,19 +3,12 @@
 // --model the agents are a Qwen3 checkpoint served by the native inference engine, writing with
 // the checkpoint's tokenizer (DIR/tokenizer.json).
 import type { Command } from 'commander';
-import fs from 'node:fs';
-import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { runEpisode, writeTrace } from '../harness/index.js';
 import type { EpisodeResult } from '../harness/index.js';
-import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
-import { Tokenizer } from '../model/tokenizer/index.js';
-import { GarbagePolicy, ScriptedPolicy } from '../policy/index.js';
-import type { Policy } from '../policy/index.js';
-import { InferenceEngine } from '../native/engine.js';
-import { NativePolicy } from '../policy/native-policy.js';
-import { loadTask, TASK_NAMES } from '../tasks/index.js';
-import type { Split, Task } from '../tasks/index.js';
+import { openPolicy } from '../policy/open-policy.js';
+import { demonstratorOf, loadTask, TASK_NAMES } from '../tasks/index.js';
+import type { Split } from '../tasks/index.js';
 import { EpisodeView } from './episode-view.js';
 import { addDeterminismFlag, addDeviceFlags, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag } from './options.js';
 
@@ -62,16 +55,17 @@ export function registerRun(program: Command): void {
       const problems = await task.loadProblems({ split: options.split as Split });
       const index = parseIntegerFlag('--problem', options.problem);
       if (index >= problems.length) throw new ConfigError(`--problem ${index} is past the ${problems.length} problems of the ${options.split} split`);
-      let engine: InferenceEngine | undefined;
-      let policy: Policy;
-      if (options.model) {
-        const tokenizerFile = options.tokenizer ?? path.join(options.model, 'tokenizer.json');
-        if (!fs.existsSync(tokenizerFile)) throw new ConfigError(`--model ${options.model} has no tokenizer.json; pass --tokenizer FILE`);
-        engine = InferenceEngine.load(options.model, { ...device, ...parseDeterminismFlag(options) });
-        policy = new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerFile) });
-      } else {
-        policy = makeScriptPolicy(options, task);
-      }
+      const tokenizer = options.tokenizer === undefined ? {} : { tokenizerPath: options.tokenizer };
+      const opened = openPolicy(
+        options.model
+          ? { kind: 'model', directory: options.model, device, ...parseDeterminismFlag(options), ...tokenizer }
+          : options.policy === 'garbage'
+            ? { kind: 'garbage', ...tokenizer }
+            : options.policy === 'scripted'
+              ? { kind: 'scripted', ...demonstratorOf(task), ...tokenizer }
+              : failPolicy(options.policy),
+      );
+      const policy = opened.policy;
       const view = new EpisodeView(process.stdout.isTTY === true);
       let result: EpisodeResult;
       try {
@@ -90,20 +84,13 @@ export function registerRun(program: Command): void {
           },
         });
       } finally {
-        engine?.close();
+        opened.close();
       }
       process.stdout.write(view.summary(result) + '\n');
       if (options.trace) await writeTrace(options.trace, result.trace);
     });
 }
 
-/** The scripted demonstrators or the garbage policy, writing with --tokenizer or the built-in s3-mini. */
-function makeScriptPolicy(options: RunOptions, task: Task): Policy {
-  const tokenizer = options.tokenizer ? Tokenizer.fromFile(options.tokenizer) : loadBuiltinTokenizer();
-  if (options.policy === 'garbage') return new GarbagePolicy({ tokenizer });
-  if (options.policy === 'scripted') {
-    if (task.demonstrator === undefined) throw new ConfigError(`--policy scripted: task "${task.name}" has no scripted demonstrator; run a model with --model DIR`);
-    return new ScriptedPolicy({ tokenizer, script: task.demonstrator.script });
-  }
-  throw new ConfigError(`--policy must be scripted or garbage; got "${options.policy}"`);
+function failPolicy(kind: string): never {
+  throw new ConfigError(`--policy must be scripted or garbage; got "${kind}"`);
 }

@@ -6,7 +6,7 @@
 import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
 import type { NativeEngine, NativeEngineOptions, NativeEngineResult, NativeEngineStats } from './binding.js';
-import type { DeviceOptions, RunnerDescription } from './device.js';
+import type { DeviceOptions } from './device.js';
 import { LockstepGate } from './lockstep-gate.js';
 import type { Trainer } from './trainer.js';
 

@@ -5,9 +5,8 @@
 // agents without messaging.
 import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
 import { runEpisode } from '../harness/run-episode.js';
-import { Tokenizer } from '../model/tokenizer/index.js';
 import type { AgentSequence } from '../policy/agent-sequence.js';
-import { ScriptedPolicy } from '../policy/scripted/scripted-policy.js';
+import { openPolicy } from '../policy/open-policy.js';
 import { loadTask, type Task, type TaskProblem } from '../tasks/index.js';
 import { ConfigError } from '../errors.js';
 
@@ -47,7 +46,7 @@ export async function scriptedDemonstrations(options: DemonstrationOptions): Pro
   const demonstrator = trained.demonstrator;
   if (demonstrator === undefined) throw new ConfigError(`no scripted demonstrations for task "${trained.name}": it has no demonstrator (Task.demonstrator); set sft to null.`);
   const task = demonstrator.demonstrationTask ?? trained;
-  const policy = new ScriptedPolicy({ tokenizer: Tokenizer.fromFile(options.tokenizerPath), script: demonstrator.script });
+  const { policy } = openPolicy({ kind: 'scripted', script: demonstrator.script, description: demonstrator.description, tokenizerPath: options.tokenizerPath });
   const problems: readonly TaskProblem[] = await task.loadProblems({ split: 'train', ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }) });
   const sequences: AgentSequence[] = [];
   let episodes = 0;

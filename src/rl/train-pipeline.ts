@@ -9,15 +9,14 @@ import path from 'node:path';
 import type { TrainConfig } from '../config/train-config.js';
 import { ConfigError } from '../errors.js';
 import type { EvaluationResult } from '../eval/run/run-evaluation.js';
-import { nativeEvalPolicy, runEvaluation } from '../eval/run/index.js';
+import { runEvaluation } from '../eval/run/index.js';
 import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
 import { modelShape } from '../model/shapes.js';
-import { Tokenizer } from '../model/tokenizer/index.js';
 import type { WeightFormat } from '../native/device.js';
 import { InferenceEngine, type KvCacheDtype } from '../native/engine.js';
 import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
-import { NativePolicy } from '../policy/native-policy.js';
+import { openPolicy } from '../policy/open-policy.js';
 import { loadTask } from '../tasks/index.js';
 import { runRlLoop, type RlUpdateMetrics } from './rl-loop.js';
 import { RunDirectory } from './run-directory.js';
@@ -67,8 +66,8 @@ export function trainingEpisodeSettings(config: TrainConfig): EpisodeSettingsOve
 }
 
 /** Engine limits for the run: the config's context and 64 sequences per batch; the KV cache keeps the engine's default size (it preempts and recomputes when full). */
-function engineOptions(config: TrainConfig): { maxContext: number; maxSequences: number; deterministic: boolean } {
-  return { maxContext: config.contextLength, maxSequences: 64, deterministic: config.deterministicCollection };
+function engineLimits(config: TrainConfig): { maxContext: number; maxSequences: number } {
+  return { maxContext: config.contextLength, maxSequences: 64 };
 }
 
 /** The rollout engine's numerics (App. A.1): its weights converted from the trainer's at every swap, and its KV cache. */
@@ -135,7 +134,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
   const evaluate = async (which: 'before' | 'after', model: string): Promise<EvaluationResult> => {
     emit({ kind: 'stage', stage: `eval-${which}`, detail: `N ∈ {${config.evaluation.teamSizes.join(', ')}}, ${config.evaluation.seeds} seeds, ${config.evaluation.problems} held-out problems` });
     const precision = rolloutPrecision(config);
-    const policy = nativeEvalPolicy({ directory: model, tokenizerPath, deterministic: config.deterministicCollection, device: { weights: precision.weights }, kvCacheDtype: precision.kvCacheDtype });
+    const policy = openPolicy({ kind: 'model', directory: model, tokenizerPath, deterministic: config.deterministicCollection, device: { weights: precision.weights }, kvCacheDtype: precision.kvCacheDtype });
     try {
       const result = await runEvaluation({
         task,
@@ -153,7 +152,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       emit({ kind: 'eval', which, result });
       return result;
     } finally {
-      policy.close?.();
+      policy.close();
     }
   };
   let before: EvaluationResult | null = null;
@@ -183,7 +182,16 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
     // Deterministic asynchronous collection resumes with the weights that collected the next update's groups.
     const engineFrom = run.state.engineCheckpoint === null ? from : run.resolve(run.state.engineCheckpoint);
     const precision = rolloutPrecision(config);
-    const engine = InferenceEngine.load(engineFrom, { ...engineOptions(config), ...precision, policyVersion: run.state.policyVersion - (run.state.engineCheckpoint === null ? 0 : 1) });
+    const rollouts = openPolicy({
+      kind: 'model',
+      directory: engineFrom,
+      tokenizerPath,
+      device: { weights: precision.weights },
+      kvCacheDtype: precision.kvCacheDtype,
+      deterministic: config.deterministicCollection,
+      engine: { ...engineLimits(config), policyVersion: run.state.policyVersion - (run.state.engineCheckpoint === null ? 0 : 1) },
+    });
+    const engine = rollouts.engine as InferenceEngine;
     const { runner, kvCacheDtype } = engine.stats();
     emit({
       kind: 'stage',
@@ -191,9 +199,9 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner}); rollouts on ${runner.device} (${runner.gemm}) with ${config.precision.rolloutWeights} weights and a ${kvCacheDtype} KV cache`,
     });
     // The KL penalty's frozen reference: the policy RL started from.
-    const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, engineOptions(config)) : undefined;
+    const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, { ...engineLimits(config), deterministic: config.deterministicCollection }) : undefined;
     try {
-      const policy = new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerPath) });
+      const policy = rollouts.policy;
       const problems = await task.loadProblems({ split: 'train', ...dataDir });
       const last = await runRlLoop({
         config,
@@ -213,7 +221,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       });
       finalCheckpoint = run.resolve(last);
     } finally {
-      engine.close();
+      rollouts.close();
       reference?.close();
     }
   }

@@ -8,7 +8,7 @@ import { ConfigError } from '../errors.js';
 import { aggregationDigitsTask, aggregationTask } from './aggregation/task.js';
 import { explorationDemonstrationTask, explorationTask } from './exploration/task.js';
 import { importTaskModule, isTaskModulePath } from './load-task.js';
-import type { Task } from './task.js';
+import type { Task, TaskDemonstrator } from './task.js';
 
 /** Names of the registered tasks. */
 export type TaskName = 'aggregation' | 'aggregation-digits' | 'exploration' | 'exploration-d2';
@@ -39,6 +39,12 @@ export function getTask(name: string): Task {
     throw new ConfigError(`Unknown task ${JSON.stringify(name)}; expected one of: ${[...TASK_NAMES, ...loaded.keys()].join(', ')}, or a task module's path (./my-task.js).`);
   }
   return task;
+}
+
+/** The task's scripted demonstrator; throws ConfigError naming the task when it has none. */
+export function demonstratorOf(task: Task): TaskDemonstrator {
+  if (task.demonstrator === undefined) throw new ConfigError(`Task "${task.name}" has no scripted demonstrator (Task.demonstrator); use a model (--model DIR) instead.`);
+  return task.demonstrator;
 }
 
 /**

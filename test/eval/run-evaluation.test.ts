@@ -8,22 +8,23 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { measureEpisode, summarizeSize } from '../../src/eval/metrics/index.js';
-import { readEpisodeLog, readTraceFile, runEvaluation, scriptedEvalPolicy, type EvalPolicy, type EvaluationResult } from '../../src/eval/run/index.js';
+import { readEpisodeLog, readTraceFile, runEvaluation, type EvaluationResult } from '../../src/eval/run/index.js';
+import { openPolicy, type OpenedPolicy } from '../../src/policy/open-policy.js';
 import { readSummary } from '../../src/eval/summary-file.js';
 import { splitEpisodes } from '../../src/harness/index.js';
-import { getTask } from '../../src/tasks/index.js';
+import { demonstratorOf, getTask } from '../../src/tasks/index.js';
 
 const dataDir = await mkdtemp(join(tmpdir(), 's3-splits-'));
 const aggregation = getTask('aggregation');
 const exploration = getTask('exploration');
-let aggregators: EvalPolicy;
-let explorers: EvalPolicy;
+let aggregators: OpenedPolicy;
+let explorers: OpenedPolicy;
 let out: string;
 let first: EvaluationResult;
 
 beforeAll(async () => {
-  aggregators = scriptedEvalPolicy({ task: 'aggregation' });
-  explorers = scriptedEvalPolicy({ task: 'exploration' });
+  aggregators = openPolicy({ kind: 'scripted', ...demonstratorOf(getTask('aggregation')) });
+  explorers = openPolicy({ kind: 'scripted', ...demonstratorOf(getTask('exploration')) });
   out = await mkdtemp(join(tmpdir(), 's3-eval-'));
   first = await runEvaluation({ task: aggregation, policy: aggregators, out, sizes: [4, 1], seeds: 2, problems: 3, dataDir, concurrency: 4 });
 });

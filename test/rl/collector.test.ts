@@ -4,7 +4,7 @@
 // group, and close() stops running episodes.
 import { describe, expect, it } from 'vitest';
 import { Collector, type CollectorOptions } from '../../src/rl/collector.js';
-import { scriptedEvalPolicy } from '../../src/eval/run/scripted-eval-policy.js';
+import { openPolicy } from '../../src/policy/open-policy.js';
 import { aggregationTask } from '../../src/tasks/aggregation/task.js';
 import type { Task, TaskProblem } from '../../src/tasks/index.js';
 import type { Policy } from '../../src/policy/policy.js';
@@ -16,7 +16,7 @@ async function options(overrides: Partial<CollectorOptions> = {}): Promise<Colle
   return {
     task: aggregationTask as Task<TaskProblem>,
     problems,
-    policy: scriptedEvalPolicy({ task: 'aggregation' }).policy,
+    policy: openPolicy({ kind: 'scripted', ...aggregationTask.demonstrator! }).policy,
     teamSize: 4,
     attempts: 3,
     solo: false,

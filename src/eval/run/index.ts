@@ -1,5 +1,5 @@
 // The evaluation runner's public surface: the Appendix M protocol (runEvaluation), the evaluation
-// directory's files (manifest, episode log, traces), scripted evaluation policies, and what `swarm
+// directory's files (manifest, episode log, traces), and what `swarm
 // compare` and `swarm report` do with evaluation directories.
 
 export { compareDirs, compareTable9, type CompareDirsOptions } from './compare-dirs.js';
@@ -18,8 +18,6 @@ export { buildEvaluationReport, defaultReportComparisons, type BuildEvaluationRe
 export { findEvaluationDirs, loadEvaluationDirs } from './evaluation-dirs.js';
 export { DEFAULT_EVAL_CONCURRENCY, runEvaluation, type EvaluationResult, type RunEvaluationOptions } from './run-evaluation.js';
 export { MAX_SAMPLE_GRAPH_SIZE, sampleMessageGraph, type SampleSource } from './sample-message-graphs.js';
-export { nativeEvalPolicy, type NativeEvalPolicyOptions } from './native-eval-policy.js';
-export { scriptedEvalPolicy, type EvalPolicy, type ScriptedEvalPolicyOptions } from './scripted-eval-policy.js';
 export { formatSummaryTable } from './summary-table.js';
 export { readTraceFile, traceFilePath, writeTraceFile } from './trace-files.js';
 export { runPool, type RunPoolOptions } from './worker-pool.js';

@@ -26,7 +26,7 @@ import { SUMMARY_SCHEMA_VERSION, type SizeSummary, type Summary } from '../summa
 import { claimEvalDirectory } from './eval-manifest.js';
 import { EPISODE_LOG_FILE_NAME, EpisodeLogWriter, readEpisodeLog, type EpisodeRecord } from './episode-log.js';
 import { EVAL_PROBLEM_COUNT, EVAL_SEED_COUNT, EVAL_SIZES, episodeSeed, evalSeeds, MAX_EVAL_SIZE, type EpisodeKey } from './eval-protocol.js';
-import type { EvalPolicy } from './scripted-eval-policy.js';
+import type { OpenedPolicy } from '../../policy/open-policy.js';
 import { traceFilePath, writeTraceFile } from './trace-files.js';
 import { runPool } from './worker-pool.js';
 
@@ -38,7 +38,7 @@ export interface RunEvaluationOptions {
   /** The task. */
   readonly task: Task;
   /** The policy to evaluate and how the summary names it. */
-  readonly policy: EvalPolicy;
+  readonly policy: OpenedPolicy;
   /** The evaluation directory (created if missing; resumed if it holds the same evaluation). */
   readonly out: string;
   /** Team sizes; default 1, 2, 4, 6, 8, 12, 16. */

@@ -1,0 +1,110 @@
+// The one place a policy is opened from a description of it: a script (a task's demonstrator), the
+// garbage policy, or a Qwen3 checkpoint on the native inference engine. `swarm run`, `swarm eval`,
+// the SFT demonstrations and the training pipeline all open their policies here, with how summaries
+// name the policy (info) and the key that says exactly what generates the tokens (an evaluation
+// resumes only under the same key).
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../errors.js';
+import { builtinTokenizerPath } from '../model/s3-mini-tokenizer.js';
+import { Tokenizer } from '../model/tokenizer/index.js';
+import type { DeviceOptions } from '../native/device.js';
+import { InferenceEngine, type EngineOptions, type KvCacheDtype } from '../native/engine.js';
+import { NativePolicy } from './native-policy.js';
+import type { Policy } from './policy.js';
+import { GarbagePolicy } from './scripted/garbage-policy.js';
+import { ScriptedPolicy, type Script } from './scripted/scripted-policy.js';
+
+/** How summaries name a policy (summary.json's `policy`). */
+export interface PolicyInfo {
+  /** Short name for legends and tables. */
+  readonly name: string;
+  /** Free text: what generates the tokens. */
+  readonly description: string;
+  /** The checkpoint directory; null for a scripted policy. */
+  readonly model: string | null;
+}
+
+/** What to open. Without tokenizerPath a script writes with the built-in s3-mini tokenizer and a model with DIR/tokenizer.json. */
+export type PolicySpec =
+  | {
+      readonly kind: 'scripted';
+      /** The script every agent runs (a task's demonstrator). */
+      readonly script: Script;
+      /** What it does, for the summary. */
+      readonly description: string;
+      readonly tokenizerPath?: string;
+    }
+  | { readonly kind: 'garbage'; readonly tokenizerPath?: string }
+  | {
+      readonly kind: 'model';
+      /** The checkpoint folder (config.json, safetensors, tokenizer.json). */
+      readonly directory: string;
+      readonly tokenizerPath?: string;
+      /** Where the engine runs (default 'auto') and in what weight format (default 'stored'). */
+      readonly device?: DeviceOptions;
+      /** The engine's KV cache (default f32). */
+      readonly kvCacheDtype?: KvCacheDtype;
+      /** The engine in lockstep with the harness (default true; docs/determinism.md). */
+      readonly deterministic?: boolean;
+      /** Further engine options (limits, the first policy version). */
+      readonly engine?: Omit<EngineOptions, 'device' | 'weights' | 'kvCacheDtype' | 'deterministic'>;
+    };
+
+/** An open policy; close() frees what it holds (a model's engine). */
+export interface OpenedPolicy {
+  readonly policy: Policy;
+  readonly info: PolicyInfo;
+  /** Exactly what generates the tokens (compared when an evaluation is resumed). */
+  readonly key: string;
+  /** The inference engine of a model policy (weight swaps, statistics); absent otherwise. */
+  readonly engine?: InferenceEngine;
+  close(): void;
+}
+
+function tokenizerFile(file: string): { tokenizer: Tokenizer; path: string } {
+  const resolved = path.resolve(file);
+  return { tokenizer: Tokenizer.fromFile(resolved), path: resolved };
+}
+
+/** Opens the policy `spec` describes; a model without a tokenizer.json is refused before anything loads. */
+export function openPolicy(spec: PolicySpec): OpenedPolicy {
+  switch (spec.kind) {
+    case 'scripted':
+    case 'garbage': {
+      const { tokenizer, path: tokenizerPath } = tokenizerFile(spec.tokenizerPath ?? builtinTokenizerPath());
+      const writing = `writing with ${spec.tokenizerPath === undefined ? 'the built-in s3-mini tokenizer' : `the tokenizer ${tokenizerPath}`}`;
+      if (spec.kind === 'garbage') {
+        return { policy: new GarbagePolicy({ tokenizer }), info: { name: 'garbage', description: `random output; ${writing}`, model: null }, key: `garbage:${tokenizerPath}`, close: () => {} };
+      }
+      return {
+        policy: new ScriptedPolicy({ tokenizer, script: spec.script }),
+        info: { name: 'scripted', description: `${spec.description}; ${writing}`, model: null },
+        key: `scripted:${spec.script.name}:${tokenizerPath}`,
+        close: () => {},
+      };
+    }
+    case 'model': {
+      const directory = path.resolve(spec.directory);
+      const tokenizerPath = path.resolve(spec.tokenizerPath ?? path.join(directory, 'tokenizer.json'));
+      if (!fs.existsSync(tokenizerPath)) throw new ConfigError(`--model ${directory} has no tokenizer.json; pass --tokenizer FILE`);
+      const weights = spec.device?.weights ?? 'stored';
+      const kvCacheDtype = spec.kvCacheDtype ?? 'f32';
+      const engine = InferenceEngine.load(directory, { ...spec.engine, ...spec.device, kvCacheDtype, deterministic: spec.deterministic ?? true });
+      const runner = engine.stats().runner;
+      // Numerics other than the defaults are part of what generates the tokens.
+      const numerics = `${weights === 'stored' ? '' : `:weights=${weights}`}${kvCacheDtype === 'f32' ? '' : `:kv=${kvCacheDtype}`}`;
+      return {
+        policy: new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerPath) }),
+        info: {
+          name: path.basename(directory),
+          description: `the Qwen3 checkpoint ${directory} on the native inference engine (${runner.device}, ${runner.gemm}; ${weights} weights, ${kvCacheDtype} KV cache)`,
+          model: directory,
+        },
+        key: `model:${directory}:${tokenizerPath}${numerics}`,
+        engine,
+        close: () => engine.close(),
+      };
+    }
+  }
+}
