@@ -31,6 +31,7 @@
         "<!@(node -p \"require('./native/sources.json').model.join(' ')\")",
         "<!@(node -p \"require('./native/sources.json').engine.join(' ')\")",
         "<!@(node -p \"require('./native/sources.json').train.join(' ')\")",
+        "<!@(node -p \"require('./native/sources.json').bench.join(' ')\")",
         "<!@(node -p \"require('./native/sources.json').cpu.join(' ')\")",
         "<!@(node -p \"require('./native/sources.json').napi.join(' ')\")"
       ],

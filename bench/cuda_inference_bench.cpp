@@ -25,7 +25,7 @@
 #include "cuda/device_memory.h"
 #include "engine/engine.h"
 #include "engine/model_runner.h"
-#include "engine/runner_bench.h"
+#include "bench/runner_bench.h"
 #include "model/qwen3_init.h"
 #include "model/qwen3_weights.h"
 

@@ -10,12 +10,12 @@
 #include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "cpu/machine_limits.h"
-#include "model/forward_bench.h"
+#include "bench/forward_bench.h"
 #include "model/kv_cache.h"
 #include "model/qwen3_init.h"
 #include "model/qwen3_weights.h"
 #include "engine/model_runner.h"
-#include "engine/runner_bench.h"
+#include "bench/runner_bench.h"
 #include "napi/device_option.h"
 #include "napi/guarded.h"
 #ifdef S3_WITH_CUDA
@@ -162,7 +162,7 @@ Napi::Object runner_figures_object(Napi::Env env, const engine::RunnerBenchFigur
 
 // benchRunnerDecode(model, {device, weights, kvCacheDtype, sequences, context, repetitions}) /
 // benchRunnerPrefill(model, {device, weights, sequences, tokens, stepTokens, repetitions}): the timed
-// runner steps of engine/runner_bench.h on the chosen device.
+// runner steps of bench/runner_bench.h on the chosen device.
 Napi::Value bench_runner(const Napi::CallbackInfo& info, bool decode) {
   Napi::Env env = info.Env();
   const Model* model = Model::Unwrap(info[0].As<Napi::Object>());

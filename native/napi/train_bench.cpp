@@ -1,17 +1,17 @@
-// N-API binding of native/model/train_bench; see train_bench.h. Runs on the calling thread (the
+// N-API binding of native/bench/train_bench; see train_bench.h. Runs on the calling thread (the
 // bench command has nothing else to do meanwhile).
 #include "napi/train_bench.h"
 
 #include <string>
 
-#include "model/train_bench.h"
+#include "bench/train_bench.h"
 #include "napi/guarded.h"
 
 namespace s3::napi {
 namespace {
 
 // benchTrain(directory, {tokens, repetitions, warmUp, optimizerStateDtype?}) → figures (see
-// src/native/train-bench.ts).
+// src/bench/train-bench.ts).
 Napi::Value bench_train(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::string directory = info[0].As<Napi::String>();

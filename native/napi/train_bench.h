@@ -1,4 +1,4 @@
-// N-API: `benchTrain`, the figures of `swarm bench train` (native/model/train_bench).
+// N-API: `benchTrain`, the figures of `swarm bench train` (native/bench/train_bench).
 #pragma once
 #include <napi.h>
 

@@ -1,14 +1,14 @@
 // `swarm bench forward|decode|train|harness|engine [--json]`: throughput figures measured side by side with the
 // machine's own limits (docs/benchmarks.md records them with the commands that made them).
 import type { Command } from 'commander';
-import { benchDecode, benchDeviceDecode, benchDeviceForward, benchForward, usesRunnerBench } from '../native/model-bench.js';
+import { benchDecode, benchDeviceDecode, benchDeviceForward, benchForward, usesRunnerBench } from '../bench/model-bench.js';
 import { resolveDevice } from '../native/device.js';
-import { benchTrain } from '../native/train-bench.js';
+import { benchTrain } from '../bench/train-bench.js';
 import { OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
-import { benchEngine, soakEngine } from '../native/engine-bench.js';
-import { benchLockstep, type LockstepModeFigures } from '../native/lockstep-bench.js';
+import { benchEngine, soakEngine } from '../bench/engine-bench.js';
+import { benchLockstep, type LockstepModeFigures } from '../bench/lockstep-bench.js';
 import { KV_CACHE_DTYPES } from '../native/engine.js';
-import { benchHarness } from '../harness/index.js';
+import { benchHarness } from '../bench/harness-bench.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { addDeviceFlags, KV_DTYPE_HELP, parseChoiceFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';

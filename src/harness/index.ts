@@ -1,10 +1,8 @@
 // The harness layer's public surface: running team attempts (runEpisode), the trace format, the
-// message board and notifications, the paper's episode settings, and the harness benchmark.
+// message board and notifications, and the paper's episode settings.
 
 export { AGENT_NAME_POOL, sampleAgentNames } from './agent-names.js';
 export type { AgentPhase, WakeReason } from './agent-loop.js';
-export { benchHarness } from './bench.js';
-export type { BenchHarnessOptions, BenchHarnessResult } from './bench.js';
 export { ContextRenderer } from './context-renderer.js';
 export type { OutputBlock } from './context-renderer.js';
 export { agentAllowance, resolveEpisodeSettings, TOKEN_COST_WEIGHT, TRAINING_TEMPERATURE } from './episode-settings.js';

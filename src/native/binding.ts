@@ -313,7 +313,7 @@ export interface NativeBinding {
   benchForward(model: NativeModel, options: { sequences: number; tokens: number; repetitions: number }): NativeBenchFigures;
   benchDecode(model: NativeModel, options: { sequences: number; context: number; repetitions: number; kvCacheDtype?: 'f32' | 'bf16' | 'fp8' }): NativeBenchFigures;
   machineLimits(): NativeMachineLimits;
-  /** Timed runner steps on a device (native/engine/runner_bench.h). */
+  /** Timed runner steps on a device (native/bench/runner_bench.h). */
   benchRunnerDecode(model: NativeModel, options: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'bf16' | 'fp8'; kvCacheDtype?: 'f32' | 'bf16' | 'fp8'; sequences: number; context: number; repetitions: number }): NativeRunnerBenchFigures;
   benchRunnerPrefill(model: NativeModel, options: { device?: 'auto' | 'cpu' | 'cuda'; weights?: 'stored' | 'bf16' | 'fp8'; sequences: number; tokens: number; stepTokens: number; repetitions: number }): NativeRunnerBenchFigures;
   /** Bytes per second read plus written by a device-to-device copy on CUDA device 0 (throws without CUDA). */

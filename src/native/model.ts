@@ -41,7 +41,7 @@ export class Qwen3Model {
     }
   }
 
-  /** Times one decode step through the runner of a device (native/engine/runner_bench.h). */
+  /** Times one decode step through the runner of a device (native/bench/runner_bench.h). */
   benchRunnerDecode(options: DeviceOptions & { kvCacheDtype?: KvCacheDtype; sequences: number; context: number; repetitions: number }): NativeRunnerBenchFigures {
     try {
       return loadAddon().binding.benchRunnerDecode(this.native, { ...options });

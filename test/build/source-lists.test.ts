@@ -44,7 +44,7 @@ describe('native/sources.json', () => {
       execFileSync('cmake', ['-S', packageRoot, '-B', dir, '-DS3_BUILD_TESTS=ON', '-DS3_CUDA=AUTO'], { stdio: 'pipe' });
       const commands = JSON.parse(fs.readFileSync(path.join(dir, 'compile_commands.json'), 'utf8')) as { file: string }[];
       const compiled = new Set(commands.map((c) => path.relative(packageRoot, c.file).split(path.sep).join('/')));
-      const expected = ['core', 'model', 'engine', 'train', 'cpu', 'cpu_avx2', 'cpu_avx512', 'tests', 'test_fixtures', ...(hasNvcc ? ['cuda'] : [])].flatMap((g) => groups[g]);
+      const expected = ['core', 'model', 'engine', 'train', 'bench', 'cpu', 'cpu_avx2', 'cpu_avx512', 'tests', 'test_fixtures', ...(hasNvcc ? ['cuda'] : [])].flatMap((g) => groups[g]);
       expect([...compiled].sort()).toEqual([...expected].sort());
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -65,7 +65,7 @@ describe('native/sources.json', () => {
         return [...mk.matchAll(/\$\(obj\)\.target\/\$\(TARGET\)\/(\S+)\.o/g)].map((m) => m[1]).sort();
       };
       const stem = (files: string[]) => files.map((f) => f.replace(/\.(cpp|cu)$/, '')).sort();
-      expect(objectsOf('s3_native')).toEqual(stem([...groups.core, ...groups.model, ...groups.engine, ...groups.train, ...groups.cpu, ...groups.napi]));
+      expect(objectsOf('s3_native')).toEqual(stem([...groups.core, ...groups.model, ...groups.engine, ...groups.train, ...groups.bench, ...groups.cpu, ...groups.napi]));
       expect(objectsOf('s3_simd_avx2')).toEqual(stem(groups.cpu_avx2));
       expect(objectsOf('s3_simd_avx512')).toEqual(stem(groups.cpu_avx512));
     } finally {

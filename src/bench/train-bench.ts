@@ -1,11 +1,11 @@
 // The training benchmark behind `swarm bench train`: forward + backward of the SFT loss over one
 // packed sequence and an AdamW step on the CPU trainer, with the machine's FMA peak measured in
-// the same run (native/model/train_bench.h gives the FLOPs-per-token formula).
-import { benchCheckpointDirectory } from './random-checkpoint.js';
-import { loadAddon } from './addon.js';
-import { measureMachineLimits } from './model.js';
-import type { NativeMachineLimits } from './binding.js';
-import type { OptimizerStateDtype } from './trainer.js';
+// the same run (native/bench/train_bench.h gives the FLOPs-per-token formula).
+import { benchCheckpointDirectory } from '../native/random-checkpoint.js';
+import { loadAddon } from '../native/addon.js';
+import { measureMachineLimits } from '../native/model.js';
+import type { NativeMachineLimits } from '../native/binding.js';
+import type { OptimizerStateDtype } from '../native/trainer.js';
 
 /** The native figures of one `benchTrain` run (native/napi/train_bench.cpp). */
 export interface NativeTrainBenchFigures {
@@ -47,7 +47,7 @@ export interface TrainBenchReport {
   readonly flopsFormula: string;
 }
 
-/** The FLOPs-per-token formula the fraction of peak uses (native/model/train_bench.h). */
+/** The FLOPs-per-token formula the fraction of peak uses (native/bench/train_bench.h). */
 export const TRAIN_FLOPS_FORMULA =
   '6 × (matmul parameters of the layers + LM head) + 12 × layers × T × heads × head_dim / 2';
 

@@ -1,5 +1,5 @@
 // Timed runner steps; see runner_bench.h.
-#include "engine/runner_bench.h"
+#include "bench/runner_bench.h"
 
 #include <algorithm>
 #include <chrono>

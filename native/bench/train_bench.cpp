@@ -1,5 +1,5 @@
 // Timed training steps; see train_bench.h.
-#include "model/train_bench.h"
+#include "bench/train_bench.h"
 
 #include <sys/resource.h>
 

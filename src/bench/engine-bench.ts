@@ -3,7 +3,7 @@
 // at a time on the same engine, with the engine's per-step overhead; (2) a soak: concurrent teams
 // of a random model run through the harness (runEpisode + NativePolicy) for M minutes, watching
 // memory, the KV cache, progress and that every sequence is released at the end.
-import { benchCheckpointDirectory } from './random-checkpoint.js';
+import { benchCheckpointDirectory } from '../native/random-checkpoint.js';
 import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,9 +15,9 @@ import { runEpisode } from '../harness/run-episode.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { NativePolicy } from '../policy/native-policy.js';
 import { aggregationTask } from '../tasks/aggregation/task.js';
-import type { NativeEngineStats } from './binding.js';
-import { resolveDevice, type DeviceOptions, type RunnerDescription } from './device.js';
-import { InferenceEngine, kvCacheBytesPerPosition, type EngineSequence, type KvCacheDtype } from './engine.js';
+import type { NativeEngineStats } from '../native/binding.js';
+import { resolveDevice, type DeviceOptions, type RunnerDescription } from '../native/device.js';
+import { InferenceEngine, kvCacheBytesPerPosition, type EngineSequence, type KvCacheDtype } from '../native/engine.js';
 
 const BLOCK_SIZE = 16;
 const MAX_PIECE = 1024;

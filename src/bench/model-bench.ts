@@ -1,13 +1,13 @@
 // The forward-pass benchmarks behind `swarm bench forward|decode`: a model (a checkpoint folder, or
 // a random one of a named shape made once and cached), the machine's own limits measured in the
 // same run, and each figure as a fraction of those limits (JSON shape in docs/cli.md).
-import { benchCheckpointDirectory } from './random-checkpoint.js';
+import { benchCheckpointDirectory } from '../native/random-checkpoint.js';
 import os from 'node:os';
-import { measureMachineLimits, Qwen3Model } from './model.js';
-import { loadAddon } from './addon.js';
-import type { NativeBenchFigures, NativeMachineLimits, NativeRunnerBenchFigures } from './binding.js';
-import type { DeviceOptions, RunnerDescription } from './device.js';
-import { kvCacheBytesPerPosition, type KvCacheDtype } from './engine.js';
+import { measureMachineLimits, Qwen3Model } from '../native/model.js';
+import { loadAddon } from '../native/addon.js';
+import type { NativeBenchFigures, NativeMachineLimits, NativeRunnerBenchFigures } from '../native/binding.js';
+import type { DeviceOptions, RunnerDescription } from '../native/device.js';
+import { kvCacheBytesPerPosition, type KvCacheDtype } from '../native/engine.js';
 
 /** Which model to benchmark: a folder, or a shape to initialise randomly (bf16, seed 0). */
 export interface BenchModelOptions {

@@ -17,8 +17,8 @@ import { Tokenizer } from '../model/tokenizer/index.js';
 import { NativePolicy } from '../policy/native-policy.js';
 import { trainingEpisodeSettings } from '../rl/train-pipeline.js';
 import { loadTask } from '../tasks/index.js';
-import type { DeviceOptions, RunnerDescription } from './device.js';
-import { InferenceEngine } from './engine.js';
+import type { DeviceOptions, RunnerDescription } from '../native/device.js';
+import { InferenceEngine } from '../native/engine.js';
 import { engineBenchModel } from './engine-bench.js';
 
 /** Options of benchLockstep. */

@@ -1,8 +1,8 @@
 // benchHarness on a few teams: the figures it reports are consistent with each other.
 
 import { describe, expect, it } from 'vitest';
-import { benchHarness } from '../../src/harness/index.js';
-import { qwen3Tokenizer } from './helpers.js';
+import { benchHarness } from '../../src/bench/harness-bench.js';
+import { qwen3Tokenizer } from '../harness/helpers.js';
 
 describe('benchHarness', () => {
   it('runs concurrent teams of scripted explorers and reports events, rates and the harness share', async () => {

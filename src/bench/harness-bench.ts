@@ -13,7 +13,7 @@ import { ScriptedPolicy } from '../policy/scripted/scripted-policy.js';
 import { explorerScript } from '../tasks/exploration/demonstrator.js';
 import { explorationTask } from '../tasks/exploration/task.js';
 import { generateTree } from '../tasks/exploration/tree.js';
-import { runEpisode } from './run-episode.js';
+import { runEpisode } from '../harness/run-episode.js';
 
 /** Options of benchHarness. */
 export interface BenchHarnessOptions {

@@ -1,5 +1,5 @@
 // Timed forward-pass runs; see forward_bench.h.
-#include "model/forward_bench.h"
+#include "bench/forward_bench.h"
 
 #include <algorithm>
 #include <chrono>
