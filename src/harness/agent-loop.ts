@@ -13,23 +13,28 @@ import { AgentSequence, type ContextAppend } from '../policy/agent-sequence.js';
 import type { ContextItem, PromptItem } from '../policy/context-item.js';
 import { PolicyError } from '../policy/policy-error.js';
 import type { GenerateResult } from '../policy/policy.js';
-import type { OutputBlock } from './context-renderer.js';
+import type { Policy } from '../policy/policy.js';
+import type { ContextRenderer, OutputBlock } from './context-renderer.js';
 import type { CallExecution } from './tool-executor.js';
 import { notificationOutput } from './notification.js';
+import { PendingNotification } from './pending-notification.js';
 import { ResponseDecoder } from './response-decoder.js';
-import type { Team } from './team.js';
+import type { StopTokens } from './stop-tokens.js';
+import type { AgentPhase, Team, TeamMember, WakeReason } from './team.js';
 import type { PhaseReason } from './trace-events.js';
 
-/** Where an agent is: working (possibly idle), answering the final prompt, or done. */
-export type AgentPhase = 'work' | 'final' | 'done';
+export type { AgentPhase, WakeReason } from './team.js';
 
-/** Why an idle agent resumes: a message arrived, the work phase ended for everyone, or the episode ended. */
-export type WakeReason = 'message' | 'final' | 'done' | 'end';
-
-/** What an agent loop starts from. */
+/** What an agent loop starts from: the team it belongs to and the collaborators it uses itself. */
 export interface AgentLoopOptions {
-  /** The team the agent belongs to. */
+  /** The team: its settings, trace, tools, board, grading, and the rules that involve every agent. */
   readonly team: Team;
+  /** The policy all agents generate with. */
+  readonly policy: Policy;
+  /** Renders and tokenizes context appends. */
+  readonly renderer: ContextRenderer;
+  /** The stop markers' ids. */
+  readonly stopTokens: StopTokens;
   /** Its index in the team. */
   readonly index: number;
   /** Its opening prompt (name, teammates, text). */
@@ -41,7 +46,7 @@ export interface AgentLoopOptions {
 }
 
 /** One agent's state and loop. */
-export class AgentLoop {
+export class AgentLoop implements TeamMember {
   /** The agent's index. */
   readonly index: number;
   /** The agent's name. */
@@ -60,8 +65,11 @@ export class AgentLoop {
   answer: string | null = null;
 
   private readonly team: Team;
+  private readonly policy: Policy;
+  private readonly renderer: ContextRenderer;
+  private readonly stopTokens: StopTokens;
   private readonly workContextLimit: number;
-  private notificationPending = false;
+  private readonly notification = new PendingNotification();
   private lastFinish: PieceFinish = 'end';
   private readonly response: ResponseDecoder;
   private wake: ((reason: WakeReason) => void) | null = null;
@@ -69,11 +77,14 @@ export class AgentLoop {
   /** An agent whose history starts with `prompt`'s rendered context. */
   constructor(options: AgentLoopOptions) {
     this.team = options.team;
+    this.policy = options.policy;
+    this.renderer = options.renderer;
+    this.stopTokens = options.stopTokens;
     this.index = options.index;
     this.name = options.prompt.agentName;
     this.workContextLimit = options.workContextLimit;
     this.sequence = new AgentSequence({ agentIndex: options.index, agentName: this.name, samplingSeed: options.samplingSeed });
-    this.response = new ResponseDecoder(this.team.policy.tokenizer);
+    this.response = new ResponseDecoder(this.policy.tokenizer);
   }
 
   /** Appends the opening prompt (rendered by the caller). */
@@ -93,13 +104,13 @@ export class AgentLoop {
       this.team.fail(error);
     }
     if (this.phase !== 'done') this.finish(this.team.endReason === 'exit' ? 'exit' : 'aborted');
-    this.team.policy.release?.(this.sequence);
+    this.policy.release?.(this.sequence);
   }
 
   /** A message reached this agent: its notification is pending, and an idle agent wakes at once. */
   receiveMessage(): void {
     if (this.phase !== 'work') return;
-    this.notificationPending = true;
+    this.notification.messageArrived();
     if (this.idle) this.release('message');
   }
 
@@ -161,16 +172,16 @@ export class AgentLoop {
 
   /** Requests one piece and appends it; returns how it ended, or null when the episode ended meanwhile. */
   private async generatePiece(maxNew: number, phase: 'work' | 'final'): Promise<PieceFinish | null> {
-    const { settings, policy, stopTokens, controller } = this.team;
+    const { settings, signal } = this.team;
     let result: GenerateResult;
     try {
-      result = await policy.generate(this.sequence, {
+      result = await this.policy.generate(this.sequence, {
         maxNew,
-        stopTokenIds: stopTokens.stopTokenIds,
+        stopTokenIds: this.stopTokens.stopTokenIds,
         temperature: settings.temperature,
         seed: this.sequence.samplingSeed,
         ...(settings.draws > 0 ? { draws: settings.draws } : {}),
-        signal: controller.signal,
+        signal,
       });
     } catch (error) {
       if (this.team.ended) return null;
@@ -206,11 +217,11 @@ export class AgentLoop {
           ? `returned ${tokens.length} tokens, more than maxNew ${maxNew}`
           : logprobs?.length !== tokens.length
             ? `returned ${String(logprobs?.length)} log-probs for ${tokens.length} tokens`
-            : finish === 'stop' && !this.team.stopTokens.stopTokenIds.includes(tokens[tokens.length - 1])
+            : finish === 'stop' && !this.stopTokens.stopTokenIds.includes(tokens[tokens.length - 1])
               ? "finished with 'stop' but the last token is not a stop token"
               : finish === 'length' && tokens.length === 0
                 ? "finished with 'length' but returned no tokens"
-                : finish === 'cancelled' && !this.team.controller.signal.aborted
+                : finish === 'cancelled' && !this.team.signal.aborted
                   ? "returned 'cancelled' although the episode's signal was not aborted"
                   : !['stop', 'length', 'context', 'cancelled'].includes(finish)
                     ? `unknown finish ${JSON.stringify(finish)}`
@@ -219,7 +230,7 @@ export class AgentLoop {
   }
 
   private pieceFinish(result: GenerateResult, phase: 'work' | 'final'): PieceFinish {
-    if (result.finish === 'stop') return result.tokens[result.tokens.length - 1] === this.team.stopTokens.toolCallCloseId ? 'tool_call' : 'end';
+    if (result.finish === 'stop') return result.tokens[result.tokens.length - 1] === this.stopTokens.toolCallCloseId ? 'tool_call' : 'end';
     const limit = phase === 'work' ? this.workContextLimit : this.team.settings.contextLimit;
     return result.finish === 'context' || this.sequence.length >= limit ? 'context' : 'length';
   }
@@ -234,13 +245,12 @@ export class AgentLoop {
       const name = outcome.ok ? outcome.call.name : null;
       const args = outcome.ok ? outcome.call.arguments : null;
       const execution: CallExecution = outcome.ok
-        ? this.team.executor.execute(this.index, outcome.call, callId)
+        ? this.team.execute(this.index, outcome.call, callId)
         : { ok: false, output: toolErrorOutput(outcome.error), details: [] };
       this.team.emit({ type: 'tool_call', agent: this.name, callId, name, arguments: args, ok: execution.ok, output: execution.output });
       for (const detail of execution.details) this.team.emit(detail);
       if (execution.posted !== undefined) this.team.deliver(execution.posted, execution.delayPieces);
-      if (execution.showedUnread === true) this.notificationPending = false;
-      if (execution.unreadLeft === true) this.notificationPending = true;
+      this.notification.afterCall(execution);
       const { messages } = execution;
       if (messages === undefined) {
         blocks.push({ output: execution.output, notification: false });
@@ -270,10 +280,7 @@ export class AgentLoop {
 
   /** The pending notification's unread counts, consumed; null when none is due or nothing is unread. */
   private takeNotification(): Record<string, number> | null {
-    if (!this.notificationPending) return null;
-    this.notificationPending = false;
-    const unread = this.team.board.unreadBySender(this.name);
-    return Object.keys(unread).length === 0 ? null : unread;
+    return this.notification.take(() => this.team.unreadBySender(this.name));
   }
 
   /** Appends one tool-output turn; ends the work phase instead when it would not fit the context. */
@@ -281,7 +288,7 @@ export class AgentLoop {
     const allBlocks = unread === null ? blocks : [...blocks, { output: notificationOutput(unread), notification: true }];
     const allItems: ContextItem[] = unread === null ? items : [...items, { kind: 'notification', unreadBySender: unread }];
     if (allBlocks.length === 0) return;
-    const append = this.team.renderer.toolResponses({ blocks: allBlocks, after, items: allItems });
+    const append = this.renderer.toolResponses({ blocks: allBlocks, after, items: allItems });
     if (this.sequence.length + append.tokens.length > this.workContextLimit) {
       this.endWork('context');
       return;
@@ -315,8 +322,8 @@ export class AgentLoop {
   /** The work phase is over: ask for the final answer when the task takes one, else the agent is done. */
   private endWork(reason: PhaseReason): void {
     if (!this.team.takesAnswer || this.answer !== null) return this.finish(reason);
-    const text = this.team.episode.finalPrompt(this.index) as string;
-    const append = this.team.renderer.finalPrompt({ item: { kind: 'final_prompt', text }, after: this.lastFinish });
+    const text = this.team.finalPrompt(this.index) as string;
+    const append = this.renderer.finalPrompt({ item: { kind: 'final_prompt', text }, after: this.lastFinish });
     if (this.sequence.length + append.tokens.length >= this.team.settings.contextLimit) {
       this.recordAnswer(null, 'final');
       return this.finish('context');
@@ -336,7 +343,7 @@ export class AgentLoop {
   }
 
   private recordAnswer(answer: string | null, phase: 'work' | 'final'): void {
-    const correct = answer !== null && this.team.episode.gradeAnswer({ agentIndex: this.index, text: `#### ${answer}` });
+    const correct = answer !== null && this.team.gradeAnswer({ agentIndex: this.index, text: `#### ${answer}` });
     if (answer !== null) this.answer = answer;
     this.team.emit({ type: 'final_answer', agent: this.name, phase, answer, correct });
   }

@@ -116,8 +116,6 @@ export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptio
   const team = new Team({
     episode,
     settings,
-    policy,
-    renderer,
     executor: new ToolExecutor({
       episode,
       board,
@@ -129,12 +127,13 @@ export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptio
       ),
     }),
     board,
-    stopTokens: stopTokensOf(policy.tokenizer),
     emit: (event) => {
       trace.push(event);
       options.onEvent?.(event);
     },
   });
+  const stopTokens = stopTokensOf(policy.tokenizer);
+  const loops: AgentLoop[] = [];
   const seeds = agentNames.map((_, index) => samplingSeed(rng.fork(`sampling/${index}`)));
   team.emit({
     type: 'episode_start',
@@ -176,8 +175,9 @@ export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptio
           `contextLimit ${settings.contextLimit}${reserve > 0 ? ` minus ${reserve} held for the final answer` : ''}; raise contextLimit.`,
       );
     }
-    const agent = new AgentLoop({ team, index, prompt, samplingSeed: seeds[index], workContextLimit });
+    const agent = new AgentLoop({ team, policy, renderer, stopTokens, index, prompt, samplingSeed: seeds[index], workContextLimit });
     team.addAgent(agent);
+    loops.push(agent);
     agent.appendPrompt(append);
   }
 
@@ -185,14 +185,14 @@ export async function runEpisode<P extends TaskProblem>(options: RunEpisodeOptio
   const onAbort = (): void => team.end('aborted');
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    await Promise.all(team.agents.map((agent) => agent.run()));
+    await Promise.all(loops.map((agent) => agent.run()));
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
   if (team.failure !== null) throw team.failure.error;
   if (team.endReason === 'aborted') throw signal?.reason ?? new DOMException('The episode was aborted.', 'AbortError');
 
-  const agents: AgentResult[] = team.agents.map((agent) => ({
+  const agents: AgentResult[] = loops.map((agent) => ({
     name: agent.name,
     sequence: agent.sequence,
     workTokens: agent.workTokens,

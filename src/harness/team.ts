@@ -1,18 +1,32 @@
-// The shared state of one team attempt while it runs: the task episode, the message board, the
-// policy and its stop tokens, the trace, and the rules that involve more than one agent — delivering
+// The shared state of one team attempt while it runs: the task episode, the message board, the tool
+// executor, the trace, and the rules that involve more than one agent — delivering
 // messages (waking idle recipients at once), noticing that every agent is idle or finished (which
 // ends the work phase: agents are asked for final answers, or released when the task takes none),
 // and ending the whole episode (the exit reached, an abort, or a policy failure), which aborts every
 // pending generation through one AbortController.
 
-import type { Policy } from '../policy/policy.js';
-import type { TaskEpisode } from '../tasks/task.js';
-import type { AgentLoop } from './agent-loop.js';
-import type { ContextRenderer } from './context-renderer.js';
+import type { GradeAnswerOptions, TaskEpisode } from '../tasks/task.js';
 import type { MessageBoard, PostedMessage } from './message-board.js';
-import type { StopTokens } from './stop-tokens.js';
-import type { ToolExecutor } from './tool-executor.js';
+import type { CallExecution, ToolExecutor } from './tool-executor.js';
 import type { EpisodeEndReason, EpisodeSettings, TraceEvent } from './trace-events.js';
+
+/** Where an agent is: working (possibly idle), answering the final prompt, or done. */
+export type AgentPhase = 'work' | 'final' | 'done';
+
+/** Why an idle agent resumes: a message arrived, the work phase ended for everyone, or the episode ended. */
+export type WakeReason = 'message' | 'final' | 'done' | 'end';
+
+/** What the team sees of one of its agents (the agent loop). */
+export interface TeamMember {
+  readonly name: string;
+  readonly phase: AgentPhase;
+  /** Whether it waits for a message (work phase only). */
+  readonly idle: boolean;
+  /** A message reached it. */
+  receiveMessage(): void;
+  /** Resumes it if it waits. */
+  release(reason: WakeReason): void;
+}
 
 /** Everything a team needs. */
 export interface TeamOptions {
@@ -20,47 +34,32 @@ export interface TeamOptions {
   readonly episode: TaskEpisode;
   /** Allowances, context, piece size, sampling. */
   readonly settings: EpisodeSettings;
-  /** The policy all agents generate with. */
-  readonly policy: Policy;
-  /** Renders and tokenizes context appends. */
-  readonly renderer: ContextRenderer;
   /** Runs the agents' tool calls. */
   readonly executor: ToolExecutor;
   /** The attempt's message board. */
   readonly board: MessageBoard;
-  /** The stop markers' ids. */
-  readonly stopTokens: StopTokens;
   /** Receives every trace event as it happens. */
   readonly emit: (event: TraceEvent) => void;
 }
 
 /** One running team attempt. */
 export class Team {
-  /** The task's side of the attempt. */
-  readonly episode: TaskEpisode;
   /** The episode settings. */
   readonly settings: EpisodeSettings;
-  /** The shared policy. */
-  readonly policy: Policy;
-  /** Context rendering. */
-  readonly renderer: ContextRenderer;
-  /** Tool execution. */
-  readonly executor: ToolExecutor;
-  /** The message board. */
-  readonly board: MessageBoard;
-  /** The stop markers' ids. */
-  readonly stopTokens: StopTokens;
   /** Whether the task takes a final answer (aggregation), so idle agents are asked for one. */
   readonly takesAnswer: boolean;
+  private readonly episode: TaskEpisode;
+  private readonly executor: ToolExecutor;
+  private readonly board: MessageBoard;
   /** Aborted when the episode ends; every generation request carries its signal. */
-  readonly controller = new AbortController();
-  /** The agents, by index (filled by runEpisode). */
-  readonly agents: AgentLoop[] = [];
+  private readonly controller = new AbortController();
+  /** The agents, by index (added by runEpisode). */
+  private readonly agents: TeamMember[] = [];
   /** Set once the episode has ended early (exit, abort, failure). */
   endReason: EpisodeEndReason | null = null;
   /** The first infrastructure failure (a policy error), rethrown by runEpisode. */
   failure: { readonly error: unknown } | null = null;
-  private readonly byName = new Map<string, AgentLoop>();
+  private readonly byName = new Map<string, TeamMember>();
   private readonly emitEvent: (event: TraceEvent) => void;
   private calls = 0;
   /** Generation pieces the team has finished: the clock of a delaying message channel. */
@@ -72,11 +71,8 @@ export class Team {
   constructor(options: TeamOptions) {
     this.episode = options.episode;
     this.settings = options.settings;
-    this.policy = options.policy;
-    this.renderer = options.renderer;
     this.executor = options.executor;
     this.board = options.board;
-    this.stopTokens = options.stopTokens;
     this.emitEvent = options.emit;
     this.takesAnswer = options.episode.agentNames.every((_, index) => options.episode.finalPrompt(index) !== null);
   }
@@ -86,10 +82,35 @@ export class Team {
     return this.endReason !== null;
   }
 
+  /** Aborted when the episode ends; every generation request carries it. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
   /** Adds an agent (in index order). */
-  addAgent(agent: AgentLoop): void {
+  addAgent(agent: TeamMember): void {
     this.agents.push(agent);
     this.byName.set(agent.name, agent);
+  }
+
+  /** Runs agent `agentIndex`'s call of a tool (messaging or the task's). */
+  execute(agentIndex: number, call: { readonly name: string; readonly arguments: unknown }, callId: number): CallExecution {
+    return this.executor.execute(agentIndex, call, callId);
+  }
+
+  /** The agent's unread message counts by sender. */
+  unreadBySender(agentName: string): Record<string, number> {
+    return this.board.unreadBySender(agentName);
+  }
+
+  /** The task's final-answer prompt for the agent (null when the task takes none). */
+  finalPrompt(agentIndex: number): string | null {
+    return this.episode.finalPrompt(agentIndex);
+  }
+
+  /** Grades and records an agent's final answer. */
+  gradeAnswer(options: GradeAnswerOptions): boolean {
+    return this.episode.gradeAnswer(options);
   }
 
   /** Records a trace event. */
