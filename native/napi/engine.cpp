@@ -18,19 +18,11 @@
 #include "model/qwen3_weights.h"
 #include "napi/device_option.h"
 #include "napi/guarded.h"
+#include "napi/options.h"
 #include "napi/trainer_handle.h"
 
 namespace s3::napi {
 namespace {
-
-int64_t integer_option(Napi::Object options, const char* name, int64_t fallback) {
-  const Napi::Value v = options.Get(name);
-  if (v.IsUndefined()) return fallback;
-  if (!v.IsNumber()) throw Napi::TypeError::New(options.Env(), std::string("Engine option ") + name + " must be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (d != double(int64_t(d))) throw Napi::TypeError::New(options.Env(), std::string("Engine option ") + name + " must be an integer");
-  return int64_t(d);
-}
 
 uint64_t id_argument(const Napi::CallbackInfo& info, size_t index, const char* what) {
   if (info.Length() <= index || !info[index].IsNumber()) throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a number");
@@ -104,27 +96,20 @@ class Engine : public Napi::ObjectWrap<Engine> {
   explicit Engine(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Engine>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "new Engine(directory, options): directory must be a string");
-    const Napi::Object options = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
+    const Options read(env, info.Length() > 1 ? info[1] : env.Undefined(), "Engine options");
+    const Napi::Object& options = read.object();
     engine::EngineOptions o;
-    o.block_size = integer_option(options, "blockSize", o.block_size);
-    o.num_blocks = integer_option(options, "numBlocks", o.num_blocks);
-    o.kv_cache_bytes = integer_option(options, "kvCacheBytes", o.kv_cache_bytes);
+    o.block_size = read.integer("blockSize", o.block_size);
+    o.num_blocks = read.integer("numBlocks", o.num_blocks);
+    o.kv_cache_bytes = read.integer("kvCacheBytes", o.kv_cache_bytes);
     o.kv_dtype = kv_dtype_option(env, options, "Engine option", o.kv_dtype);
-    o.max_context = integer_option(options, "maxContext", o.max_context);
-    o.limits.max_sequences = integer_option(options, "maxSequences", o.limits.max_sequences);
-    o.limits.max_batch_tokens = integer_option(options, "maxBatchTokens", o.limits.max_batch_tokens);
-    o.first_version = integer_option(options, "policyVersion", o.first_version);
-    const Napi::Value prefix_caching = options.Get("prefixCaching");
-    if (!prefix_caching.IsUndefined()) {
-      if (!prefix_caching.IsBoolean()) throw Napi::TypeError::New(env, "Engine options: prefixCaching must be a boolean");
-      o.prefix_caching = prefix_caching.As<Napi::Boolean>().Value();
-    }
-    const Napi::Value lockstep = options.Get("lockstep");
-    if (!lockstep.IsUndefined()) {
-      if (!lockstep.IsBoolean()) throw Napi::TypeError::New(env, "Engine options: lockstep must be a boolean");
-      o.lockstep = lockstep.As<Napi::Boolean>().Value();
-    }
-    const Napi::Value on_turn = options.Get("onTurn");
+    o.max_context = read.integer("maxContext", o.max_context);
+    o.limits.max_sequences = read.integer("maxSequences", o.limits.max_sequences);
+    o.limits.max_batch_tokens = read.integer("maxBatchTokens", o.limits.max_batch_tokens);
+    o.first_version = read.integer("policyVersion", o.first_version);
+    o.prefix_caching = read.boolean("prefixCaching", o.prefix_caching);
+    o.lockstep = read.boolean("lockstep", o.lockstep);
+    const Napi::Value on_turn = read.get("onTurn");
     if (!on_turn.IsUndefined()) {
       if (!on_turn.IsFunction()) throw Napi::TypeError::New(env, "Engine options: onTurn must be a function");
       on_turn_ = Napi::Weak(on_turn.As<Napi::Function>());  // the caller keeps it alive (no cycle through this object)
@@ -226,17 +211,13 @@ class Engine : public Napi::ObjectWrap<Engine> {
     Napi::Env env = info.Env();
     const uint64_t sequence = id_argument(info, 0, "generate(sequence, options): sequence");
     if (info.Length() < 2 || !info[1].IsObject()) throw Napi::TypeError::New(env, "generate(sequence, options): options must be an object");
-    const Napi::Object options = info[1].As<Napi::Object>();
+    const Options options(env, info[1], "generate");
     engine::GenerateParams params;
-    if (!options.Get("maxNew").IsNumber()) throw Napi::TypeError::New(env, "generate: maxNew must be a number");
-    const double max_new = options.Get("maxNew").As<Napi::Number>().DoubleValue();
-    if (max_new != double(int64_t(max_new))) throw Napi::RangeError::New(env, "generate: maxNew must be an integer");
-    params.max_new = int64_t(max_new);
-    params.stop_tokens = token_argument(env, options.Get("stopTokenIds"), "generate: stopTokenIds");
-    if (!options.Get("temperature").IsNumber()) throw Napi::TypeError::New(env, "generate: temperature must be a number");
-    params.temperature = options.Get("temperature").As<Napi::Number>().FloatValue();
-    params.seed = seed_argument(env, options.Get("seed"));
-    params.draws = integer_option(options, "draws", 0);
+    params.max_new = options.required_integer("maxNew");
+    params.stop_tokens = token_argument(env, options.get("stopTokenIds"), "generate: stopTokenIds");
+    params.temperature = float(options.required_number("temperature"));
+    params.seed = seed_argument(env, options.get("seed"));
+    params.draws = options.integer("draws", 0);
     const uint64_t id = guarded(env, [&] { return engine_->generate(sequence, std::move(params)); });
     Napi::Object out = Napi::Object::New(env);
     out.Set("id", double(id));

@@ -18,6 +18,7 @@
 #include "bench/runner_bench.h"
 #include "napi/device_option.h"
 #include "napi/guarded.h"
+#include "napi/options.h"
 #ifdef S3_WITH_CUDA
 #include "cuda/device_memory.h"
 #endif
@@ -110,12 +111,13 @@ DType parse_init_dtype(Napi::Env env, const std::string& name) {
 // initCheckpoint({directory, seed: bigint, dtype}) → number of parameters.
 Napi::Value init_checkpoint(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const Napi::Object options = info[0].As<Napi::Object>();
+  const Options options(env, info[0], "initCheckpoint");
   model::Qwen3InitOptions init;
-  init.directory = options.Get("directory").As<Napi::String>();
+  init.directory = options.required_string("directory");
+  if (!options.get("seed").IsBigInt()) throw Napi::TypeError::New(env, "initCheckpoint: seed must be a bigint");
   bool lossless = true;
-  init.seed = options.Get("seed").As<Napi::BigInt>().Uint64Value(&lossless);
-  init.dtype = parse_init_dtype(env, options.Get("dtype").As<Napi::String>());
+  init.seed = options.get("seed").As<Napi::BigInt>().Uint64Value(&lossless);
+  init.dtype = parse_init_dtype(env, options.required_string("dtype"));
   return Napi::Number::New(env, double(guarded(env, [&] { return model::init_qwen3_checkpoint(init); })));
 }
 
@@ -137,11 +139,11 @@ Napi::Object figures_object(Napi::Env env, const model::BenchFigures& f) {
 Napi::Value bench(const Napi::CallbackInfo& info, bool decode) {
   Napi::Env env = info.Env();
   const model::Qwen3Weights& weights = Model::Unwrap(info[0].As<Napi::Object>())->weights();
-  const Napi::Object options = info[1].As<Napi::Object>();
-  const int64_t sequences = options.Get("sequences").As<Napi::Number>().Int64Value();
-  const int64_t length = options.Get(decode ? "context" : "tokens").As<Napi::Number>().Int64Value();
-  const int repetitions = options.Get("repetitions").As<Napi::Number>().Int32Value();
-  const cpu::KvDtype kv_dtype = kv_dtype_option(env, options, "benchDecode:", cpu::KvDtype::F32);
+  const Options options(env, info[1], decode ? "benchDecode" : "benchForward");
+  const int64_t sequences = options.required_integer("sequences");
+  const int64_t length = options.required_integer(decode ? "context" : "tokens");
+  const int repetitions = int(options.required_integer("repetitions"));
+  const cpu::KvDtype kv_dtype = kv_dtype_option(env, options.object(), "benchDecode:", cpu::KvDtype::F32);
   return figures_object(env, guarded(env, [&] {
     return decode ? model::bench_decode(weights, sequences, length, repetitions, default_thread_pool(), kv_dtype)
                   : model::bench_prefill(weights, sequences, length, repetitions, default_thread_pool());
@@ -166,20 +168,19 @@ Napi::Object runner_figures_object(Napi::Env env, const engine::RunnerBenchFigur
 Napi::Value bench_runner(const Napi::CallbackInfo& info, bool decode) {
   Napi::Env env = info.Env();
   const Model* model = Model::Unwrap(info[0].As<Napi::Object>());
-  const Napi::Object options = info[1].As<Napi::Object>();
+  const Options options(env, info[1], decode ? "benchRunnerDecode" : "benchRunnerPrefill");
   engine::RunnerOptions runner;
-  runner.device = device_option(env, options, decode ? "benchRunnerDecode" : "benchRunnerPrefill");
-  runner.weight_format = weight_format_option(env, options, "bench");
-  runner.kv_dtype = kv_dtype_option(env, options, "benchRunnerDecode:", runner.kv_dtype);
-  const int64_t sequences = options.Get("sequences").As<Napi::Number>().Int64Value();
-  const int repetitions = options.Get("repetitions").As<Napi::Number>().Int32Value();
+  runner.device = device_option(env, options.object(), options.what().c_str());
+  runner.weight_format = weight_format_option(env, options.object(), "bench");
+  runner.kv_dtype = kv_dtype_option(env, options.object(), "benchRunnerDecode:", runner.kv_dtype);
+  const int64_t sequences = options.required_integer("sequences");
+  const int repetitions = int(options.required_integer("repetitions"));
+  const int64_t context = decode ? options.required_integer("context") : 0;
+  const int64_t tokens = decode ? 0 : options.required_integer("tokens");
+  const int64_t step_tokens = decode ? 0 : options.required_integer("stepTokens");
   return runner_figures_object(env, guarded(env, [&] {
-    if (decode) {
-      return engine::bench_runner_decode(model->shared_weights(), runner, sequences, options.Get("context").As<Napi::Number>().Int64Value(),
-                                         repetitions, default_thread_pool());
-    }
-    return engine::bench_runner_prefill(model->shared_weights(), runner, sequences, options.Get("tokens").As<Napi::Number>().Int64Value(),
-                                        options.Get("stepTokens").As<Napi::Number>().Int64Value(), repetitions, default_thread_pool());
+    if (decode) return engine::bench_runner_decode(model->shared_weights(), runner, sequences, context, repetitions, default_thread_pool());
+    return engine::bench_runner_prefill(model->shared_weights(), runner, sequences, tokens, step_tokens, repetitions, default_thread_pool());
   }));
 }
 

@@ -6,6 +6,7 @@
 
 #include "bench/train_bench.h"
 #include "napi/guarded.h"
+#include "napi/options.h"
 
 namespace s3::napi {
 namespace {
@@ -14,12 +15,13 @@ namespace {
 // src/bench/train-bench.ts).
 Napi::Value bench_train(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "benchTrain(directory, options): directory must be a string");
   const std::string directory = info[0].As<Napi::String>();
-  const Napi::Object options = info[1].As<Napi::Object>();
-  const int64_t tokens = options.Get("tokens").As<Napi::Number>().Int64Value();
-  const int repetitions = options.Get("repetitions").As<Napi::Number>().Int32Value();
-  const bool warm_up = options.Get("warmUp").As<Napi::Boolean>().Value();
-  const Napi::Value state_value = options.Get("optimizerStateDtype");
+  const Options options(env, info.Length() > 1 ? info[1] : env.Undefined(), "benchTrain");
+  const int64_t tokens = options.required_integer("tokens");
+  const int repetitions = int(options.required_integer("repetitions"));
+  const bool warm_up = options.required_boolean("warmUp");
+  const Napi::Value state_value = options.get("optimizerStateDtype");
   const std::string state_name = state_value.IsUndefined() ? "f32" : state_value.ToString().Utf8Value();
   const auto optimizer_state = train::parse_optimizer_state_dtype(state_name);
   if (!optimizer_state) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "napi/guarded.h"
+#include "napi/options.h"
 #include "napi/trainer_handle.h"
 #include "train/trainer.h"
 
@@ -18,36 +19,22 @@ namespace {
 // Marks the JS objects of the Trainer class, so unwrap_idle_trainer can refuse any other object.
 constexpr napi_type_tag kTrainerTypeTag = {0x8f3c2a7d51e94b06ULL, 0xb2d4e6f8091a3c5eULL};
 
-double number_option(const Napi::Object& o, const char* key, double fallback) {
-  const Napi::Value v = o.Get(key);
-  if (v.IsUndefined()) return fallback;
-  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string("Trainer options: ") + key + " must be a number");
-  return v.As<Napi::Number>().DoubleValue();
-}
-
 train::TrainerOptions parse_options(Napi::Env env, const Napi::Value& value) {
   train::TrainerOptions o;
-  if (value.IsUndefined()) return o;
-  if (!value.IsObject()) throw Napi::TypeError::New(env, "Trainer options must be an object");
-  const Napi::Object obj = value.As<Napi::Object>();
-  o.adamw.lr = number_option(obj, "lr", o.adamw.lr);
-  o.adamw.beta1 = number_option(obj, "beta1", o.adamw.beta1);
-  o.adamw.beta2 = number_option(obj, "beta2", o.adamw.beta2);
-  o.adamw.eps = number_option(obj, "eps", o.adamw.eps);
-  o.adamw.weight_decay = number_option(obj, "weightDecay", o.adamw.weight_decay);
-  o.adamw.max_grad_norm = number_option(obj, "maxGradNorm", o.adamw.max_grad_norm);
-  o.adamw.warmup_steps = int64_t(number_option(obj, "warmupSteps", double(o.adamw.warmup_steps)));
-  o.icepop_low = number_option(obj, "icepopLow", o.icepop_low);
-  o.icepop_high = number_option(obj, "icepopHigh", o.icepop_high);
-  o.threads = size_t(number_option(obj, "threads", 0.0));
-  o.shared_prefix_min_tokens =
-      int64_t(number_option(obj, "sharedPrefixMinTokens", double(o.shared_prefix_min_tokens)));
-  const Napi::Value fresh = obj.Get("freshOptimizer");
-  if (!fresh.IsUndefined()) {
-    if (!fresh.IsBoolean()) throw Napi::TypeError::New(env, "Trainer options: freshOptimizer must be a boolean");
-    o.restore_optimizer = !fresh.As<Napi::Boolean>().Value();
-  }
-  const Napi::Value state_value = obj.Get("optimizerStateDtype");
+  const Options options(env, value, "Trainer options");
+  o.adamw.lr = options.number("lr", o.adamw.lr);
+  o.adamw.beta1 = options.number("beta1", o.adamw.beta1);
+  o.adamw.beta2 = options.number("beta2", o.adamw.beta2);
+  o.adamw.eps = options.number("eps", o.adamw.eps);
+  o.adamw.weight_decay = options.number("weightDecay", o.adamw.weight_decay);
+  o.adamw.max_grad_norm = options.number("maxGradNorm", o.adamw.max_grad_norm);
+  o.adamw.warmup_steps = options.integer("warmupSteps", o.adamw.warmup_steps);
+  o.icepop_low = options.number("icepopLow", o.icepop_low);
+  o.icepop_high = options.number("icepopHigh", o.icepop_high);
+  o.threads = size_t(options.integer("threads", 0));
+  o.shared_prefix_min_tokens = options.integer("sharedPrefixMinTokens", o.shared_prefix_min_tokens);
+  o.restore_optimizer = !options.boolean("freshOptimizer", !o.restore_optimizer);
+  const Napi::Value state_value = options.get("optimizerStateDtype");
   if (!state_value.IsUndefined()) {
     const std::string state_name = state_value.ToString().Utf8Value();
     const auto state_dtype = train::parse_optimizer_state_dtype(state_value.IsString() ? state_name : "");

@@ -118,20 +118,37 @@ export interface NativeMachineLimits {
 
 /** Limits of a native Engine (all optional; see src/native/engine.ts). */
 export interface NativeEngineOptions {
+  /** Positions per KV block (a multiple of 16; default 16). */
   blockSize?: number;
+  /** KV blocks in the cache (default: as many as kvCacheBytes holds). */
   numBlocks?: number;
+  /** Size of the KV cache when numBlocks is not given (default 1 GiB). */
   kvCacheBytes?: number;
+  /**
+   * Element type of cached keys and values (default 'f32'). 'bf16' halves the cache (twice the
+   * blocks in kvCacheBytes) and the bytes a decode step reads; keys and values are rounded to bf16
+   * when stored. 'fp8' stores each position's head_dim keys (and values) of a KV head as e4m3 bytes
+   * with one f32 scale (max |x| / 448), a quarter of f32 plus 4 bytes per row (3.6× the blocks of
+   * f32 at head_dim 32, 3.9× at 128); attention reads the bytes directly. Scores read the same kind of cache.
+   */
   kvCacheDtype?: 'f32' | 'bf16' | 'fp8';
+  /** Longest sequence (default: the model's positions, capped by the cache). */
   maxContext?: number;
+  /** Sequences in one batch (default 64). */
   maxSequences?: number;
+  /** New tokens in one batch (default 512). */
   maxBatchTokens?: number;
-  /** Share full KV blocks of identical history prefixes between sequences (default true; changes no result). */
+  /**
+   * Automatic prefix caching (default true): a sequence whose history starts with full KV blocks
+   * another live sequence computed with the same weights attaches them instead of computing them
+   * (native/engine/prefix_cache.h). No token or log-prob changes; stats().prefixCacheHitTokens counts the reuse.
+   */
   prefixCaching?: boolean;
   /** 'auto' (default), 'cpu' or 'cuda' (refused with the reason where CUDA cannot run). */
   device?: 'auto' | 'cpu' | 'cuda';
   /** 'stored' (default), 'bf16' (f32 tensors rounded to BF16 at load) or 'fp8' (linear weights quantized to FP8 with 128×128 block scales at load). */
   weights?: 'stored' | 'bf16' | 'fp8';
-  /** The version of the weights loaded first (default 0). */
+  /** The version pieces sampled by the weights loaded first report (default 0; a resumed run continues its count). */
   policyVersion?: number;
   /** Lockstep mode: no step runs until proceed() says every delivered turn was handled (native/engine/engine.h). */
   lockstep?: boolean;

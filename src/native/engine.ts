@@ -6,7 +6,6 @@
 import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
 import type { NativeEngine, NativeEngineOptions, NativeEngineResult, NativeEngineStats } from './binding.js';
-import type { DeviceOptions } from './device.js';
 import { LockstepGate } from './lockstep-gate.js';
 import type { Trainer } from './trainer.js';
 
@@ -27,45 +26,20 @@ export function kvCacheBytesPerPosition(shape: { layers: number; kvHeads: number
   return 2 * shape.layers * shape.kvHeads * (shape.headDim * KV_CACHE_DTYPE_BYTES[dtype] + KV_CACHE_ROW_SCALE_BYTES[dtype]);
 }
 
-/** Cache and batching limits, and the device (DeviceOptions: 'auto' by default); every field is optional. */
-export interface EngineOptions extends DeviceOptions {
-  /** Positions per KV block (a multiple of 16; default 16). */
-  readonly blockSize?: number;
-  /** KV blocks in the cache (default: as many as kvCacheBytes holds). */
-  readonly numBlocks?: number;
-  /** Size of the KV cache when numBlocks is not given (default 1 GiB). */
-  readonly kvCacheBytes?: number;
-  /**
-   * Element type of cached keys and values (default 'f32'). 'bf16' halves the cache (twice the
-   * blocks in kvCacheBytes) and the bytes a decode step reads; keys and values are rounded to bf16
-   * when stored. 'fp8' stores each position's head_dim keys (and values) of a KV head as e4m3 bytes
-   * with one f32 scale (max |x| / 448), a quarter of f32 plus 4 bytes per row (3.6× the blocks of
-   * f32 at head_dim 32, 3.9× at 128); attention reads the bytes directly. Scores read the same kind of cache.
-   */
-  readonly kvCacheDtype?: KvCacheDtype;
-  /** Longest sequence (default: the model's positions, capped by the cache). */
-  readonly maxContext?: number;
-  /** Sequences in one batch (default 64). */
-  readonly maxSequences?: number;
-  /** New tokens in one batch (default 512). */
-  readonly maxBatchTokens?: number;
-  /**
-   * Automatic prefix caching (default true): a sequence whose history starts with full KV blocks
-   * another live sequence computed with the same weights attaches them instead of computing them
-   * (native/engine/prefix_cache.h). No token or log-prob changes; stats().prefixCacheHitTokens counts the reuse.
-   */
-  readonly prefixCaching?: boolean;
+/**
+ * Cache and batching limits, numerics and the device; every field is optional. The native fields are
+ * NativeEngineOptions (binding.ts, documented there); `deterministic` is the wrapper's own: the
+ * engine steps in lockstep with JavaScript (default true; src/native/lockstep-gate.ts).
+ */
+export type EngineOptions = Readonly<Omit<NativeEngineOptions, 'lockstep' | 'onTurn'>> & {
   /**
    * Deterministic collection (default true): the engine steps in lockstep with JavaScript (after a
-   * step that finishes pieces it waits until the reactions to them have queued their follow-ups;
-   * src/native/lockstep-gate.ts), so which step a request joins, and so every result, depends on
-   * the order of events alone and not on timing. false lets the engine run ahead while JavaScript
-   * reacts (a few percent faster where JavaScript's work is heavy; runs then differ with timing).
+   * step that finishes pieces it waits until the reactions to them have queued their follow-ups), so
+   * which step a request joins, and so every result, depends on the order of events alone and not on
+   * timing. false lets the engine run ahead while JavaScript reacts (runs then differ with timing).
    */
   readonly deterministic?: boolean;
-  /** The version pieces sampled by the weights loaded first report (default 0; a resumed run continues its count). */
-  readonly policyVersion?: number;
-}
+};
 
 /** One generation request. */
 export interface EngineGenerateOptions {
@@ -114,7 +88,7 @@ export class InferenceEngine {
     const { binding } = loadAddon();
     const { deterministic = true, ...rest } = options;
     const gate = deterministic ? new LockstepGate() : null;
-    const nativeOptions: NativeEngineOptions = { ...(rest as NativeEngineOptions), lockstep: deterministic, ...(gate === null ? {} : { onTurn: gate.onTurn }) };
+    const nativeOptions: NativeEngineOptions = { ...rest, lockstep: deterministic, ...(gate === null ? {} : { onTurn: gate.onTurn }) };
     try {
       return new InferenceEngine(directory, new binding.Engine(directory, nativeOptions), gate);
     } catch (error) {
