@@ -2,6 +2,7 @@
 // `swarm report` read: types, metric names and what each metric means. docs/summary-format.md is the
 // reader's description of the same format; summary-validation.ts checks files against it.
 
+import { taskFamily } from '../tasks/index.js';
 import type { Split } from '../tasks/task.js';
 
 /** The version written into every summary.json; readers refuse other versions. */
@@ -169,9 +170,14 @@ export interface Summary {
   readonly sizes: Readonly<Record<string, SizeSummary>>;
 }
 
-/** Whether a task is one of the exploration tasks (they require roomOverlap). */
+/** Whether a task is measured as the paper's exploration (Task.family; its summaries require roomOverlap). */
 export function isExplorationTask(task: string): boolean {
-  return task === 'exploration' || task.startsWith('exploration-');
+  return taskFamily(task) === 'exploration';
+}
+
+/** Whether a task is measured as the paper's aggregation (Task.family: structures and number-sharing shares). */
+export function isAggregationTask(task: string): boolean {
+  return taskFamily(task) === 'aggregation';
 }
 
 /** The team sizes of a summary, ascending. */

@@ -12,6 +12,7 @@
 //   Abl. / expl. (3): s³ vs individual reward, s³ vs s³ − communication, individual reward vs Solo.
 //   Comm. / expl. overlap (3): the same three contrasts as the exploration ablations.
 //   Abl., Comm. and Scale / agg. (2): s³ vs individual reward and s³ vs online SFT.
+import { taskFamily, type TaskFamily } from '../tasks/index.js';
 import { ConfigError } from '../errors.js';
 import type { CompareConfig, ComparisonFamily, ComparisonSpec } from './compare-config.js';
 import type { MetricName } from './summary.js';
@@ -22,7 +23,7 @@ export const TABLE9_ROLES = ['s3', 'solo', 's3-no-sft', 'solo-no-sft', 'individu
 /** A role of Table 9. */
 export type Table9Role = (typeof TABLE9_ROLES)[number];
 
-type Task = 'exploration' | 'aggregation';
+type Task = TaskFamily;
 
 interface FamilyPlan {
   readonly name: string;
@@ -60,12 +61,6 @@ const FAMILIES: readonly FamilyPlan[] = [
   ...[6, 8, 12].map((n): FamilyPlan => ({ name: `Scale / agg. success N=${n}`, task: 'aggregation', n, metric: 'success', contrasts: AGGREGATION_ABLATIONS })),
 ];
 
-/** Which task family a summary's task belongs to. */
-function taskFamily(task: string): Task | null {
-  if (task === 'exploration' || task.startsWith('exploration-')) return 'exploration';
-  if (task === 'aggregation' || task.startsWith('aggregation-')) return 'aggregation';
-  return null;
-}
 
 /** An evaluation given for a role: its label (directory), task, and whether it has a metric at a size. */
 export interface Table9Evaluation {

@@ -8,7 +8,7 @@ import { ConfigError } from '../errors.js';
 import { aggregationDigitsTask, aggregationTask } from './aggregation/task.js';
 import { explorationDemonstrationTask, explorationTask } from './exploration/task.js';
 import { importTaskModule, isTaskModulePath } from './load-task.js';
-import type { Task, TaskDemonstrator } from './task.js';
+import type { Task, TaskDemonstrator, TaskFamily } from './task.js';
 
 /** Names of the registered tasks. */
 export type TaskName = 'aggregation' | 'aggregation-digits' | 'exploration' | 'exploration-d2';
@@ -39,6 +39,11 @@ export function getTask(name: string): Task {
     throw new ConfigError(`Unknown task ${JSON.stringify(name)}; expected one of: ${[...TASK_NAMES, ...loaded.keys()].join(', ')}, or a task module's path (./my-task.js).`);
   }
   return task;
+}
+
+/** The paper task whose metrics the task named `name` follows (Task.family); null for a task that declares none or is not loaded. */
+export function taskFamily(name: string): TaskFamily | null {
+  return findTask(name)?.family ?? null;
 }
 
 /** The task's scripted demonstrator; throws ConfigError naming the task when it has none. */
@@ -75,6 +80,7 @@ export type {
   TaskDefaults,
   TaskDemonstrator,
   TaskEpisode,
+  TaskFamily,
   TaskEvent,
   TaskProblem,
   ToolCallRequest,
@@ -121,7 +127,7 @@ export {
   type LoadSplitOptions,
   type SplitRef,
 } from './splits.js';
-export { aggregationDigitsTask, aggregationTask, isAggregationTask } from './aggregation/task.js';
+export { aggregationDigitsTask, aggregationTask } from './aggregation/task.js';
 export { aggregatorScript, numberBroadcastText, readStatedNumber } from './aggregation/demonstrator.js';
 export { createAggregationEpisode } from './aggregation/episode.js';
 export { numberToWords, wordsToNumber, capitalizedNumberWords } from './aggregation/number-words.js';

@@ -38,6 +38,7 @@ export function checkTask(value: unknown, origin: string, builtinNames: readonly
   for (const method of ['loadProblems', 'createEpisode'] as const) {
     if (typeof task[method] !== 'function') fail(method, 'a function', task[method]);
   }
+  if (task.family !== undefined && task.family !== 'aggregation' && task.family !== 'exploration') fail('family', "'aggregation' or 'exploration' (the paper's metrics to compute), or absent", task.family);
   if (task.demonstrator !== undefined) {
     if (!isRecord(task.demonstrator)) fail('demonstrator', 'an object {script, description}', task.demonstrator);
     const demonstrator = task.demonstrator as Record<string, unknown>;

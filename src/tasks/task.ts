@@ -131,6 +131,9 @@ export interface TaskEpisode {
   teamSucceeded(): boolean;
 }
 
+/** The paper's two tasks, whose own metrics an evaluation computes. */
+export type TaskFamily = 'aggregation' | 'exploration';
+
 /** A task's defaults, the paper's numbers where the paper gives them (cite the table beside each value). */
 export interface TaskDefaults {
   /** Tokens each agent may generate in the work phase (L). */
@@ -163,6 +166,12 @@ export interface Task<P extends TaskProblem = TaskProblem> {
   readonly defaults: TaskDefaults;
   /** Its scripted agents, if it has any. */
   readonly demonstrator?: TaskDemonstrator;
+  /**
+   * Which of the paper's tasks its episodes are measured as (the aggregation structures and
+   * number-sharing shares, or exploration's room overlap, claims and success by exit door); absent:
+   * the task-independent metrics only.
+   */
+  readonly family?: TaskFamily;
   /** Loads a split, generating and writing its file on first use. */
   loadProblems(options: LoadProblemsOptions): Promise<readonly P[]>;
   /** Sets up one team attempt; throws ConfigError when the options do not fit the problem. */

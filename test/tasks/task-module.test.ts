@@ -58,6 +58,9 @@ describe('a task module', () => {
     await expect(loadTask(write('badtemp.mjs', "export const task = { name: 'y-task', title: 'Y', defaults: { workAllowance: 8, finalAllowance: 1, contextLimit: 64, evaluationTemperature: -1 }, loadProblems() {}, createEpisode() {} };\n"))).rejects.toThrow(
       /defaults\.evaluationTemperature must be a finite number ≥ 0, got -1/,
     );
+    await expect(loadTask(write('badfamily.mjs', "export default { name: 'z-task', title: 'Z', family: 'sorting', defaults: { workAllowance: 8, finalAllowance: 1, contextLimit: 64, evaluationTemperature: 1 }, loadProblems() {}, createEpisode() {} };\n"))).rejects.toThrow(
+      /family must be 'aggregation' or 'exploration'/,
+    );
     await expect(loadTask(path.join(dir, 'missing.mjs'))).rejects.toThrow(ConfigError);
     await expect(loadTask('no-such-task')).rejects.toThrow(/Unknown task "no-such-task"; expected one of: aggregation, .* or a task module's path/);
   });
@@ -76,6 +79,10 @@ describe('a task module on the command line', () => {
     expect(summary.task).toBe('meeting-hour');
     expect(summary.sizes['3'].success.mean).toBe(1);
     expect(summary.policy.description).toMatch(/scripted planners/);
+    // No paper family: the task-independent metrics only.
+    expect(summary.sizes['3']).toHaveProperty('reciprocity');
+    expect(summary.sizes['3']).not.toHaveProperty('structures');
+    expect(summary.sizes['3']).not.toHaveProperty('roomOverlap');
   });
 
   it('trains with swarm train --set task=FILE: SFT on its demonstrations, then RL, recording the absolute path', () => {

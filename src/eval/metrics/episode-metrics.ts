@@ -5,8 +5,8 @@
 
 import { ConfigError } from '../../errors.js';
 import type { EpisodeTrace } from '../../harness/trace.js';
-import { inspectTree, isAggregationTask, type ExplorationTree, type TaskProblem } from '../../tasks/index.js';
-import { isExplorationTask, type StructureClass } from '../summary.js';
+import { inspectTree, type ExplorationTree, type TaskProblem } from '../../tasks/index.js';
+import { isAggregationTask, isExplorationTask, type StructureClass } from '../summary.js';
 import { communicationStructureOf } from './communication-structure.js';
 import { claimCountsOf } from './explorer-claims.js';
 import { gini, messageCountsOf } from './message-counts.js';

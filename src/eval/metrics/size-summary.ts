@@ -10,9 +10,8 @@
 // undefined, so they are left out.
 
 import { ConfigError } from '../../errors.js';
-import { isAggregationTask } from '../../tasks/index.js';
 import { aggregateSeeds } from '../seed-aggregate.js';
-import { isExplorationTask, STRUCTURE_CLASSES, type MetricName, type MetricSummary, type SizeSummary, type StructureClass } from '../summary.js';
+import { isAggregationTask, isExplorationTask, STRUCTURE_CLASSES, type MetricName, type MetricSummary, type SizeSummary, type StructureClass } from '../summary.js';
 import type { EpisodeMetrics } from './episode-metrics.js';
 
 /** Options of summarizeSize. */

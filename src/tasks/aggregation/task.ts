@@ -26,6 +26,7 @@ const AGGREGATION_DEMONSTRATOR: TaskDemonstrator = {
 export const aggregationTask: Task<AggregationProblem> = {
   name: 'aggregation',
   title: 'Information aggregation',
+  family: 'aggregation',
   defaults: AGGREGATION_DEFAULTS,
   demonstrator: AGGREGATION_DEMONSTRATOR,
   loadProblems: (options) => loadAggregationSplit(options),
@@ -36,13 +37,9 @@ export const aggregationTask: Task<AggregationProblem> = {
 export const aggregationDigitsTask: Task<AggregationProblem> = {
   name: 'aggregation-digits',
   title: 'Information aggregation (numbers 1–9)',
+  family: 'aggregation',
   defaults: AGGREGATION_DEFAULTS,
   demonstrator: AGGREGATION_DEMONSTRATOR,
   loadProblems: (options) => loadAggregationSplit({ ...options, dataset: 'aggregation-digits' }),
   createEpisode: (options) => createAggregationEpisode(options),
 };
-
-/** Whether a task name is aggregation or one of its variants. */
-export function isAggregationTask(task: string): boolean {
-  return task === 'aggregation' || task.startsWith('aggregation-');
-}

@@ -26,6 +26,7 @@ const EXPLORERS = {
 export const explorationDemonstrationTask: Task<ExplorationProblem> = {
   name: 'exploration-d2',
   title: 'Decentralized exploration (depth 2)',
+  family: 'exploration',
   defaults: EXPLORATION_DEFAULTS,
   demonstrator: EXPLORERS,
   loadProblems: (options) => loadExplorationSplit({ ...options, dataset: 'exploration-d2' }),
@@ -36,6 +37,7 @@ export const explorationDemonstrationTask: Task<ExplorationProblem> = {
 export const explorationTask: Task<ExplorationProblem> = {
   name: 'exploration',
   title: 'Decentralized exploration',
+  family: 'exploration',
   defaults: EXPLORATION_DEFAULTS,
   demonstrator: { ...EXPLORERS, demonstrationTask: explorationDemonstrationTask },
   loadProblems: (options) => loadExplorationSplit({ ...options, dataset: 'exploration-d3' }),
