@@ -9,6 +9,7 @@
 
 #include "core/dtype.h"
 #include "core/ops/fp8_rows.h"
+#include "cpu/kernel_select.h"
 
 namespace s3::cpu {
 namespace {
@@ -198,16 +199,7 @@ void attention_forward(float* out, const float* q, const KvPages& kv, const Atte
 }
 
 const AttentionKernels* attention_kernels_for(SimdLevel level) {
-  switch (level) {
-    case SimdLevel::Scalar:
-      return &kAttentionScalar;
-    case SimdLevel::Avx2:
-      return &kAttentionAvx2;
-    case SimdLevel::Avx512:
-    case SimdLevel::Avx512Bf16:
-      return &kAttentionAvx512;
-  }
-  return nullptr;
+  return select_kernels<AttentionKernels>({&kAttentionScalar, &kAttentionAvx2, &kAttentionAvx512}, level);
 }
 
 const AttentionKernels& attention_kernels() {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cpu/attention_backward_rows.h"
+#include "cpu/kernel_select.h"
 #include "cpu/matmul_nn.h"
 
 namespace s3::cpu {
@@ -150,16 +151,7 @@ const AttentionRowKernels kAttentionRowsScalar = {"scalar", softmax_exp_scalar, 
 }  // namespace
 
 const AttentionRowKernels* attention_row_kernels_for(SimdLevel level) {
-  switch (level) {
-    case SimdLevel::Scalar:
-      return &kAttentionRowsScalar;
-    case SimdLevel::Avx2:
-      return &kAttentionRowsAvx2;
-    case SimdLevel::Avx512:
-    case SimdLevel::Avx512Bf16:
-      return &kAttentionRowsAvx512;
-  }
-  return nullptr;
+  return select_kernels<AttentionRowKernels>({&kAttentionRowsScalar, &kAttentionRowsAvx2, &kAttentionRowsAvx512}, level);
 }
 
 const AttentionRowKernels& attention_row_kernels() {

@@ -2,6 +2,7 @@
 #include "cpu/convert.h"
 
 #include "core/dtype.h"
+#include "cpu/kernel_select.h"
 
 namespace s3::cpu {
 namespace {
@@ -22,16 +23,7 @@ const float* fp8e4m3_table() {
 }
 
 const ConvertKernels* convert_kernels_for(SimdLevel level) {
-  switch (level) {
-    case SimdLevel::Scalar:
-      return &kConvertScalar;
-    case SimdLevel::Avx2:
-      return &kConvertAvx2;
-    case SimdLevel::Avx512:
-    case SimdLevel::Avx512Bf16:
-      return &kConvertAvx512;
-  }
-  return nullptr;
+  return select_kernels<ConvertKernels>({&kConvertScalar, &kConvertAvx2, &kConvertAvx512}, level);
 }
 
 const ConvertKernels& convert_kernels() {

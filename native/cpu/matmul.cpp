@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "cpu/kernel_select.h"
+
 namespace s3::cpu {
 namespace {
 
@@ -84,16 +86,7 @@ void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M
 }
 
 const MatmulKernels* matmul_kernels_for(SimdLevel level) {
-  switch (level) {
-    case SimdLevel::Scalar:
-      return &kMatmulScalar;
-    case SimdLevel::Avx2:
-      return &kMatmulAvx2;
-    case SimdLevel::Avx512:
-    case SimdLevel::Avx512Bf16:
-      return &kMatmulAvx512;
-  }
-  return nullptr;
+  return select_kernels<MatmulKernels>({&kMatmulScalar, &kMatmulAvx2, &kMatmulAvx512}, level);
 }
 
 const MatmulKernels& matmul_kernels() {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cpu/kernel_select.h"
+
 namespace s3::cpu {
 namespace {
 
@@ -57,16 +59,7 @@ void matmul_nn(const MatmulNnArgs& args, ThreadPool& pool) {
 }
 
 const MatmulNnKernels* matmul_nn_kernels_for(SimdLevel level) {
-  switch (level) {
-    case SimdLevel::Scalar:
-      return &kMatmulNnScalar;
-    case SimdLevel::Avx2:
-      return &kMatmulNnAvx2;
-    case SimdLevel::Avx512:
-    case SimdLevel::Avx512Bf16:
-      return &kMatmulNnAvx512;
-  }
-  return nullptr;
+  return select_kernels<MatmulNnKernels>({&kMatmulNnScalar, &kMatmulNnAvx2, &kMatmulNnAvx512}, level);
 }
 
 const MatmulNnKernels& matmul_nn_kernels() {
