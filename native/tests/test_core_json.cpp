@@ -1,4 +1,4 @@
-// test_json.cpp: the strict JSON parser: every value kind, escapes and surrogate pairs, exact
+// test_core_json.cpp: the strict JSON parser: every value kind, escapes and surrogate pairs, exact
 // integers, and one refusal (with its byte offset) per kind of malformed input.
 #include <string>
 

@@ -1,4 +1,4 @@
-// test_cpu_features.cpp: detected features are mutually consistent, agree with what the kernel
+// test_core_cpu_features.cpp: detected features are mutually consistent, agree with what the kernel
 // reports in /proc/cpuinfo (on Linux x86), and S3_SIMD caps the dispatch level.
 #include <cstdio>
 #include <fstream>

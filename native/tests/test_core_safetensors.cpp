@@ -1,4 +1,4 @@
-// test_safetensors.cpp: the safetensors reader, writer and sharded index, and the file layer
+// test_core_safetensors.cpp: the safetensors reader, writer and sharded index, and the file layer
 // beneath them (MappedFile, write_file_atomic). Every malformed case must be refused with a
 // SafetensorsError whose message names the file and, where one is involved, the tensor.
 #include <dirent.h>

@@ -1,4 +1,4 @@
-// test_philox.cpp: Philox4x32-10 against Random123's known-answer vectors (kat_vectors,
+// test_core_philox.cpp: Philox4x32-10 against Random123's known-answer vectors (kat_vectors,
 // "philox4x32 10" lines), s3's documented keying, and the uniform mapping's range.
 #include <cmath>
 #include <cstdint>

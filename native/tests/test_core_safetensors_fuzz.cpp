@@ -1,4 +1,4 @@
-// test_safetensors_fuzz.cpp: seeded mutations of valid safetensors files (truncation, flipped
+// test_core_safetensors_fuzz.cpp: seeded mutations of valid safetensors files (truncation, flipped
 // bytes in the length, header and data, edited numbers and dtypes, broken brackets, spliced
 // header text). Every case must either load, with every tensor inside the mapping and every
 // byte readable, or be refused with SafetensorsError: nothing else, and no crash. Built with

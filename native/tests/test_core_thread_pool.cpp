@@ -1,4 +1,4 @@
-// test_thread_pool.cpp: parallel_for covers every index exactly once, partitions the same way
+// test_core_thread_pool.cpp: parallel_for covers every index exactly once, partitions the same way
 // every time, passes worker exceptions to the caller, and runs nested calls serially.
 #include <atomic>
 #include <cstdlib>

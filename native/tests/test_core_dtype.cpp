@@ -1,4 +1,4 @@
-// test_dtype.cpp: the dtype conversions against an independent reference. Each format's value
+// test_core_dtype.cpp: the dtype conversions against an independent reference. Each format's value
 // table is built here from its definition with ldexp (not from the code under test); f32 → fmt
 // must pick the nearest table value by exact double comparison, ties to the even code. Decoding
 // is checked exhaustively; encoding at every midpoint between neighbours (and one f32 ulp either
