@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/safetensors.h"
-#include "model/qwen3_backward.h"
+#include "model/qwen3_train.h"
 #include "model/qwen3_weights.h"
 #include "tests/naive_qwen3.h"
 #include "tests/test_framework.h"

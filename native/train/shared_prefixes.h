@@ -2,7 +2,7 @@
 // the batch out so each shared prefix is computed once. The agents of one team size see the same
 // system turn (hundreds of tokens: the task statement, the harness rules and the tools block), and
 // without sharing every agent's copy goes through every layer forward and backward again. A prefix
-// becomes a sequence of its own and its sharers continue it (model/qwen3_backward.h seq_parent):
+// becomes a sequence of its own and its sharers continue it (model/qwen3_train.h seq_parent):
 // the same attention, positions and loss, a different summation order of the prefix's gradients.
 // Only prompt tokens are shared: a prefix never reaches a row whose prediction carries a loss
 // weight, so every loss row keeps exactly one copy.

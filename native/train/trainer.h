@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "model/qwen3_backward.h"
+#include "model/qwen3_train.h"
 #include "model/qwen3_config.h"
 #include "model/qwen3_weights.h"
 #include "train/adamw.h"

@@ -1,4 +1,4 @@
-// The Qwen3 training backward (native/model/qwen3_backward + native/cpu/*_backward) and the fused
+// The Qwen3 training backward (native/model/qwen3_train + native/cpu/*_backward) and the fused
 // LM-head losses (native/train/losses) against finite differences of the naive double-precision
 // forward of naive_qwen3.h, on tiny random models (tied and untied), over packed sequences: every
 // parameter tensor — embedding, every norm incl. the per-head q/k norms, every projection, the
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "model/qwen3_backward.h"
+#include "model/qwen3_train.h"
 #include "tests/naive_qwen3.h"
 #include "tests/test_framework.h"
 #include "train/losses.h"

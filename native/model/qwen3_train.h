@@ -1,10 +1,10 @@
-// qwen3_backward: the Qwen3 training path on f32 master parameters. A flat parameter buffer laid
-// out tensor by tensor under the checkpoint's names (Qwen3ParamLayout), a training forward over
-// packed sequences that keeps each layer's input and, when they fit kQwen3SavedActivationBytes,
-// its activations (otherwise activation checkpointing: the backward recomputes one layer at a
-// time), and the backward from the gradient of the final normed hidden states down to every
-// parameter. The LM head and the loss are fused elsewhere
-// (native/train/losses.h) so [T × V] logits are never materialized for the whole batch.
+// qwen3_train: the Qwen3 training pass on f32 master parameters (the flat buffer of
+// qwen3_param_layout.h): a training forward over packed sequences that keeps each layer's input
+// and, when they fit kQwen3SavedActivationBytes, its activations (otherwise activation
+// checkpointing: the backward recomputes one layer at a time), and the backward from the gradient
+// of the final normed hidden states down to every parameter. The two share the saved activations,
+// so they live together. The LM head and the loss are fused elsewhere (native/train/losses.h) so
+// [T × V] logits are never materialized for the whole batch.
 // Gradients accumulate (+=) into a buffer of the same layout.
 #pragma once
 
@@ -16,35 +16,10 @@
 
 #include "core/thread_pool.h"
 #include "model/qwen3_config.h"
+#include "model/qwen3_param_layout.h"
 #include "model/qwen3_weights.h"
 
 namespace s3::model {
-
-struct Qwen3ParamLayout {
-  struct Entry {
-    std::string name;
-    std::vector<int64_t> shape;
-    size_t offset = 0;
-    size_t count = 0;
-  };
-  struct Layer {
-    size_t input_layernorm, q_proj, k_proj, v_proj, q_norm, k_norm, o_proj, post_attention_layernorm, gate_proj,
-        up_proj, down_proj;
-  };
-  std::vector<Entry> entries;  // checkpoint order: embed, layers, norm, lm_head (untied only)
-  std::vector<Layer> layers;
-  size_t embed = 0, norm = 0, lm_head = 0;  // lm_head == embed when tied
-  size_t total = 0;
-
-  static Qwen3ParamLayout make(const Qwen3Config& config);
-};
-
-// The weights (any stored dtype) as f32 in the layout.
-std::vector<float> qwen3_params_from_weights(const Qwen3Weights& weights, const Qwen3ParamLayout& layout);
-
-// Borrowed NamedTensor views (F32) of a parameter buffer, for Qwen3Weights::from_tensors or
-// write_safetensors.
-std::vector<NamedTensor> qwen3_param_tensors(const Qwen3ParamLayout& layout, const float* params);
 
 // Packed sequences: tokens [T]; seq_begins [n_seq + 1] with seq_begins[0] = 0 and
 // seq_begins[n_seq] = T; every sequence restarts at rotary position 0. With seq_parent, a sequence
@@ -59,7 +34,7 @@ struct Qwen3TrainBatch {
   const int64_t* seq_parent = nullptr;  // [n_seq], −1 for none; nullptr: no sequence has a parent
 };
 
-// Every layer's activations as the forward left them (defined in qwen3_backward.cpp).
+// Every layer's activations as the forward left them (defined in qwen3_train.cpp).
 struct Qwen3SavedLayers;
 
 // The forward keeps all layers' activations when they take at most this many bytes, and the
