@@ -19,6 +19,21 @@ const model = path.join(work, 'tiny');
 const seq = { tokens: [3, 9, 27, 81, 243, 217, 139, 5, 15], coef: [1, 1, 1, 1, 1, 1, 1, 1] };
 const other = { tokens: [100, 200, 300, 400, 500], coef: [0.5, 0.5, 0.5, 0.5] };
 
+/** A piece the engine samples after a fixed history, as a policy-gradient sequence weighting the sampled tokens with the sampler's log-probs. */
+async function sampledSequence(engine: InferenceEngine, maxNew: number, temperature: number, seed: bigint): Promise<{ tokens: number[]; coef: number[]; oldLogprobs: number[] }> {
+  const history = [3, 9, 27, 81, 243];
+  const sequence = engine.openSequence();
+  engine.append(sequence, history);
+  const piece = await engine.generate(sequence, { maxNew, stopTokenIds: [], temperature, seed });
+  const tokens = [...history, ...piece.tokens];
+  const sampledFrom = history.length - 1;
+  return {
+    tokens,
+    coef: tokens.slice(1).map((_, t) => (t >= sampledFrom ? 1 : 0)),
+    oldLogprobs: tokens.slice(1).map((_, t) => (t >= sampledFrom ? piece.logprobs[t - sampledFrom] : 0)),
+  };
+}
+
 describe('Trainer', () => {
   beforeAll(() => {
     execFileSync(process.execPath, [swarm, 'model', 'init', '--shape', 'tiny', '--seed', '7', '--dtype', 'f32', '--out', model]);
@@ -57,13 +72,7 @@ describe('Trainer', () => {
     // On-policy rollouts (the trainer holds the sampler's weights) have ratio 1 at the sampling temperature only.
     const engine = InferenceEngine.load(model, { maxContext: 128 });
     try {
-      const history = [3, 9, 27, 81, 243];
-      const sequence = engine.openSequence();
-      engine.append(sequence, history);
-      const piece = await engine.generate(sequence, { maxNew: 12, stopTokenIds: [], temperature: 0.6, seed: 5n });
-      const tokens = [...history, ...piece.tokens];
-      const coef = tokens.slice(1).map((_, t) => (t >= history.length - 1 ? 1 : 0));
-      const oldLogprobs = tokens.slice(1).map((_, t) => (t >= history.length - 1 ? piece.logprobs[t - (history.length - 1)] : 0));
+      const { tokens, coef, oldLogprobs } = await sampledSequence(engine, 12, 0.6, 5n);
       const trainer = Trainer.open(model, { threads: 2 });
       const at = async (temperature: number) => {
         const d = await trainer.accumulate('pg', [{ tokens, coef, oldLogprobs }], { temperature });
@@ -86,14 +95,7 @@ describe('Trainer', () => {
     const mismatch = async (weights: 'stored' | 'bf16' | 'fp8', kvCacheDtype: 'f32' | 'bf16' | 'fp8'): Promise<number> => {
       const engine = InferenceEngine.load(model, { maxContext: 128, weights, kvCacheDtype });
       try {
-        const history = [3, 9, 27, 81, 243];
-        const sequence = engine.openSequence();
-        engine.append(sequence, history);
-        const piece = await engine.generate(sequence, { maxNew: 24, stopTokenIds: [], temperature: 1, seed: 11n });
-        const tokens = [...history, ...piece.tokens];
-        const coef = tokens.slice(1).map((_, t) => (t >= history.length - 1 ? 1 : 0));
-        const oldLogprobs = tokens.slice(1).map((_, t) => (t >= history.length - 1 ? piece.logprobs[t - (history.length - 1)] : 0));
-        const d = await Trainer.open(model, { threads: 2 }).accumulate('pg', [{ tokens, coef, oldLogprobs }]);
+        const d = await Trainer.open(model, { threads: 2 }).accumulate('pg', [await sampledSequence(engine, 24, 1, 11n)]);
         expect(d.tokens).toBe(24);
         return d.meanAbsLogRatio;
       } finally {
