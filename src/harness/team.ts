@@ -5,6 +5,7 @@
 // and ending the whole episode (the exit reached, an abort, or a policy failure), which aborts every
 // pending generation through one AbortController.
 
+import { setMaxListeners } from 'node:events';
 import type { GradeAnswerOptions, TaskEpisode } from '../tasks/task.js';
 import type { MessageBoard, PostedMessage } from './message-board.js';
 import type { CallExecution, ToolExecutor } from './tool-executor.js';
@@ -74,6 +75,8 @@ export class Team {
     this.executor = options.executor;
     this.board = options.board;
     this.emitEvent = options.emit;
+    // Every agent's pending generation listens on this one signal; teams of more than ten are normal.
+    setMaxListeners(0, this.controller.signal);
     this.takesAnswer = options.episode.agentNames.every((_, index) => options.episode.finalPrompt(index) !== null);
   }
 
