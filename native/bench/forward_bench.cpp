@@ -87,7 +87,7 @@ BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64
 }
 
 BenchFigures bench_decode(const Qwen3Weights& weights, int64_t sequences, int64_t context, int repetitions, ThreadPool& pool,
-                          cpu::KvDtype kv_dtype) {
+                          KvDtype kv_dtype) {
   const Qwen3Config& c = weights.config();
   const int64_t blocks_per_sequence = (context + 1 + kBlockSize - 1) / kBlockSize;
   KvCache cache(c, kBlockSize, sequences * blocks_per_sequence, kv_dtype);

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/kv_dtype.h"
 #include "core/thread_pool.h"
 #include "cpu/attention.h"
 #include "model/qwen3_weights.h"
@@ -30,6 +31,6 @@ BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64
 // it would dominate the run and the step's cost does not depend on the values).
 // `kv_dtype` is the cache's element type (f32, bf16, or fp8 with row scales), as the engine's.
 BenchFigures bench_decode(const Qwen3Weights& weights, int64_t sequences, int64_t context, int repetitions, ThreadPool& pool,
-                          cpu::KvDtype kv_dtype = cpu::KvDtype::F32);
+                          KvDtype kv_dtype = KvDtype::F32);
 
 }  // namespace s3::model

@@ -10,7 +10,7 @@ namespace {
 
 // Logits of every position of one sequence in a scratch cache of `dtype` with one block.
 void sequence_logits(const model::Qwen3Weights& weights, const int32_t* tokens, int64_t T, int64_t rope_offset,
-                     cpu::KvDtype dtype, const int64_t* rows, int64_t num_rows, float* logits, ThreadPool& pool) {
+                     KvDtype dtype, const int64_t* rows, int64_t num_rows, float* logits, ThreadPool& pool) {
   model::KvCache cache(weights.config(), (T + 15) / 16 * 16, 1, dtype);
   const int32_t table[] = {0};
   const cpu::AttentionSequence sequence{0, T, table, 1};
@@ -61,7 +61,7 @@ std::vector<float> CpuModelRunner::score(const int32_t* tokens, int64_t T) {
 void CpuModelRunner::logits(const int32_t* tokens, int64_t T, int64_t rope_offset, float* logits) {
   std::vector<int64_t> rows(static_cast<size_t>(T));
   std::iota(rows.begin(), rows.end(), 0);
-  sequence_logits(*weights_, tokens, T, rope_offset, cpu::KvDtype::F32, rows.data(), T, logits, pool_);
+  sequence_logits(*weights_, tokens, T, rope_offset, KvDtype::F32, rows.data(), T, logits, pool_);
 }
 
 }  // namespace s3::engine

@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/kv_dtype.h"
 #include "core/thread_pool.h"
 #include "cpu/sampling.h"
 #include "engine/block_manager.h"
@@ -46,7 +47,7 @@ struct EngineOptions {
   int64_t block_size = 16;          // positions per KV block, a multiple of 16
   int64_t num_blocks = 0;           // 0: as many as kv_cache_bytes holds
   int64_t kv_cache_bytes = int64_t(1) << 30;
-  cpu::KvDtype kv_dtype = cpu::KvDtype::F32;  // cached keys/values (scores use it too)
+  KvDtype kv_dtype = KvDtype::F32;  // cached keys/values (scores use it too)
   int64_t max_context = 0;          // 0: the model's max_position_embeddings, capped by the cache
   bool prefix_caching = true;       // share full KV blocks of identical history prefixes
   SchedulerLimits limits;
@@ -78,7 +79,7 @@ struct EngineStats {
   int64_t max_sequences, max_batch_tokens, max_context, block_size;
   int64_t running, waiting, idle, open_sequences, preemptions;
   int64_t kv_blocks_used, kv_blocks_total;
-  cpu::KvDtype kv_dtype;
+  KvDtype kv_dtype;
   int64_t steps, generated_tokens, processed_tokens;
   int64_t prefix_hit_tokens;  // history positions taken from the prefix cache instead of computed
   double busy_seconds;

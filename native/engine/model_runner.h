@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kv_dtype.h"
 #include "core/thread_pool.h"
 #include "cpu/attention.h"
 #include "cpu/sampling.h"
@@ -49,7 +50,7 @@ struct RunnerOptions {
   model::Device device = model::Device::Cpu;
   int64_t block_size = 16;   // KV positions per block
   int64_t num_blocks = 1;    // KV blocks in the cache
-  cpu::KvDtype kv_dtype = cpu::KvDtype::F32;
+  KvDtype kv_dtype = KvDtype::F32;
   int64_t max_batch_tokens = 512;  // the largest batch the engine schedules (sizes device scratch)
   int64_t max_sequences = 64;      // sequences in one batch
   int64_t max_context = 0;         // the longest sequence (score and logits size scratch for it)

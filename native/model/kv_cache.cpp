@@ -11,26 +11,26 @@
 
 namespace s3::model {
 
-const char* kv_dtype_name(cpu::KvDtype dtype) {
+const char* kv_dtype_name(KvDtype dtype) {
   switch (dtype) {
-    case cpu::KvDtype::F32:
+    case KvDtype::F32:
       return "f32";
-    case cpu::KvDtype::Bf16:
+    case KvDtype::Bf16:
       return "bf16";
-    case cpu::KvDtype::Fp8E4M3:
+    case KvDtype::Fp8E4M3:
       return "fp8";
   }
   return "?";
 }
 
-std::optional<cpu::KvDtype> parse_kv_dtype(std::string_view name) {
-  if (name == "f32") return cpu::KvDtype::F32;
-  if (name == "bf16") return cpu::KvDtype::Bf16;
-  if (name == "fp8") return cpu::KvDtype::Fp8E4M3;
+std::optional<KvDtype> parse_kv_dtype(std::string_view name) {
+  if (name == "f32") return KvDtype::F32;
+  if (name == "bf16") return KvDtype::Bf16;
+  if (name == "fp8") return KvDtype::Fp8E4M3;
   return std::nullopt;
 }
 
-KvCache::KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_blocks, cpu::KvDtype dtype)
+KvCache::KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_blocks, KvDtype dtype)
     : layers_(config.num_hidden_layers),
       kv_heads_(config.num_key_value_heads),
       head_dim_(config.head_dim),
@@ -50,13 +50,13 @@ KvCache::KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_bloc
   // Zero-filled lazily by the kernel: all-zero bits are 0.0 in f32, bf16 and fp8 alike.
   keys_ = ZeroedPages(bytes);
   values_ = ZeroedPages(bytes);
-  if (dtype_ == cpu::KvDtype::Fp8E4M3) {
+  if (dtype_ == KvDtype::Fp8E4M3) {
     assign_on_huge_pages(key_scales_, size_t(layers_ * num_blocks_ * kv_heads_ * block_size_), 1.0f);
     assign_on_huge_pages(value_scales_, key_scales_.size(), 1.0f);
   }
 }
 
-int64_t KvCache::bytes_per_block(const Qwen3Config& c, int64_t block_size, cpu::KvDtype dtype) {
+int64_t KvCache::bytes_per_block(const Qwen3Config& c, int64_t block_size, KvDtype dtype) {
   const int64_t row_bytes = c.head_dim * cpu::kv_dtype_size(dtype) + cpu::kv_row_scale_bytes(dtype);
   return c.num_hidden_layers * c.num_key_value_heads * block_size * row_bytes * 2;
 }
@@ -67,7 +67,7 @@ size_t KvCache::block_row(int64_t layer, int64_t block) const {
 
 cpu::KvPages KvCache::pages(int64_t layer) const {
   const size_t row = block_row(layer, 0), offset = row * size_t(head_dim_ * cpu::kv_dtype_size(dtype_));
-  if (dtype_ != cpu::KvDtype::Fp8E4M3) return {keys_.data() + offset, values_.data() + offset, block_size_, dtype_};
+  if (dtype_ != KvDtype::Fp8E4M3) return {keys_.data() + offset, values_.data() + offset, block_size_, dtype_};
   return {keys_.data() + offset, values_.data() + offset, block_size_, dtype_, key_scales_.data() + row,
           value_scales_.data() + row};
 }
@@ -87,15 +87,15 @@ void KvCache::store(int64_t layer, const cpu::AttentionSequence* sequences, int6
         const size_t dst = row * row_bytes;
         const size_t src = size_t((token * NKV + h) * HD);
         switch (dtype_) {
-          case cpu::KvDtype::F32:
+          case KvDtype::F32:
             std::memcpy(keys_.data() + dst, k + src, row_bytes);
             std::memcpy(values_.data() + dst, v + src, row_bytes);
             break;
-          case cpu::KvDtype::Bf16:
+          case KvDtype::Bf16:
             convert.f32_to_bf16(k + src, reinterpret_cast<uint16_t*>(keys_.data() + dst), size_t(HD));
             convert.f32_to_bf16(v + src, reinterpret_cast<uint16_t*>(values_.data() + dst), size_t(HD));
             break;
-          case cpu::KvDtype::Fp8E4M3:
+          case KvDtype::Fp8E4M3:
             key_scales_[row] = cpu::quantize_fp8_row(k + src, HD, keys_.data() + dst);
             value_scales_[row] = cpu::quantize_fp8_row(v + src, HD, values_.data() + dst);
             break;

@@ -15,30 +15,31 @@
 
 #include "core/huge_pages.h"
 
+#include "core/kv_dtype.h"
 #include "cpu/attention.h"
 #include "model/qwen3_config.h"
 
 namespace s3::model {
 
 // "f32", "bf16" or "fp8" (the names the engine's kvCacheDtype option takes).
-const char* kv_dtype_name(cpu::KvDtype dtype);
-std::optional<cpu::KvDtype> parse_kv_dtype(std::string_view name);
+const char* kv_dtype_name(KvDtype dtype);
+std::optional<KvDtype> parse_kv_dtype(std::string_view name);
 
 class KvCache {
  public:
   // num_blocks blocks of block_size positions for every layer; block_size must be a positive
   // multiple of cpu::kAttentionKeyChunk (std::invalid_argument otherwise). Zero-filled.
-  KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_blocks, cpu::KvDtype dtype = cpu::KvDtype::F32);
+  KvCache(const Qwen3Config& config, int64_t block_size, int64_t num_blocks, KvDtype dtype = KvDtype::F32);
 
   // Bytes one block takes over every layer, keys and values (fp8: row scales included).
-  static int64_t bytes_per_block(const Qwen3Config& config, int64_t block_size, cpu::KvDtype dtype);
+  static int64_t bytes_per_block(const Qwen3Config& config, int64_t block_size, KvDtype dtype);
 
   int64_t block_size() const { return block_size_; }
   int64_t num_blocks() const { return num_blocks_; }
   int64_t layers() const { return layers_; }
   int64_t kv_heads() const { return kv_heads_; }
   int64_t head_dim() const { return head_dim_; }
-  cpu::KvDtype dtype() const { return dtype_; }
+  KvDtype dtype() const { return dtype_; }
 
   // Layer `layer`'s pages, as attention reads them.
   cpu::KvPages pages(int64_t layer) const;
@@ -54,7 +55,7 @@ class KvCache {
   size_t block_row(int64_t layer, int64_t block) const;
 
   int64_t layers_, kv_heads_, head_dim_, block_size_, num_blocks_;
-  cpu::KvDtype dtype_;
+  KvDtype dtype_;
   ZeroedPages keys_, values_;  // [L × num_blocks × NKV × block_size × HD] elements of dtype_
   std::vector<float> key_scales_, value_scales_;  // fp8 only: [L × num_blocks × NKV × block_size]
 };

@@ -143,7 +143,7 @@ Napi::Value bench(const Napi::CallbackInfo& info, bool decode) {
   const int64_t sequences = options.required_integer("sequences");
   const int64_t length = options.required_integer(decode ? "context" : "tokens");
   const int repetitions = int(options.required_integer("repetitions"));
-  const cpu::KvDtype kv_dtype = kv_dtype_option(env, options.object(), "benchDecode:", cpu::KvDtype::F32);
+  const KvDtype kv_dtype = kv_dtype_option(env, options.object(), "benchDecode:", KvDtype::F32);
   return figures_object(env, guarded(env, [&] {
     return decode ? model::bench_decode(weights, sequences, length, repetitions, default_thread_pool(), kv_dtype)
                   : model::bench_prefill(weights, sequences, length, repetitions, default_thread_pool());
