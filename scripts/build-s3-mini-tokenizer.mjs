@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { buildS3MiniTokenizerJson } = await import(path.join(root, 'dist/harness/episode-corpus.js'));
+const { buildS3MiniTokenizerJson } = await import(path.join(root, 'dist/tools/s3-mini-corpus.js'));
 const json = await buildS3MiniTokenizerJson();
 const target = path.join(root, 'assets/s3-mini/tokenizer.json');
 fs.mkdirSync(path.dirname(target), { recursive: true });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
-import { buildS3MiniTokenizerJson } from '../../src/harness/episode-corpus.js';
+import { buildS3MiniTokenizerJson } from '../../src/tools/s3-mini-corpus.js';
 import { builtinTokenizerPath, loadBuiltinTokenizer, S3_MINI_VOCAB_SIZE } from '../../src/model/s3-mini-tokenizer.js';
 import { numberToWords } from '../../src/tasks/index.js';
 

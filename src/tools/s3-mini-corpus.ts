@@ -2,6 +2,8 @@
 // reasoning lines, tool calls, observations, notifications, messages, final answers) of scripted
 // episodes of both tasks on their training splits, with and without messaging, plus every number
 // word. It is what a model on this harness reads and writes, so frequent pieces become single tokens.
+// A build tool (scripts/build-s3-mini-tokenizer.mjs and its test use it; nothing in the product does),
+// in tools/ because it runs the harness, which the model layer that ships the tokenizer sits below.
 import { fileURLToPath } from 'node:url';
 import { Tokenizer, trainByteLevelBpe } from '../model/tokenizer/index.js';
 import { S3_MINI_VOCAB_SIZE } from '../model/s3-mini-tokenizer.js';
@@ -13,7 +15,7 @@ import { aggregatorScript } from '../tasks/aggregation/demonstrator.js';
 import { explorerScript } from '../tasks/exploration/demonstrator.js';
 import { ScriptedPolicy } from '../policy/scripted/scripted-policy.js';
 import type { Script } from '../policy/scripted/scripted-policy.js';
-import { runEpisode } from './run-episode.js';
+import { runEpisode } from '../harness/run-episode.js';
 
 /** Which episodes the corpus holds; the defaults are what assets/s3-mini/tokenizer.json was built from. */
 export interface EpisodeCorpusOptions {
