@@ -50,6 +50,9 @@ export interface Comparison {
   /** The message ablation each side was evaluated under (`swarm eval --messages`), null for the intact channel. */
   readonly aMessages: string | null;
   readonly bMessages: string | null;
+  /** Whether each side ran with Qwen3's thinking mode on (false: `swarm eval --no-thinking`). */
+  readonly aThinking: boolean;
+  readonly bThinking: boolean;
   /** Team size N. */
   readonly n: number;
   /** The metric compared. */
@@ -211,6 +214,8 @@ export function compareEvaluations(options: CompareOptions): Comparison[] {
         b: spec.b,
         aMessages: a.summary.messages ?? null,
         bMessages: b.summary.messages ?? null,
+        aThinking: a.summary.thinking !== false,
+        bThinking: b.summary.thinking !== false,
         n: spec.n,
         metric: spec.metric,
         pairs: result.pairs,

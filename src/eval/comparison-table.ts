@@ -69,9 +69,10 @@ export function formatPValue(p: number): string {
   return p < 0.001 ? p.toExponential(1) : p.toFixed(4);
 }
 
-/** An evaluation's label with its message ablation, if any: "eval/drop [messages drop]". */
-function withAblation(label: string, messages: string | null): string {
-  return messages === null ? label : `${label} [messages ${messages}]`;
+/** An evaluation's label with its message ablation and thinking mode off, if so: "eval/drop [messages drop, no thinking]". */
+function withAblation(label: string, messages: string | null, thinking: boolean): string {
+  const notes = [...(messages === null ? [] : [`messages ${messages}`]), ...(thinking ? [] : ['no thinking'])];
+  return notes.length === 0 ? label : `${label} [${notes.join(', ')}]`;
 }
 
 /** The formatted cells of one comparison (success effects in percentage points). */
@@ -81,7 +82,7 @@ export function comparisonCells(comparison: Comparison): ComparisonCells {
   const significant = (p: number): string => (p < SIGNIFICANCE_LEVEL ? 'Yes' : 'No');
   return {
     family: comparison.family,
-    contrast: `${withAblation(comparison.a, comparison.aMessages)} vs. ${withAblation(comparison.b, comparison.bMessages)}`,
+    contrast: `${withAblation(comparison.a, comparison.aMessages, comparison.aThinking)} vs. ${withAblation(comparison.b, comparison.bMessages, comparison.bThinking)}`,
     n: String(comparison.n),
     metric: info.percent ? `${info.label} (pp)` : info.label,
     effect: `${formatStatistic(comparison.meanDiff * scale)} ± ${formatStatistic(comparison.se * scale)}`,
@@ -104,6 +105,8 @@ export function comparisonsJson(comparisons: readonly Comparison[]): { compariso
       b: c.b,
       aMessages: c.aMessages,
       bMessages: c.bMessages,
+      aThinking: c.aThinking,
+      bThinking: c.bThinking,
       n: c.n,
       metric: c.metric,
       pairs: c.pairs,

@@ -70,6 +70,10 @@ describe('swarm eval --policy scripted', () => {
     const mixed = run([...args.slice(0, -1), off]);
     expect(mixed.status).toBe(1);
     expect(mixed.stderr).toMatch(/holds an evaluation with thinking false, but this run asks for true/);
+    // swarm compare names the mode.
+    expect(run(['compare', out, off]).stdout).toMatch(/\[no thinking\]/);
+    const compared = JSON.parse(run(['compare', out, off, '--json']).stdout) as { comparisons: { aThinking: boolean; bThinking: boolean }[] };
+    expect(compared.comparisons[0]).toMatchObject({ aThinking: true, bThinking: false });
   });
 
   it('resumes in the same directory without redoing finished episodes', () => {
