@@ -129,12 +129,60 @@ const plannerScript = {
   },
 };
 
+/** The whole numbers a text states (digits only), as a set. */
+const numbersIn = (text) => new Set((text.match(/\d+/g) ?? []).map(Number));
+
+/**
+ * The task's own metrics (Task.metrics), measured by `swarm eval` on every episode's EpisodeView and
+ * reported per team size beside the task-independent ones.
+ */
+const metrics = [
+  {
+    name: 'agentAccuracy',
+    label: 'Agents naming the hour',
+    range: 'fraction',
+    percent: true,
+    measure: (episode) => episode.agentSuccess.filter(Boolean).length / episode.agentSuccess.length,
+  },
+  {
+    name: 'calendarsSharedShare',
+    label: 'Calendars shared',
+    range: 'fraction',
+    messagingOnly: true,
+    // Share of agents who sent some message stating every one of their free hours; undefined alone.
+    measure: (episode, problem) => {
+      const n = episode.agentNames.length;
+      if (n < 2) return null;
+      const shared = episode.agentNames.filter((name, i) =>
+        episode.messages.some((message) => message.from === name && problem.calendars[i].every((hour) => numbersIn(message.text).has(hour))),
+      );
+      return shared.length / n;
+    },
+  },
+  {
+    name: 'heardEveryoneShare',
+    label: 'Heard every teammate',
+    range: 'fraction',
+    messagingOnly: true,
+    // Share of agents who read at least one message from each of their teammates; undefined alone.
+    measure: (episode) => {
+      const n = episode.agentNames.length;
+      if (n < 2) return null;
+      const heard = episode.agentNames.filter((name) =>
+        episode.agentNames.every((other) => other === name || episode.messages.some((m) => m.from === other && m.reads.some((read) => read.agent === name))),
+      );
+      return heard.length / n;
+    },
+  },
+];
+
 /** The task. */
 export default {
   name: 'meeting-hour',
   title: 'Meeting hour (example task)',
   // Ours: calendars are short, so small allowances suffice; evaluation samples at 1.0 as for aggregation.
   defaults: { workAllowance: 1024, finalAllowance: 64, contextLimit: 8192, evaluationTemperature: 1.0 },
+  metrics,
   demonstrator: { script: plannerScript, description: 'scripted planners: broadcast their free hours once, answer the common hour when every teammate is heard' },
   async loadProblems({ split }) {
     if (!(split in SPLIT_SIZES)) throw new Error(`meeting-hour: unknown split ${JSON.stringify(split)}`);

@@ -6,7 +6,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
-import { METRIC_NAMES, type MetricName } from './summary.js';
+import { METRIC_NAMES, TASK_METRIC_PREFIX, type ComparedMetric } from './summary.js';
 
 /** One paired contrast: the effect is a − b on one metric at one team size. */
 export interface ComparisonSpec {
@@ -17,7 +17,7 @@ export interface ComparisonSpec {
   /** Team size N. */
   readonly n: number;
   /** The metric compared. */
-  readonly metric: MetricName;
+  readonly metric: ComparedMetric;
 }
 
 /** A Bonferroni family: its contrasts are corrected together. */
@@ -85,10 +85,11 @@ export function parseCompareConfig(options: ParseCompareConfigOptions): CompareC
       const n = comparison.n;
       if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) fail(file, `${cat}.n`, n, 'a team size, a positive integer');
       const metric = comparison.metric;
-      if (typeof metric !== 'string' || !(METRIC_NAMES as readonly string[]).includes(metric)) {
-        fail(file, `${cat}.metric`, metric, `one of ${METRIC_NAMES.join(', ')}`);
+      const taskMetric = typeof metric === 'string' && metric.startsWith(TASK_METRIC_PREFIX) && /^[a-z][A-Za-z0-9]*$/.test(metric.slice(TASK_METRIC_PREFIX.length));
+      if (typeof metric !== 'string' || !(taskMetric || (METRIC_NAMES as readonly string[]).includes(metric))) {
+        fail(file, `${cat}.metric`, metric, `one of ${METRIC_NAMES.join(', ')}, or ${TASK_METRIC_PREFIX}NAME for a task's own metric`);
       }
-      return { a, b, n, metric: metric as MetricName };
+      return { a, b, n, metric: metric as ComparedMetric };
     });
     if (family.size !== undefined && (typeof family.size !== 'number' || !Number.isSafeInteger(family.size) || family.size < comparisons.length)) {
       fail(file, `${at}.size`, family.size, `an integer ≥ the ${comparisons.length} comparisons listed`);

@@ -3,7 +3,8 @@
 // Bonferroni correction within the contrast's family. Evaluations must share task, problems and seeds.
 //
 // The default config (no --config) compares every pair of the given evaluations, in the order given, at
-// every team size both have, on success, token efficiency and (exploration) room overlap, leaving out a
+// every team size both have, on success, token efficiency, (exploration) room overlap and the task's
+// own metrics both declare (Task.metrics, "task.NAME"), leaving out a
 // contrast only where fewer than two seeds define the metric in both (e.g. room overlap when no agent
 // moved). Families are one per (metric, N): the paper's families split by metric and team size, and
 // "tests at different team sizes are pointwise". An explicit config is run as written: a contrast that
@@ -13,7 +14,7 @@ import { ConfigError } from '../errors.js';
 import type { CompareConfig, ComparisonFamily, ComparisonSpec } from './compare-config.js';
 import { correctWithinFamilies } from './statistics/bonferroni.js';
 import { pairedTTest } from './statistics/paired-t-test.js';
-import { isExplorationTask, summarySizes, type MetricName, type Summary } from './summary.js';
+import { comparedMetricInfo, isExplorationTask, metricAt, summarySizes, TASK_METRIC_PREFIX, type ComparedMetric, type MetricInfo, type MetricName, type Summary } from './summary.js';
 
 /** A loaded summary and the label comparisons use for it (typically its directory). */
 export interface Evaluation {
@@ -55,8 +56,10 @@ export interface Comparison {
   readonly bThinking: boolean;
   /** Team size N. */
   readonly n: number;
-  /** The metric compared. */
-  readonly metric: MetricName;
+  /** The metric compared (a task's own as "task.NAME"). */
+  readonly metric: ComparedMetric;
+  /** How the metric is named and shown (not in the JSON output: `metric` names it). */
+  readonly metricInfo: MetricInfo;
   /** Seeds where both values are defined (the pairs tested). */
   readonly pairs: number;
   /** Mean of a − b over the pairs. */
@@ -82,6 +85,13 @@ export function defaultComparisonMetrics(task: string): MetricName[] {
   return isExplorationTask(task) ? ['success', 'tokenEfficiency', 'roomOverlap'] : ['success', 'tokenEfficiency'];
 }
 
+/** The task's own metrics (Task.metrics) both summaries declare, as compared metrics. */
+function sharedTaskMetrics(a: Summary, b: Summary): ComparedMetric[] {
+  return Object.keys(a.taskMetrics ?? {})
+    .filter((name) => b.taskMetrics?.[name] !== undefined)
+    .map((name): ComparedMetric => `${TASK_METRIC_PREFIX}${name}`);
+}
+
 /** Every pair of evaluations (in the order given) × every common team size × the main metrics, one family per (metric, N). */
 export function defaultCompareConfig(evaluations: readonly Evaluation[]): CompareConfig {
   if (evaluations.length < 2) {
@@ -100,7 +110,7 @@ export function defaultCompareConfig(evaluations: readonly Evaluation[]): Compar
           `Cannot compare "${a.label}" with "${b.label}": no common team size (${a.label}: ${summarySizes(a.summary).join(', ')}; ${b.label}: ${[...bSizes].join(', ')}).`,
         );
       }
-      for (const metric of defaultComparisonMetrics(a.summary.task)) {
+      for (const metric of [...defaultComparisonMetrics(a.summary.task), ...sharedTaskMetrics(a.summary, b.summary)]) {
         for (const n of common) {
           if (definedPairs({ a, b, n, metric }) < 2) continue;
           const name = `${metric} N=${n}`;
@@ -147,14 +157,14 @@ interface EvaluationContrast {
   readonly a: Evaluation;
   readonly b: Evaluation;
   readonly n: number;
-  readonly metric: MetricName;
+  readonly metric: ComparedMetric;
 }
 
 // Per-seed values of both sides where both are defined (a side without the metric at N has none).
 function definedValues(contrast: EvaluationContrast): { first: number[]; second: number[] } {
   const key = String(contrast.n);
-  const valuesA = contrast.a.summary.sizes[key]?.[contrast.metric]?.perSeed ?? [];
-  const valuesB = contrast.b.summary.sizes[key]?.[contrast.metric]?.perSeed ?? [];
+  const valuesA = metricAt(contrast.a.summary.sizes[key], contrast.metric)?.perSeed ?? [];
+  const valuesB = metricAt(contrast.b.summary.sizes[key], contrast.metric)?.perSeed ?? [];
   const first: number[] = [];
   const second: number[] = [];
   valuesA.forEach((value, index) => {
@@ -179,7 +189,7 @@ function pairedValues(contrast: EvaluationContrast): { first: number[]; second: 
     if (size === undefined) {
       throw new ConfigError(`"${evaluation.label}" has no results at N=${n} (sizes: ${summarySizes(evaluation.summary).join(', ')}).`);
     }
-    if (size[metric] === undefined) throw new ConfigError(`"${evaluation.label}" has no metric "${metric}" at N=${n}.`);
+    if (metricAt(size, metric) === undefined) throw new ConfigError(`"${evaluation.label}" has no metric "${metric}" at N=${n}.`);
   }
   const values = definedValues(contrast);
   if (values.first.length < 2) {
@@ -218,6 +228,7 @@ export function compareEvaluations(options: CompareOptions): Comparison[] {
         bThinking: b.summary.thinking !== false,
         n: spec.n,
         metric: spec.metric,
+        metricInfo: comparedMetricInfo(a.summary, spec.metric) as MetricInfo,
         pairs: result.pairs,
         meanDiff: result.meanDiff,
         se: result.se,

@@ -4,13 +4,12 @@
 // cells.
 
 import type { Comparison } from './compare.js';
-import { METRIC_INFO } from './summary.js';
 
 /** Significance level of the Before/After columns. */
 export const SIGNIFICANCE_LEVEL = 0.05;
 
 /** One comparison as JSON: every number finite or null (NaN and ±Infinity cannot be written in JSON). */
-export type ComparisonJson = { readonly [K in keyof Comparison]: Comparison[K] extends number ? number | null : Comparison[K] };
+export type ComparisonJson = { readonly [K in Exclude<keyof Comparison, 'metricInfo'>]: Comparison[K] extends number ? number | null : Comparison[K] };
 
 /** The cells of one table row, already formatted. */
 export interface ComparisonCells {
@@ -77,7 +76,7 @@ function withAblation(label: string, messages: string | null, thinking: boolean)
 
 /** The formatted cells of one comparison (success effects in percentage points). */
 export function comparisonCells(comparison: Comparison): ComparisonCells {
-  const info = METRIC_INFO[comparison.metric];
+  const info = comparison.metricInfo;
   const scale = info.percent ? 100 : 1;
   const significant = (p: number): string => (p < SIGNIFICANCE_LEVEL ? 'Yes' : 'No');
   return {

@@ -14,6 +14,7 @@ import {
   REQUIRED_METRICS,
   STRUCTURE_CLASSES,
   SUMMARY_SCHEMA_VERSION,
+  type MetricInfo,
   type MetricName,
   type MetricRange,
   type MetricSummary,
@@ -40,11 +41,12 @@ const TOP_LEVEL_FIELDS = [
   'temperature',
   'messages',
   'thinking',
+  'taskMetrics',
   'createdAt',
   'packageVersion',
   'sizes',
 ];
-const SIZE_GROUPS = ['structures', 'successByExitDoor'];
+const SIZE_GROUPS = ['structures', 'successByExitDoor', 'taskMetrics'];
 // Relative tolerance of the recomputed mean and SE (written values may be rounded by hand-made files).
 const CONSISTENCY_TOLERANCE = 1e-6;
 
@@ -88,7 +90,7 @@ class SummaryChecker {
     return value;
   }
 
-  metric(value: unknown, field: string, range: MetricRange, seedCount: number): MetricSummary {
+  metric(value: unknown, field: string, range: MetricRange | null, seedCount: number): MetricSummary {
     const fields = this.object(value, field, ['mean', 'se', 'count', 'perSeed']);
     const perSeed = fields.perSeed;
     if (!Array.isArray(perSeed) || perSeed.length !== seedCount) {
@@ -111,7 +113,7 @@ class SummaryChecker {
     if (!ok) this.fail(field, value, `${expected} (${what})`);
   }
 
-  size(value: unknown, field: string, task: string, seedCount: number): SizeSummary {
+  size(value: unknown, field: string, task: string, seedCount: number, declared: Readonly<Record<string, MetricInfo>>): SizeSummary {
     const fields = this.object(value, field, [...METRIC_NAMES, ...SIZE_GROUPS]);
     const required: readonly MetricName[] = isExplorationTask(task) ? [...REQUIRED_METRICS, ...EXPLORATION_METRICS] : REQUIRED_METRICS;
     const size: Record<string, unknown> = {};
@@ -140,7 +142,33 @@ class SummaryChecker {
       }
       size.successByExitDoor = checked;
     }
+    if (fields.taskMetrics !== undefined) {
+      const ownField = join(field, 'taskMetrics');
+      const own = this.object(fields.taskMetrics, ownField, null);
+      const checked: Record<string, MetricSummary> = {};
+      for (const name of Object.keys(own)) {
+        const info = declared[name];
+        if (info === undefined) this.fail(`${ownField} key ${JSON.stringify(name)}`, name, `a task metric declared in the top-level taskMetrics (${Object.keys(declared).join(', ') || 'none declared'})`);
+        checked[name] = this.metric(own[name], join(ownField, name), info.range, seedCount);
+      }
+      size.taskMetrics = checked;
+    }
     return size as SizeSummary;
+  }
+
+  taskMetricInfo(value: unknown): Record<string, MetricInfo> {
+    const declared = this.object(value, 'taskMetrics', null);
+    const infos: Record<string, MetricInfo> = {};
+    for (const name of Object.keys(declared)) {
+      const field = join('taskMetrics', name);
+      if (!/^[a-z][A-Za-z0-9]*$/.test(name)) this.fail(`taskMetrics key ${JSON.stringify(name)}`, name, 'a camelCase metric name');
+      const info = this.object(declared[name], field, ['label', 'range', 'percent']);
+      const label = this.string(info.label, `${field}.label`);
+      if (info.range !== 'fraction' && info.range !== 'nonNegative') this.fail(`${field}.range`, info.range, '"fraction" or "nonNegative"');
+      if (typeof info.percent !== 'boolean' || (info.percent && info.range !== 'fraction')) this.fail(`${field}.percent`, info.percent, 'a boolean, true only for a fraction');
+      infos[name] = { label, range: info.range, percent: info.percent };
+    }
+    return infos;
   }
 
   summary(value: unknown): Summary {
@@ -186,6 +214,7 @@ class SummaryChecker {
       }
     }
     if (fields.thinking !== undefined && fields.thinking !== false) this.fail('thinking', fields.thinking, 'false (thinking mode off), or absent when on');
+    const taskMetrics = fields.taskMetrics === undefined ? undefined : this.taskMetricInfo(fields.taskMetrics);
     const createdAt = this.string(fields.createdAt, 'createdAt');
     if (Number.isNaN(Date.parse(createdAt))) this.fail('createdAt', createdAt, 'an ISO 8601 time, e.g. "2025-01-31T12:00:00.000Z"');
     const packageVersion = this.string(fields.packageVersion, 'packageVersion');
@@ -195,7 +224,7 @@ class SummaryChecker {
     const sizes: Record<string, SizeSummary> = {};
     for (const key of Object.keys(sizeFields)) {
       if (!/^[1-9]\d*$/.test(key)) this.fail(`sizes key ${JSON.stringify(key)}`, key, 'a team size written as a positive integer, e.g. "4"');
-      sizes[key] = this.size(sizeFields[key], join('sizes', key), task, seeds.length);
+      sizes[key] = this.size(sizeFields[key], join('sizes', key), task, seeds.length, taskMetrics ?? {});
     }
 
     return {
@@ -209,6 +238,7 @@ class SummaryChecker {
       temperature,
       ...(messages === undefined ? {} : { messages }),
       ...(fields.thinking === false ? { thinking: false as const } : {}),
+      ...(taskMetrics === undefined ? {} : { taskMetrics }),
       createdAt,
       packageVersion,
       sizes,

@@ -3,7 +3,7 @@
 // reader's description of the same format; summary-validation.ts checks files against it.
 
 import { taskFamily } from '../tasks/index.js';
-import type { Split } from '../tasks/task.js';
+import type { Split, TaskMetric } from '../tasks/task.js';
 
 /** The version written into every summary.json; readers refuse other versions. */
 export const SUMMARY_SCHEMA_VERSION = 1;
@@ -110,6 +110,8 @@ export type SizeSummary = { readonly [M in RequiredMetric]: MetricSummary } & {
   readonly structures?: Readonly<Record<StructureClass, MetricSummary>>;
   /** Success among problems whose exit is behind door k ("0", "1", ...) at the first fork (exploration). */
   readonly successByExitDoor?: Readonly<Record<string, MetricSummary>>;
+  /** The task's own metrics (Task.metrics), by name. */
+  readonly taskMetrics?: Readonly<Record<string, MetricSummary>>;
 };
 
 /** The policy a summary evaluated. */
@@ -162,12 +164,38 @@ export interface Summary {
   readonly messages?: string;
   /** false: Qwen3's thinking mode off (`swarm eval --no-thinking`); absent when on. */
   readonly thinking?: false;
+  /** How the task's own metrics (Task.metrics; each size's `taskMetrics`) are named, bounded and shown; absent for a task without any. */
+  readonly taskMetrics?: Readonly<Record<string, MetricInfo>>;
   /** When the summary was written (ISO 8601). */
   readonly createdAt: string;
   /** The s3-swarm package version that wrote it. */
   readonly packageVersion: string;
   /** Results by team size N (keys are decimal integers, e.g. "4"). */
   readonly sizes: Readonly<Record<string, SizeSummary>>;
+}
+
+/** A metric a comparison may test: a plain metric, or one of the task's own as "task.NAME". */
+export type ComparedMetric = MetricName | `task.${string}`;
+
+/** The prefix naming a task's own metric in comparisons ("task.agentAccuracy"). */
+export const TASK_METRIC_PREFIX = 'task.';
+
+/** A compared metric's summary at one size, or undefined where the size has none. */
+export function metricAt(size: SizeSummary | undefined, metric: ComparedMetric): MetricSummary | undefined {
+  if (size === undefined) return undefined;
+  return metric.startsWith(TASK_METRIC_PREFIX) ? size.taskMetrics?.[metric.slice(TASK_METRIC_PREFIX.length)] : size[metric as MetricName];
+}
+
+/** How a compared metric is shown: METRIC_INFO, or the summary's declaration of a task metric; undefined when the summary declares no such metric. */
+export function comparedMetricInfo(summary: Summary, metric: ComparedMetric): MetricInfo | undefined {
+  if (!metric.startsWith(TASK_METRIC_PREFIX)) return Object.hasOwn(METRIC_INFO, metric) ? METRIC_INFO[metric as MetricName] : undefined;
+  return summary.taskMetrics?.[metric.slice(TASK_METRIC_PREFIX.length)];
+}
+
+/** The MetricInfo a summary records for each of a task's own metrics; undefined for a task without any. */
+export function taskMetricInfo(metrics: readonly TaskMetric[] | undefined): Record<string, MetricInfo> | undefined {
+  if (metrics === undefined || metrics.length === 0) return undefined;
+  return Object.fromEntries(metrics.map((metric) => [metric.name, { label: metric.label, range: metric.range, percent: metric.percent === true }]));
 }
 
 /** Whether a task is measured as the paper's exploration (Task.family; its summaries require roomOverlap). */

@@ -82,7 +82,10 @@ export type {
   TaskEpisode,
   TaskFamily,
   TaskEvent,
+  TaskMetric,
   TaskProblem,
+  EpisodeView,
+  EpisodeViewMessage,
   ToolCallRequest,
   ToolResult,
 } from './task.js';

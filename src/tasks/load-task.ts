@@ -16,9 +16,32 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+type Fail = (field: string, expected: string, got: unknown) => never;
+
+/** Checks Task.metrics: names unique and camelCase, a label, a range, a measure function. */
+function checkMetrics(metrics: unknown, fail: Fail): void {
+  if (!Array.isArray(metrics)) fail('metrics', 'an array of TaskMetric {name, label, range, measure}', metrics);
+  const names = new Set<string>();
+  (metrics as unknown[]).forEach((value, index) => {
+    const at = `metrics[${index}]`;
+    if (!isRecord(value)) fail(at, 'a TaskMetric {name, label, range, measure}', value);
+    const metric = value as Record<string, unknown>;
+    if (typeof metric.name !== 'string' || !/^[a-z][A-Za-z0-9]*$/.test(metric.name)) fail(`${at}.name`, 'a camelCase name of letters and digits', metric.name);
+    if (names.has(metric.name as string)) fail(`${at}.name`, 'a name no earlier metric of the task has', metric.name);
+    names.add(metric.name as string);
+    if (typeof metric.label !== 'string' || metric.label === '') fail(`${at}.label`, 'a non-empty string', metric.label);
+    if (metric.range !== 'fraction' && metric.range !== 'nonNegative') fail(`${at}.range`, "'fraction' or 'nonNegative'", metric.range);
+    if (metric.percent !== undefined && metric.percent !== false && !(metric.percent === true && metric.range === 'fraction')) {
+      fail(`${at}.percent`, "true (only for range 'fraction'), false or absent", metric.percent);
+    }
+    if (metric.messagingOnly !== undefined && typeof metric.messagingOnly !== 'boolean') fail(`${at}.messagingOnly`, 'a boolean or absent', metric.messagingOnly);
+    if (typeof metric.measure !== 'function') fail(`${at}.measure`, 'a function (episode, problem) => number | null', metric.measure);
+  });
+}
+
 /** Checks that `value` has every field a Task needs; throws ConfigError naming `origin` and the field. */
 export function checkTask(value: unknown, origin: string, builtinNames: readonly string[]): Task {
-  const fail = (field: string, expected: string, got: unknown): never => {
+  const fail: Fail = (field, expected, got) => {
     const shown = typeof got === 'function' ? 'a function' : JSON.stringify(got) ?? String(got);
     throw new ConfigError(`${origin}: ${field} must be ${expected}, got ${shown}.`);
   };
@@ -39,6 +62,7 @@ export function checkTask(value: unknown, origin: string, builtinNames: readonly
     if (typeof task[method] !== 'function') fail(method, 'a function', task[method]);
   }
   if (task.family !== undefined && task.family !== 'aggregation' && task.family !== 'exploration') fail('family', "'aggregation' or 'exploration' (the paper's metrics to compute), or absent", task.family);
+  if (task.metrics !== undefined) checkMetrics(task.metrics, fail);
   if (task.demonstrator !== undefined) {
     if (!isRecord(task.demonstrator)) fail('demonstrator', 'an object {script, description}', task.demonstrator);
     const demonstrator = task.demonstrator as Record<string, unknown>;

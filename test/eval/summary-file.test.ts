@@ -117,6 +117,27 @@ describe('validateSummary', () => {
     expectFormatError(text, /sizes\["2"\]\.tokens\.perSeed\[1\] is "16000"; expected a number ≥ 0/);
   });
 
+  it("reads a task's own metrics as declared at the top, and refuses undeclared or out-of-range ones", async () => {
+    const withOwn = async (): Promise<Record<string, any>> => {
+      const value = await fixtureValue();
+      value.taskMetrics = { agentAccuracy: { label: 'Agents right', range: 'fraction', percent: true } };
+      value.sizes['1'].taskMetrics = { agentAccuracy: structuredClone(value.sizes['1'].success) };
+      return value;
+    };
+    const read = validateSummary({ value: await withOwn(), file: 'runs/ev/summary.json' });
+    expect(read.taskMetrics).toEqual({ agentAccuracy: { label: 'Agents right', range: 'fraction', percent: true } });
+    expect(read.sizes['1'].taskMetrics?.agentAccuracy.perSeed).toEqual(read.sizes['1'].success.perSeed);
+    const undeclared = await withOwn();
+    undeclared.sizes['1'].taskMetrics.heard = undeclared.sizes['1'].success;
+    expectFormatError(undeclared, /sizes\["1"\]\.taskMetrics key "heard" is "heard"; expected a task metric declared in the top-level taskMetrics \(agentAccuracy\)/);
+    const range = await withOwn();
+    range.sizes['1'].taskMetrics.agentAccuracy = { mean: 2, se: null, count: 1, perSeed: [2, null, null] };
+    expectFormatError(range, /sizes\["1"\]\.taskMetrics\.agentAccuracy\.perSeed\[0\] is 2; expected a number in \[0, 1\]/);
+    const percent = await withOwn();
+    percent.taskMetrics.agentAccuracy.range = 'nonNegative';
+    expectFormatError(percent, /taskMetrics\.agentAccuracy\.percent is true; expected a boolean, true only for a fraction/);
+  });
+
   it('checks seeds, problems, team size keys and structure classes', async () => {
     const seeds = { ...(await fixtureValue()), seeds: [11, 11, 13] };
     expectFormatError(seeds, /field seeds is \[11,11,13\]; expected distinct seeds/);

@@ -1,11 +1,13 @@
 // A user's task as a module (examples/tasks/meeting-hour.mjs, docs/tasks.md's worked example), loaded
 // the way `--task ./file.mjs` loads it: registered under its name, its scripted planners solving every
 // team with messaging and not without it, through runEpisode, `swarm run`, `swarm eval` and a short
-// `swarm train`; malformed modules refused with the file and the field.
+// `swarm train`; its own metrics (Task.metrics) in episodes, summaries, compare and the report;
+// malformed modules and out-of-range metric values refused with the file and the field.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { runEpisode } from '../../src/harness/index.js';
@@ -61,6 +63,16 @@ describe('a task module', () => {
     await expect(loadTask(write('badfamily.mjs', "export default { name: 'z-task', title: 'Z', family: 'sorting', defaults: { workAllowance: 8, finalAllowance: 1, contextLimit: 64, evaluationTemperature: 1 }, loadProblems() {}, createEpisode() {} };\n"))).rejects.toThrow(
       /family must be 'aggregation' or 'exploration'/,
     );
+    const minimal = "name: 'm-task', title: 'M', defaults: { workAllowance: 8, finalAllowance: 1, contextLimit: 64, evaluationTemperature: 1 }, loadProblems() {}, createEpisode() {}";
+    await expect(loadTask(write('badmetric.mjs', `export default { ${minimal}, metrics: [{ name: 'Bad-Name', label: 'B', range: 'fraction', measure() {} }] };\n`))).rejects.toThrow(
+      /metrics\[0\]\.name must be a camelCase name of letters and digits, got "Bad-Name"/,
+    );
+    await expect(loadTask(write('twometrics.mjs', `export default { ${minimal}, metrics: [{ name: 'a', label: 'A', range: 'fraction', measure() {} }, { name: 'a', label: 'A', range: 'fraction', measure() {} }] };\n`))).rejects.toThrow(
+      /metrics\[1\]\.name must be a name no earlier metric of the task has/,
+    );
+    await expect(loadTask(write('percent.mjs', `export default { ${minimal}, metrics: [{ name: 'count', label: 'C', range: 'nonNegative', percent: true, measure() {} }] };\n`))).rejects.toThrow(
+      /metrics\[0\]\.percent must be true \(only for range 'fraction'\), false or absent, got true/,
+    );
     await expect(loadTask(path.join(dir, 'missing.mjs'))).rejects.toThrow(ConfigError);
     await expect(loadTask('no-such-task')).rejects.toThrow(/Unknown task "no-such-task"; expected one of: aggregation, .* or a task module's path/);
   });
@@ -79,10 +91,52 @@ describe('a task module on the command line', () => {
     expect(summary.task).toBe('meeting-hour');
     expect(summary.sizes['3'].success.mean).toBe(1);
     expect(summary.policy.description).toMatch(/scripted planners/);
-    // No paper family: the task-independent metrics only.
+    // No paper family: the task-independent metrics and the task's own only.
     expect(summary.sizes['3']).toHaveProperty('reciprocity');
     expect(summary.sizes['3']).not.toHaveProperty('structures');
     expect(summary.sizes['3']).not.toHaveProperty('roomOverlap');
+    expect(Object.keys(summary.taskMetrics)).toEqual(['agentAccuracy', 'calendarsSharedShare', 'heardEveryoneShare']);
+    expect(summary.taskMetrics.agentAccuracy).toEqual({ label: 'Agents naming the hour', range: 'fraction', percent: true });
+    // The planners share their calendars, read every teammate and all answer correctly with messaging.
+    for (const name of ['agentAccuracy', 'calendarsSharedShare', 'heardEveryoneShare']) expect(summary.sizes['3'].taskMetrics[name].perSeed, name).toEqual([1, 1]);
+    // Alone, sharing and hearing are undefined.
+    expect(summary.sizes['1'].taskMetrics.calendarsSharedShare.perSeed).toEqual([null, null]);
+    expect(evaluation.stdout).toMatch(/Agents naming the hour %.*Calendars shared.*Heard every teammate/);
+    const episode = JSON.parse(fs.readFileSync(path.join(out, 'episodes.jsonl'), 'utf8').split('\n')[0]);
+    expect(Object.keys(episode.taskMetrics)).toEqual(['agentAccuracy', 'calendarsSharedShare', 'heardEveryoneShare']);
+
+    // Without messaging: fewer agents name the hour, the messaging-only metrics are left out; compare tests the task's metric too.
+    const noComm = tmp();
+    expect(cli(['eval', '--policy', 'scripted', '--task', './examples/tasks/meeting-hour.mjs', '--sizes', '1,3', '--seeds', '2', '--problems', '4', '--no-comm', '--out', noComm]).status).toBe(0);
+    const silent = JSON.parse(fs.readFileSync(path.join(noComm, 'summary.json'), 'utf8'));
+    expect(Object.keys(silent.sizes['3'].taskMetrics)).toEqual(['agentAccuracy']);
+    expect(silent.sizes['3'].taskMetrics.agentAccuracy.mean).toBeLessThan(0.75);
+    const compare = cli(['compare', out, noComm, '--json']);
+    expect(compare.status).toBe(0);
+    const contrasts = JSON.parse(compare.stdout).comparisons.filter((c: { metric: string; n: number }) => c.metric === 'task.agentAccuracy' && c.n === 3);
+    expect(contrasts).toHaveLength(1);
+    expect(contrasts[0].meanDiff).toBeGreaterThan(0.25);
+    expect(cli(['compare', out, noComm]).stdout).toMatch(/Agents naming the hour \(pp\)/);
+
+    // The report plots the task's own metrics.
+    const report = cli(['report', out]);
+    expect(report.status).toBe(0);
+    const html = fs.readFileSync(path.join(out, 'report.html'), 'utf8');
+    expect(html).toContain('data-plot="meeting-hour-task-agentAccuracy"');
+    expect(html).toContain('data-plot="meeting-hour-task-heardEveryoneShare"');
+  });
+
+  it("refuses a task metric's value outside its range, naming the task, the metric and the problem", () => {
+    const dir = tmp();
+    const file = path.join(dir, 'wide.mjs');
+    fs.writeFileSync(
+      file,
+      `import base from ${JSON.stringify(pathToFileURL(example).href)};\n` +
+        "export default { ...base, name: 'wide-hour', metrics: [{ name: 'double', label: 'Twice', range: 'fraction', measure: () => 2 }] };\n",
+    );
+    const result = cli(['eval', '--policy', 'scripted', '--task', file, '--sizes', '2', '--seeds', '1', '--problems', '1', '--out', path.join(dir, 'ev')]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/task "wide-hour" metric "double" on problem meeting-hour\/eval\/0000 returned 2; expected a number in \[0, 1\] or null/);
   });
 
   it('trains with swarm train --set task=FILE: SFT on its demonstrations, then RL, recording the absolute path', () => {

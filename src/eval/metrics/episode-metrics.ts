@@ -5,9 +5,10 @@
 
 import { ConfigError } from '../../errors.js';
 import type { EpisodeTrace } from '../../harness/trace.js';
-import { inspectTree, type ExplorationTree, type TaskProblem } from '../../tasks/index.js';
+import { findTask, inspectTree, type ExplorationTree, type TaskMetric, type TaskProblem } from '../../tasks/index.js';
 import { isAggregationTask, isExplorationTask, type StructureClass } from '../summary.js';
 import { communicationStructureOf } from './communication-structure.js';
+import { episodeViewOf } from './episode-view.js';
 import { claimCountsOf } from './explorer-claims.js';
 import { gini, messageCountsOf } from './message-counts.js';
 import { centralization, messageGraphOf, reciprocity, weightedReciprocity } from './message-graph.js';
@@ -59,6 +60,8 @@ export interface EpisodeMetrics {
   readonly falseReportRead: number | null;
   /** False reports over reports (exploration); null for other tasks and without reports. */
   readonly falseReportShare: number | null;
+  /** The task's own metrics (Task.metrics) by name; absent for a task without any. Messaging-only ones are null without messaging. */
+  readonly taskMetrics?: Readonly<Record<string, number | null>>;
 }
 
 /** Options of measureEpisode. */
@@ -79,8 +82,41 @@ function problemField<T>(options: MeasureEpisodeOptions, field: string, check: (
   return value as T;
 }
 
+/** The values of a task's own metrics on one episode, each checked against its declared range. */
+function taskMetricsOf(metrics: readonly TaskMetric[], options: MeasureEpisodeOptions): Record<string, number | null> {
+  const view = episodeViewOf(options.episode);
+  const values: Record<string, number | null> = {};
+  for (const metric of metrics) {
+    const where = `task "${options.episode.start.task}" metric "${metric.name}" on problem ${options.problem.id}`;
+    if (metric.messagingOnly === true && !view.communication) {
+      values[metric.name] = null;
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = metric.measure(view, options.problem);
+    } catch (error) {
+      throw new ConfigError(`${where} failed: ${(error as Error).message}`);
+    }
+    const inRange = typeof value === 'number' && Number.isFinite(value) && value >= 0 && (metric.range !== 'fraction' || value <= 1);
+    if (value !== null && !inRange) {
+      const expected = metric.range === 'fraction' ? 'a number in [0, 1]' : 'a finite number ≥ 0';
+      throw new ConfigError(`${where} returned ${JSON.stringify(value) ?? String(value)}; expected ${expected} or null.`);
+    }
+    values[metric.name] = value as number | null;
+  }
+  return values;
+}
+
 /** Measures every metric of one episode against its problem. */
 export function measureEpisode(options: MeasureEpisodeOptions): EpisodeMetrics {
+  const own = findTask(options.episode.start.task)?.metrics;
+  const measured = measurePaperMetrics(options);
+  return own === undefined ? measured : { ...measured, taskMetrics: taskMetricsOf(own, options) };
+}
+
+/** The paper's metrics (Appendix M and K): the task-independent ones and those of the task's family. */
+function measurePaperMetrics(options: MeasureEpisodeOptions): EpisodeMetrics {
   const { episode, problem } = options;
   if (problem.id !== episode.start.problemId) {
     throw new ConfigError(`measureEpisode: the episode attempted problem ${episode.start.problemId}, but problem ${problem.id} was given.`);

@@ -7,9 +7,11 @@
 // exploration; with messaging on, the message analyses (deliveries, Gini of sends, reads before the
 // first send) and the task's own (aggregation: number shares and structure classes; exploration:
 // duplicate claims and false "exhausted" reports). Without messaging they would all be zero or
-// undefined, so they are left out.
+// undefined, so they are left out. A task's own metrics (Task.metrics) go under `taskMetrics`, the
+// messaging-only ones only with messaging on.
 
 import { ConfigError } from '../../errors.js';
+import { findTask } from '../../tasks/index.js';
 import { aggregateSeeds } from '../seed-aggregate.js';
 import { isAggregationTask, isExplorationTask, STRUCTURE_CLASSES, type MetricName, type MetricSummary, type SizeSummary, type StructureClass } from '../summary.js';
 import type { EpisodeMetrics } from './episode-metrics.js';
@@ -35,7 +37,7 @@ export function definedMean(values: readonly (number | null)[]): number {
 }
 
 type NumericField = {
-  [K in keyof EpisodeMetrics]: EpisodeMetrics[K] extends number | null ? K : never;
+  [K in keyof EpisodeMetrics]-?: EpisodeMetrics[K] extends number | null ? K : never;
 }[keyof EpisodeMetrics];
 
 /** Builds the summary of one team size from its episodes, seed by seed. */
@@ -52,6 +54,7 @@ export function summarizeSize(options: SummarizeSizeOptions): SizeSummary {
   const size: Partial<Record<MetricName, MetricSummary>> & {
     structures?: Record<StructureClass, MetricSummary>;
     successByExitDoor?: Record<string, MetricSummary>;
+    taskMetrics?: Record<string, MetricSummary>;
   } = {
     success: perSeed(solveRate),
     tokens: perSeed(meanTokens),
@@ -91,6 +94,12 @@ export function summarizeSize(options: SummarizeSizeOptions): SizeSummary {
       size.falseReportReadTeams = mean('falseReportRead');
       size.falseReportShare = mean('falseReportShare');
     }
+  }
+  const own = (findTask(options.task)?.metrics ?? []).filter((metric) => options.communication || metric.messagingOnly !== true);
+  if (own.length > 0) {
+    size.taskMetrics = Object.fromEntries(
+      own.map((metric) => [metric.name, perSeed((episodes) => definedMean(episodes.map((episode) => episode.taskMetrics?.[metric.name] ?? null)))]),
+    );
   }
   return size as SizeSummary;
 }

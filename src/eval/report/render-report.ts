@@ -1,8 +1,8 @@
 // The HTML report of `swarm report`: one self-contained file (inline CSS and SVG, no script, no
 // network) with a metadata header, per task the plots of success, token efficiency and tokens against
 // N (mean ± SE over seeds, one line per policy), room overlap, structure shares and success by exit
-// door where the summaries have them, the paired comparisons, training curves and sample message
-// graphs. Every plot is a Vega-Lite spec rendered to SVG by vega in Node.
+// door where the summaries have them, the task's own metrics (Task.metrics), the paired comparisons,
+// training curves and sample message graphs. Every plot is a Vega-Lite spec rendered to SVG by vega in Node.
 
 import { findTask } from '../../tasks/index.js';
 import { packageVersion } from '../../version.js';
@@ -11,7 +11,7 @@ import type { MetricName, Summary } from '../summary.js';
 import { exitDoorPlotSpec, withExitDoors } from './exit-door-plot.js';
 import { escapeHtml, figureHtml, pageHtml, sectionHtml } from './html.js';
 import { messageGraphSpec, type MessageGraph } from './message-graph.js';
-import { sizePlotSpec } from './size-plots.js';
+import { plainMetric, plotHasData, sizePlotSpec, taskMetric } from './size-plots.js';
 import { structurePlotSpec, withStructures } from './structure-plot.js';
 import { summaryLabels } from './summary-labels.js';
 import { comparisonsTableHtml, evaluationsTableHtml } from './tables.js';
@@ -50,9 +50,19 @@ const SIZE_PLOTS: readonly { metric: MetricName; title: string; caption: string 
 async function taskSection(task: string, evaluations: readonly Evaluation[]): Promise<string> {
   const figures: string[] = [];
   for (const plot of SIZE_PLOTS) {
-    if (!evaluations.some(({ summary }) => Object.values(summary.sizes).some((size) => size[plot.metric] !== undefined))) continue;
-    const svg = await renderVegaLiteSvg(sizePlotSpec({ evaluations, metric: plot.metric }));
+    const metric = plainMetric(plot.metric);
+    if (!plotHasData(evaluations, metric)) continue;
+    const svg = await renderVegaLiteSvg(sizePlotSpec({ evaluations, metric }));
     figures.push(figureHtml({ id: `${task}-${plot.metric}`, title: plot.title, svg, caption: plot.caption }));
+  }
+  // The task's own metrics (Task.metrics), as the summaries declare them.
+  const own = new Map(evaluations.flatMap(({ summary }) => Object.entries(summary.taskMetrics ?? {})));
+  for (const [name, info] of own) {
+    const metric = taskMetric(name, info);
+    if (!plotHasData(evaluations, metric)) continue;
+    const svg = await renderVegaLiteSvg(sizePlotSpec({ evaluations, metric }));
+    const caption = `${info.label}: a metric of the task's own (Task.metrics "${name}"); mean ± SE over evaluation seeds, one line per policy.`;
+    figures.push(figureHtml({ id: `${task}-task-${name}`, title: info.label, svg, caption }));
   }
   if (withStructures(evaluations).length > 0) {
     const svg = await renderVegaLiteSvg(structurePlotSpec(evaluations));

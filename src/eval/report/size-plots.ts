@@ -4,14 +4,32 @@
 
 import type { Evaluation } from '../compare.js';
 import type { VegaLiteSpec } from './vega-svg.js';
-import { METRIC_INFO, summarySizes, type MetricName, type MetricSummary } from '../summary.js';
+import { METRIC_INFO, summarySizes, type MetricInfo, type MetricName, type MetricSummary, type SizeSummary } from '../summary.js';
+
+/** A metric to plot: how it is shown and where a size summary holds it. */
+export interface PlottedMetric {
+  /** Label, range and display. */
+  readonly info: MetricInfo;
+  /** Its summary at one size, or undefined where the size has none. */
+  of(size: SizeSummary): MetricSummary | undefined;
+}
+
+/** One of summary.json's plain metrics. */
+export function plainMetric(name: MetricName): PlottedMetric {
+  return { info: METRIC_INFO[name], of: (size) => size[name] };
+}
+
+/** A task's own metric (Task.metrics), shown as the summary declares it. */
+export function taskMetric(name: string, info: MetricInfo): PlottedMetric {
+  return { info, of: (size) => size.taskMetrics?.[name] };
+}
 
 /** What to plot. */
 export interface SizePlotOptions {
   /** The labelled summaries, one line each (those without the metric are skipped). */
   readonly evaluations: readonly Evaluation[];
   /** The metric on the y axis. */
-  readonly metric: MetricName;
+  readonly metric: PlottedMetric;
 }
 
 /** One plotted point: mean ± SE of a series at one N, in display units. */
@@ -125,20 +143,24 @@ export function meanSeEncoding(options: MeanSeEncodingOptions): MeanSeLayers {
 }
 
 /** The y-axis title of a metric (with "(%)" for percent metrics). */
-export function metricAxisTitle(metric: MetricName): string {
-  const info = METRIC_INFO[metric];
+export function metricAxisTitle(info: MetricInfo): string {
   return info.percent ? `${info.label} (%)` : info.label;
+}
+
+/** Whether some size of some evaluation has the metric. */
+export function plotHasData(evaluations: readonly Evaluation[], metric: PlottedMetric): boolean {
+  return evaluations.some((evaluation) => Object.values(evaluation.summary.sizes).some((size) => metric.of(size) !== undefined));
 }
 
 /** A Vega-Lite spec of one metric against N, one line per evaluation with the metric. */
 export function sizePlotSpec(options: SizePlotOptions): VegaLiteSpec {
   const { metric } = options;
-  const info = METRIC_INFO[metric];
-  const withMetric = options.evaluations.filter((evaluation) => Object.values(evaluation.summary.sizes).some((size) => size[metric] !== undefined));
+  const info = metric.info;
+  const withMetric = options.evaluations.filter((evaluation) => plotHasData([evaluation], metric));
   const sizes = [...new Set(withMetric.flatMap((evaluation) => summarySizes(evaluation.summary)))].sort((x, y) => x - y);
   const points = withMetric.flatMap((evaluation, index) =>
     summarySizes(evaluation.summary).flatMap((n) => {
-      const summary = evaluation.summary.sizes[String(n)][metric];
+      const summary = metric.of(evaluation.summary.sizes[String(n)]);
       if (summary === undefined) return [];
       const offset = seriesOffset({ index, count: withMetric.length, sizes });
       const point = meanSePoint({ series: evaluation.label, panel: evaluation.label, n, offset, metric: summary, scale: info.percent ? 100 : 1 });
@@ -150,6 +172,6 @@ export function sizePlotSpec(options: SizePlotOptions): VegaLiteSpec {
     width: 340,
     height: 230,
     data: { values: points },
-    ...meanSeEncoding({ sizes, yTitle: metricAxisTitle(metric), yDomain, seriesTitle: 'Policy', seriesOrder: withMetric.map((e) => e.label) }),
+    ...meanSeEncoding({ sizes, yTitle: metricAxisTitle(info), yDomain, seriesTitle: 'Policy', seriesOrder: withMetric.map((e) => e.label) }),
   };
 }

@@ -30,7 +30,7 @@ export interface EpisodeLog {
 
 type FieldKind = 'number' | 'string' | 'boolean' | 'number?' | 'string?';
 
-const FIELDS: Readonly<Record<keyof EpisodeRecord, FieldKind>> = {
+const FIELDS: Readonly<Record<Exclude<keyof EpisodeRecord, 'taskMetrics'>, FieldKind>> = {
   seed: 'number',
   problemId: 'string',
   n: 'number',
@@ -70,6 +70,11 @@ function recordProblem(value: unknown): string | null {
     const actual = record[field];
     const ok = kind.endsWith('?') ? actual === null || typeof actual === kind.slice(0, -1) : typeof actual === kind;
     if (!ok) return `field "${field}" must be ${kind.replace('?', ' or null')}, got ${JSON.stringify(actual) ?? 'nothing'}`;
+  }
+  const own = record.taskMetrics;
+  if (own !== undefined) {
+    const valid = typeof own === 'object' && own !== null && !Array.isArray(own) && Object.values(own).every((v) => v === null || (typeof v === 'number' && Number.isFinite(v)));
+    if (!valid) return `field "taskMetrics" must be an object of numbers or nulls (the task's own metrics), got ${JSON.stringify(own)}`;
   }
   return null;
 }

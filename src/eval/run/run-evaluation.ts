@@ -22,7 +22,7 @@ import { measureEpisode } from '../metrics/episode-metrics.js';
 import { summarizeSize } from '../metrics/size-summary.js';
 import { createProgress } from '../progress.js';
 import { SUMMARY_FILE_NAME, writeSummary } from '../summary-file.js';
-import { SUMMARY_SCHEMA_VERSION, type SizeSummary, type Summary } from '../summary.js';
+import { SUMMARY_SCHEMA_VERSION, taskMetricInfo, type SizeSummary, type Summary } from '../summary.js';
 import { claimEvalDirectory } from './eval-manifest.js';
 import { EPISODE_LOG_FILE_NAME, EpisodeLogWriter, readEpisodeLog, type EpisodeRecord } from './episode-log.js';
 import { EVAL_PROBLEM_COUNT, EVAL_SEED_COUNT, EVAL_SIZES, episodeSeed, evalSeeds, MAX_EVAL_SIZE, type EpisodeKey } from './eval-protocol.js';
@@ -199,6 +199,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
     const episodesBySeed = seeds.map((seed) => problems.map((problem) => finished.get(recordKey({ seed, n, problemId: problem.id })) as EpisodeRecord));
     sizeSummaries[String(n)] = summarizeSize({ task: task.name, n, tokensPerAgent: agentAllowance(settings), communication, episodesBySeed });
   }
+  const ownMetrics = taskMetricInfo(task.metrics);
   const summary: Summary = {
     schemaVersion: SUMMARY_SCHEMA_VERSION,
     task: task.name,
@@ -210,6 +211,7 @@ export async function runEvaluation(options: RunEvaluationOptions): Promise<Eval
     temperature: settings.temperature,
     ...messages,
     ...thinking,
+    ...(ownMetrics === undefined ? {} : { taskMetrics: ownMetrics }),
     createdAt: new Date().toISOString(),
     packageVersion,
     sizes: sizeSummaries,
