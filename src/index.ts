@@ -63,7 +63,9 @@ export {
   type TokenRole,
 } from './policy/index.js';
 export { NativePolicy, type NativePolicyOptions } from './policy/native-policy.js';
-export { openPolicy, type OpenedPolicy, type PolicyInfo, type PolicySpec } from './policy/open-policy.js';
+export { connectPolicy, openPolicy, type OpenedPolicy, type PolicyInfo, type PolicySpec, type RemotePolicySpec } from './policy/open-policy.js';
+export { describeServer, REMOTE_PROTOCOLS, RemotePolicy, type RemotePolicyOptions, type RemoteProtocol, type RemoteServerInfo } from './policy/remote-policy.js';
+export { InferenceServer, type InferenceServerOptions } from './serve/inference-server.js';
 export { Tokenizer } from './model/tokenizer/index.js';
 export { loadBuiltinTokenizer } from './model/s3-mini-tokenizer.js';
 

@@ -12,15 +12,18 @@ import {
   runEvaluation,
 } from '../eval/run/index.js';
 import { demonstratorOf, loadTask, SPLITS, TASK_NAMES, type Split } from '../tasks/index.js';
-import { openPolicy } from '../policy/open-policy.js';
+import { connectPolicy } from '../policy/open-policy.js';
+import { REMOTE_PROTOCOLS } from '../policy/remote-policy.js';
 import { formatMessagePerturbation, MESSAGE_PERTURBATION_HELP, parseMessagePerturbation } from '../harness/message-channel.js';
 import { runEpisodeSettings } from './eval-run-settings.js';
 import { KV_CACHE_DTYPES } from '../native/engine.js';
-import { addDeterminismFlag, addDeviceFlags, KV_DTYPE_HELP, parseChoiceFlag, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
+import { addDeterminismFlag, addDeviceFlags, KV_DTYPE_HELP, parseChoiceFlag, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag, parseServerList } from './options.js';
 
 interface EvalFlags {
   policy?: string;
   model?: string;
+  server?: string;
+  protocol: string;
   task: string;
   sizes: string;
   seeds: string;
@@ -54,6 +57,8 @@ export function registerEval(program: Command): void {
     .description('evaluate a policy with the protocol of Appendix M; writes summary.json, episodes.jsonl and traces')
     .option('--policy <kind>', 'scripted: the task\'s scripted agents (aggregators, or the explorers of Appendix L)')
     .option('--model <dir>', 'a Qwen3 checkpoint folder with its tokenizer.json, served by the native inference engine')
+    .option('--server <urls>', 'instead of --model: OpenAI-compatible inference servers, comma-separated (swarm serve, or vLLM with --protocol vllm); needs --tokenizer')
+    .option('--protocol <name>', `with --server: ${REMOTE_PROTOCOLS.join(' | ')}`, 's3')
     .option('--task <name>', `${TASK_NAMES.join(', ')} or a task module's path (./my-task.js; docs/tasks.md) (default with --run: the run's task)`)
     .option('--sizes <list>', 'team sizes N, comma-separated', EVAL_SIZES.join(','))
     .option('--seeds <k>', 'evaluation seeds 1..k', String(EVAL_SEED_COUNT))
@@ -70,7 +75,10 @@ export function registerEval(program: Command): void {
     .option('--run <dir>', "a swarm train run directory: evaluate with its episode settings (prompt style, allowances, context, piece size, token cost)")
     .requiredOption('--out <dir>', 'the evaluation directory (an interrupted evaluation there is resumed)');
   addDeterminismFlag(addDeviceFlags(command)).action(async (flags: EvalFlags) => {
-      if ((flags.model === undefined) === (flags.policy === undefined)) throw new ConfigError('swarm eval needs exactly one of --policy scripted and --model DIR.');
+      if ([flags.model, flags.policy, flags.server].filter((flag) => flag !== undefined).length !== 1) {
+        throw new ConfigError('swarm eval needs exactly one of --policy scripted, --model DIR and --server URL[,URL...].');
+      }
+      if (flags.server !== undefined && flags.tokenizer === undefined) throw new ConfigError('--server needs --tokenizer FILE: the tokenizer.json of the served model.');
       if (flags.policy !== undefined && flags.policy !== 'scripted') throw new ConfigError(`--policy must be "scripted", got "${flags.policy}"`);
       const run = flags.run === undefined ? undefined : runEpisodeSettings(flags.run);
       const taskReference = flags.task ?? run?.task;
@@ -91,10 +99,12 @@ export function registerEval(program: Command): void {
       const device = parseDeviceFlags(flags);
       const kvCacheDtype = parseChoiceFlag('--kv-dtype', flags.kvDtype, KV_CACHE_DTYPES);
       const thinking = flags.thinking && run?.settings.thinking !== false;
-      const policy = openPolicy(
-        flags.model !== undefined
-          ? { kind: 'model', directory: flags.model, device, kvCacheDtype, ...parseDeterminismFlag(flags), ...tokenizer }
-          : { kind: 'scripted', ...demonstratorOf(task), ...tokenizer },
+      const policy = await connectPolicy(
+        flags.server !== undefined
+          ? { kind: 'remote', servers: parseServerList(flags.server), tokenizerPath: flags.tokenizer as string, protocol: parseChoiceFlag('--protocol', flags.protocol, REMOTE_PROTOCOLS) }
+          : flags.model !== undefined
+            ? { kind: 'model', directory: flags.model, device, kvCacheDtype, ...parseDeterminismFlag(flags), ...tokenizer }
+            : { kind: 'scripted', ...demonstratorOf(task), ...tokenizer },
       );
       const result = await runEvaluation({
         task,

@@ -55,3 +55,19 @@ export function parseDeviceFlags(options: { device?: string; weights?: string })
     weights: parseChoiceFlag('--weights', options.weights ?? 'stored', WEIGHT_FORMATS),
   };
 }
+
+/** Parses --server URL[,URL...]: http(s) base URLs of inference servers. */
+export function parseServerList(value: string): string[] {
+  const urls = value.split(',').map((part) => part.trim()).filter((part) => part.length > 0);
+  if (urls.length === 0) throw new ConfigError(`--server needs at least one URL, got "${value}"`);
+  for (const url of urls) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError(`--server: "${url}" is not a URL; expected e.g. http://127.0.0.1:8000`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`--server: "${url}" must be an http:// or https:// URL`);
+  }
+  return urls;
+}

@@ -1,5 +1,6 @@
 // The one place a policy is opened from a description of it: a script (a task's demonstrator), the
-// garbage policy, or a Qwen3 checkpoint on the native inference engine. `swarm run`, `swarm eval`,
+// garbage policy, a Qwen3 checkpoint on the native inference engine, or (connectPolicy) a model on
+// remote inference servers. `swarm run`, `swarm eval`,
 // the SFT demonstrations and the training pipeline all open their policies here, with how summaries
 // name the policy (info) and the key that says exactly what generates the tokens (an evaluation
 // resumes only under the same key).
@@ -11,6 +12,7 @@ import { Tokenizer } from '../model/tokenizer/index.js';
 import type { DeviceOptions } from '../native/device.js';
 import { InferenceEngine, type EngineOptions, type KvCacheDtype } from '../native/engine.js';
 import { NativePolicy } from './native-policy.js';
+import { RemotePolicy, type RemoteProtocol } from './remote-policy.js';
 import type { Policy } from './policy.js';
 import { GarbagePolicy } from './scripted/garbage-policy.js';
 import { ScriptedPolicy, type Script } from './scripted/scripted-policy.js';
@@ -50,6 +52,17 @@ export type PolicySpec =
       /** Further engine options (limits, the first policy version). */
       readonly engine?: Omit<EngineOptions, 'device' | 'weights' | 'kvCacheDtype' | 'deterministic'>;
     };
+
+/** A model on OpenAI-compatible inference servers (ours or vLLM), opened with connectPolicy. */
+export interface RemotePolicySpec {
+  readonly kind: 'remote';
+  /** Base URLs of the servers. */
+  readonly servers: readonly string[];
+  /** tokenizer.json of the served model. */
+  readonly tokenizerPath: string;
+  /** Default 's3' (swarm serve). */
+  readonly protocol?: RemoteProtocol;
+}
 
 /** An open policy; close() frees what it holds (a model's engine). */
 export interface OpenedPolicy {
@@ -107,4 +120,23 @@ export function openPolicy(spec: PolicySpec): OpenedPolicy {
       };
     }
   }
+}
+
+/** Opens any policy, remote ones included (they ask their servers what they serve first). */
+export async function connectPolicy(spec: PolicySpec | RemotePolicySpec): Promise<OpenedPolicy> {
+  if (spec.kind !== 'remote') return openPolicy(spec);
+  const { tokenizer, path: tokenizerPath } = tokenizerFile(spec.tokenizerPath);
+  const protocol = spec.protocol ?? 's3';
+  const policy = await RemotePolicy.connect({ servers: spec.servers, tokenizer, protocol });
+  return {
+    policy,
+    info: {
+      name: policy.model,
+      description: `the model ${policy.model} on ${policy.urls.length === 1 ? 'the inference server' : `${policy.urls.length} inference servers`} ${policy.urls.join(', ')} (${protocol} protocol), writing with the tokenizer ${tokenizerPath}`,
+      model: null,
+    },
+    // Which servers answer changes no token (remote-policy.ts): the key names the model and tokenizer only.
+    key: `remote:${policy.model}:${tokenizerPath}`,
+    close: () => {},
+  };
 }

@@ -211,9 +211,24 @@ export class InferenceServer {
     }
   }
 
-  /** A token as logprobs.tokens shows it: its decoded text, or "token_id:ID" (vLLM's form) without a tokenizer. */
+  /** The text of sampled tokens; ids the tokenizer has no text for (embedding padding rows) decode to nothing. */
+  private decode(ids: readonly number[]): string {
+    if (this.tokenizer === null) return '';
+    try {
+      return this.tokenizer.decode(ids);
+    } catch {
+      return ids.map((id) => this.tokenText(id)).join('');
+    }
+  }
+
+  /** A token as logprobs.tokens shows it: its decoded text ("" for padding ids), or "token_id:ID" (vLLM's form) without a tokenizer. */
   private tokenText(id: number): string {
-    return this.tokenizer === null ? `token_id:${id}` : this.tokenizer.decode([id]);
+    if (this.tokenizer === null) return `token_id:${id}`;
+    try {
+      return this.tokenizer.decode([id]);
+    } catch {
+      return '';
+    }
   }
 
   /** Where each token's text starts: the summed lengths of the tokens' own texts before it (0s without a tokenizer). */
@@ -242,7 +257,7 @@ export class InferenceServer {
       const texts = completion.logprobs ? piece.tokens.map((id) => this.tokenText(id)) : [];
       const choice: CompletionChoice = {
         index,
-        text: this.tokenizer === null ? '' : this.tokenizer.decode(piece.tokens),
+        text: this.decode(piece.tokens),
         finish_reason: piece.finish === 'stop' ? 'stop' : 'length',
         logprobs: completion.logprobs
           ? { tokens: texts, token_logprobs: piece.logprobs, top_logprobs: null, text_offset: this.textOffsets(texts) }

@@ -3,39 +3,12 @@
 // from full-sequence logits, the same tokens whatever runs beside them, every bad input a 4xx with an
 // OpenAI-style error body while other requests go on, weights reloaded mid-traffic, /v1/models,
 // /health, /metrics, and a graceful SIGTERM that still answers the request in flight.
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import readline from 'node:readline';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../../src/native/addon.js';
 import { Qwen3Model } from '../../src/native/model.js';
 import { makeCheckpoint, prompt, referencePiece } from '../engine/helpers.js';
-
-const swarm = path.join(packageRoot, 'bin', 'swarm.js');
-
-interface Served {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly start: Record<string, unknown>;
-  readonly exited: Promise<number | null>;
-}
-
-async function serve(model: string, extra: string[] = []): Promise<Served> {
-  const child = spawn(process.execPath, [swarm, 'serve', '--model', model, '--port', '0', '--json', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => (stderr += String(chunk)));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const lines = readline.createInterface({ input: child.stdout! });
-  const first = await Promise.race([
-    new Promise<string>((resolve) => lines.once('line', resolve)),
-    exited.then((code) => {
-      throw new Error(`swarm serve exited ${code} before listening: ${stderr}`);
-    }),
-  ]);
-  const start = JSON.parse(first) as Record<string, unknown>;
-  return { child, url: String(start.url), start, exited };
-}
+import { serve, type Served } from './serve-process.js';
 
 type Choice = { token_ids: number[]; prompt_token_ids?: number[]; logprobs: { token_logprobs: number[] } | null; s3_policy_version: number; s3_finish: string; s3_draws?: { tokens: number[][]; logprobs: number[][] } };
 
