@@ -48,8 +48,9 @@ export function registerServe(program: Command): void {
     const kvCacheDtype = parseChoiceFlag('--kv-dtype', flags.kvDtype, KV_CACHE_DTYPES);
     const tokenizerPath = path.resolve(flags.tokenizer ?? path.join(directory, 'tokenizer.json'));
     if (flags.tokenizer !== undefined && !fs.existsSync(tokenizerPath)) throw new ConfigError(`--tokenizer ${tokenizerPath} does not exist`);
+    const device = parseDeviceFlags(flags);
     const engine = InferenceEngine.load(directory, {
-      ...parseDeviceFlags(flags),
+      ...device,
       kvCacheDtype,
       // Each completion is computed alone; sampling keyed by (seed, position) keeps it batch-independent.
       deterministic: false,
@@ -60,6 +61,7 @@ export function registerServe(program: Command): void {
     const server = new InferenceServer({
       engine,
       modelName,
+      weights: device.weights ?? 'stored',
       ...(flags.maxConcurrent === undefined ? {} : { maxConcurrentRequests: parseIntegerFlag('--max-concurrent', flags.maxConcurrent, 1) }),
       ...(fs.existsSync(tokenizerPath) ? { tokenizer: Tokenizer.fromFile(tokenizerPath) } : {}),
     });

@@ -12,6 +12,7 @@ import { RunDirectory } from '../rl/run-directory.js';
 import { runTrainPipeline } from '../rl/train-pipeline.js';
 import { writeRunReport } from './run-report.js';
 import { TrainView } from './train-view.js';
+import { parseServerList } from './options.js';
 import { resolveTrainConfig } from '../config/resolve-train-config.js';
 import { formatTrainPlan } from '../config/train-plan.js';
 import { LEARNERS } from '../config/train-config.js';
@@ -29,6 +30,7 @@ interface TrainCommandOptions {
   json?: boolean;
   eval?: boolean;
   nondeterministic?: boolean;
+  inferenceServers?: string;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -48,6 +50,7 @@ export function registerTrain(program: Command): void {
     .option('--resume', 'continue a stopped run')
     .option('--learner <learner>', `the learner of Table 1: ${LEARNERS.join(', ')}`)
     .option('--no-eval', 'skip the evaluations before and after training')
+    .option('--inference-servers <urls>', 'collect RL rollouts through these swarm serve servers (comma-separated; they must read RUN/serving, where each update\'s weights are written; docs/serve.md)')
     .option('--dry-run', 'print the resolved plan and exit')
     .option('--json', 'with --dry-run: print the resolved config as JSON')
     .option('--nondeterministic', 'the same as --set deterministicCollection=false: the engine runs ahead of the harness (results depend on timing; docs/determinism.md)')
@@ -79,7 +82,8 @@ export function registerTrain(program: Command): void {
       }
       const view = new TrainView();
       try {
-        const result = await runTrainPipeline({ config, resume: options.resume === true, skipEvaluation: options.eval === false, onEvent: (event) => view.handle(event) });
+        const inferenceServers = options.inferenceServers === undefined ? {} : { inferenceServers: parseServerList(options.inferenceServers) };
+        const result = await runTrainPipeline({ config, resume: options.resume === true, skipEvaluation: options.eval === false, ...inferenceServers, onEvent: (event) => view.handle(event) });
         view.stop();
         const report = await writeRunReport(result.runDirectory);
         process.stdout.write(`run directory ${result.runDirectory}\nfinal checkpoint ${result.finalCheckpoint}\nreport ${report}\n`);

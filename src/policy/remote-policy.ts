@@ -51,6 +51,8 @@ interface ServerState {
   readonly url: string;
   out: number;
   downUntil: number;
+  /** Server weights version → the caller's version (mapVersion); empty until the caller installs weights. */
+  readonly versions: Map<number, number>;
 }
 
 /** One answered piece before the clock cuts it. */
@@ -65,6 +67,9 @@ interface RemotePiece {
 
 /** An error worth retrying (the server may answer next time or another server will). */
 class RetryableError extends Error {}
+
+/** A server answered with weights the caller never installed there (it restarted): reload it, then retry. */
+class StaleServerError extends Error {}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -106,11 +111,14 @@ export class RemotePolicy implements Policy {
   private readonly requestTimeoutMs: number;
   private readonly routes = new WeakMap<AgentSequence, ServerState>();
   private readonly clock = new TurnClock();
+  private delivered = 0;
+  /** Called with a server's URL when it answers with weights never installed there; reinstalls the current ones. */
+  reinstall: ((url: string) => Promise<void>) | null = null;
 
   private constructor(options: RemotePolicyOptions, infos: readonly RemoteServerInfo[]) {
     this.tokenizer = options.tokenizer;
     this.protocol = options.protocol ?? 's3';
-    this.servers = infos.map((info) => ({ url: info.url, out: 0, downUntil: 0 }));
+    this.servers = infos.map((info) => ({ url: info.url, out: 0, downUntil: 0, versions: new Map<number, number>() }));
     this.model = infos[0].model;
     this.maxContext = Math.min(...infos.map((info) => info.maxContext));
     this.attempts = options.attempts ?? 4;
@@ -134,6 +142,22 @@ export class RemotePolicy implements Policy {
     return this.servers.map((server) => server.url);
   }
 
+  /** Tokens handed to the harness so far (the sampled tokens of every delivered piece). */
+  get generatedTokens(): number {
+    return this.delivered;
+  }
+
+  /**
+   * Records that the server at `url` samples with the caller's weights `version` when it reports
+   * `serverVersion`. From the first mapping on, pieces carry the caller's versions, and a server that
+   * reports a version never mapped (it restarted) is reinstalled (`reinstall`) and asked again.
+   */
+  mapVersion(url: string, serverVersion: number, version: number): void {
+    const server = this.servers.find((s) => s.url === trimmed(url));
+    if (server === undefined) throw new PolicyError(`RemotePolicy: ${url} is not one of its servers (${this.urls.join(', ')})`);
+    server.versions.set(serverVersion, version);
+  }
+
   async generate(sequence: AgentSequence, options: GenerateOptions): Promise<GenerateResult> {
     if (sequence.length >= this.maxContext) return { tokens: [], logprobs: [], finish: 'context' };
     const draws = options.draws ?? 0;
@@ -145,7 +169,9 @@ export class RemotePolicy implements Policy {
       const signal = options.signal;
       const deliver = (piece: RemotePiece) => (finishAt: number) => {
         signal?.removeEventListener('abort', onAbort);
-        resolve(cut(piece, finishAt - ticket.issuedAt, draws));
+        const result = cut(piece, finishAt - ticket.issuedAt, draws);
+        this.delivered += result.tokens.length;
+        resolve(result);
       };
       const onAbort = (): void => {
         this.clock.cancel(ticket);
@@ -198,10 +224,15 @@ export class RemotePolicy implements Policy {
         if (attempt > 0) await sleep(Math.min(2000, this.retryDelayMs * 2 ** (attempt - 1)));
         server.out += 1;
         try {
-          const piece = await this.post(server.url, history, options, signal);
+          const piece = await this.post(server, history, options, signal);
           server.downUntil = 0;
           return piece;
         } catch (error) {
+          if (error instanceof StaleServerError && this.reinstall !== null && !signal.aborted) {
+            failures.push(`${server.url}: ${error.message}`);
+            await this.reinstall(server.url).catch((reason: Error) => failures.push(`${server.url}: reinstalling failed: ${reason.message}`));
+            continue;
+          }
           if (!(error instanceof RetryableError) || signal.aborted) throw error;
           failures.push(`${server.url}: ${error.message}`);
         } finally {
@@ -233,7 +264,8 @@ export class RemotePolicy implements Policy {
     };
   }
 
-  private async post(url: string, history: number[], options: GenerateOptions, cancel: AbortSignal): Promise<RemotePiece> {
+  private async post(server: ServerState, history: number[], options: GenerateOptions, cancel: AbortSignal): Promise<RemotePiece> {
+    const url = server.url;
     let response: Response;
     try {
       response = await fetch(`${url}/v1/completions`, {
@@ -253,10 +285,11 @@ export class RemotePolicy implements Policy {
     }
     if (response.status === 429 || response.status >= 500) throw new RetryableError(`HTTP ${response.status}: ${errorMessage(body)}`);
     if (!response.ok) throw new PolicyError(`inference server ${url} refused a piece: HTTP ${response.status}: ${errorMessage(body)}`);
-    return this.piece(url, body, history, options);
+    return this.piece(server, body, history, options);
   }
 
-  private piece(url: string, body: unknown, history: number[], options: GenerateOptions): RemotePiece {
+  private piece(server: ServerState, body: unknown, history: number[], options: GenerateOptions): RemotePiece {
+    const url = server.url;
     const fail = (what: string): never => {
       throw new PolicyError(`inference server ${url}: ${what}; a token-in/token-out server must return it (vLLM: return_token_ids)`);
     };
@@ -289,8 +322,13 @@ export class RemotePolicy implements Policy {
       drawLogprobs = (draws as { logprobs: number[][] }).logprobs;
       if (drawTokens.some((row) => row.length !== k) || drawLogprobs.some((row) => row.length !== k)) fail(`choices[0].s3_draws must hold ${k} draws per token`);
     }
-    const version = choice.s3_policy_version;
-    return { tokens: ids, logprobs: logprobs as number[], drawTokens, drawLogprobs, finish, policyVersion: typeof version === 'number' ? version : undefined };
+    const reported = typeof choice.s3_policy_version === 'number' ? choice.s3_policy_version : undefined;
+    let policyVersion = reported;
+    if (server.versions.size > 0) {
+      policyVersion = reported === undefined ? undefined : server.versions.get(reported);
+      if (policyVersion === undefined) throw new StaleServerError(`answered with weights version ${String(reported)}, which was never installed there (did it restart?)`);
+    }
+    return { tokens: ids, logprobs: logprobs as number[], drawTokens, drawLogprobs, finish, policyVersion };
   }
 }
 

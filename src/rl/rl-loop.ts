@@ -20,6 +20,7 @@ import { createRng } from '../common/random.js';
 import { writeTraceFile } from '../eval/run/trace-files.js';
 import type { TraceEvent } from '../harness/trace-events.js';
 import type { InferenceEngine } from '../native/engine.js';
+import type { RolloutBackend } from './rollout-backend.js';
 import type { NativeTrainDiagnostics, Trainer } from '../native/trainer.js';
 import type { Policy } from '../policy/policy.js';
 import type { Task, TaskProblem } from '../tasks/index.js';
@@ -87,7 +88,8 @@ export interface RlLoopOptions {
   readonly config: TrainConfig;
   readonly run: RunDirectory;
   readonly trainer: Trainer;
-  readonly engine: InferenceEngine;
+  /** Where the rollouts are sampled and how new weights reach them. */
+  readonly rollouts: RolloutBackend;
   readonly policy: Policy;
   readonly tokenizerPath: string;
   readonly task: Task;
@@ -182,7 +184,7 @@ export function teamRewardMismatches(learner: TrainConfig['learner'], units: rea
 
 /** Runs RL updates from run.state.updates + 1 to config.rlUpdates; returns the checkpoint of the last one. */
 export async function runRlLoop(options: RlLoopOptions): Promise<string> {
-  const { config, run, trainer, engine } = options;
+  const { config, run, trainer, rollouts } = options;
   const M = config.problemsPerUpdate;
   const solo = config.learner === 'solo';
   const rewardSettings: RewardSettings = { allowance: agentAllowance(config), tokenCost: config.tokenCost, epsilon: config.advantageEpsilon };
@@ -203,8 +205,8 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
     dispatchVersion: () => version,
   });
   const started = performance.now();
-  const lockstepAhead = !options.synchronous && engine.deterministic;
-  let version = engine.stats().policyVersion;
+  const lockstepAhead = !options.synchronous && rollouts.deterministic;
+  let version = rollouts.version;
   let checkpoint = run.state.checkpoint ?? run.state.initialModel;
   // A checkpoint holding the weights the engine samples with, and one holding the trainer's (null where none was written).
   let engineCheckpoint: string | null = options.weightsPending ? run.state.engineCheckpoint : checkpoint;
@@ -214,11 +216,13 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
   try {
     for (let update = run.state.updates + 1; update <= config.rlUpdates; update += 1) {
       const updateStarted = performance.now();
-      const { generatedTokens: generatedBefore, heldSeconds: heldBefore } = engine.stats();
+      const { generatedTokens: generatedBefore, heldSeconds: heldBefore } = rollouts.counters();
       if (weightsPending) {
         // Lockstep ahead: the previous update's weights go in once the groups collected meanwhile are all in.
         await collector.idle();
-        version = engine.loadWeightsFrom(trainer);
+        const installed = rollouts.install(trainer);
+        // The in-process engine takes weights synchronously: no extra turn of the event loop there.
+        version = typeof installed === 'number' ? installed : await installed;
         weightsPending = false;
         engineCheckpoint = trainerCheckpoint;
       }
@@ -292,7 +296,8 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         trainerCheckpoint = null;
         if (lockstepAhead && !last) weightsPending = true;
         else {
-          version = engine.loadWeightsFrom(trainer);
+          const installed = rollouts.install(trainer);
+          version = typeof installed === 'number' ? installed : await installed;
           engineCheckpoint = null;
         }
       }
@@ -335,8 +340,8 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         trainTokens: weighted.reduce((sum, s) => sum + s.tokens.length, 0),
         sharedPrefixTokens: diagnostics.sharedPrefixTokens,
         trainSeconds,
-        generatedTokensPerSecond: (engine.stats().generatedTokens - generatedBefore) / seconds,
-        engineWaitSeconds: engine.stats().heldSeconds - heldBefore,
+        generatedTokensPerSecond: (rollouts.counters().generatedTokens - generatedBefore) / seconds,
+        engineWaitSeconds: rollouts.counters().heldSeconds - heldBefore,
         trainTokensPerSecond: weighted.reduce((sum, s) => sum + s.tokens.length, 0) / trainSeconds,
       };
       run.appendMetrics(metrics as unknown as Record<string, unknown>);

@@ -16,7 +16,11 @@ import type { WeightFormat } from '../native/device.js';
 import { InferenceEngine, type KvCacheDtype } from '../native/engine.js';
 import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
+import { Tokenizer } from '../model/tokenizer/index.js';
 import { openPolicy } from '../policy/open-policy.js';
+import type { Policy } from '../policy/policy.js';
+import { RemotePolicy } from '../policy/remote-policy.js';
+import { engineRollouts, ServerRollouts, type RolloutBackend } from './rollout-backend.js';
 import { loadTask } from '../tasks/index.js';
 import { runRlLoop, type RlUpdateMetrics } from './rl-loop.js';
 import { RunDirectory } from './run-directory.js';
@@ -41,6 +45,12 @@ export interface TrainPipelineOptions {
   /** Folder of the split files. */
   readonly dataDir?: string;
   readonly onEvent?: (event: PipelineEvent) => void;
+  /**
+   * Collect RL rollouts through these inference servers (`swarm serve`) instead of an in-process
+   * engine; each update's weights are written to RUN/serving/v{version} and loaded by every server.
+   * The before/after evaluations still run in process.
+   */
+  readonly inferenceServers?: readonly string[];
 }
 
 /** What a finished pipeline produced. */
@@ -74,6 +84,38 @@ function engineLimits(config: TrainConfig): { maxContext: number; maxSequences: 
 function rolloutPrecision(config: TrainConfig): { weights: WeightFormat; kvCacheDtype: KvCacheDtype } {
   const weights: WeightFormat = config.precision.rolloutWeights === 'f32' ? 'stored' : config.precision.rolloutWeights;
   return { weights, kvCacheDtype: config.precision.rolloutKvCache };
+}
+
+/** The RL rollouts' sampler: the in-process engine, or the inference servers of options.inferenceServers. */
+async function openRollouts(args: {
+  options: TrainPipelineOptions;
+  config: TrainConfig;
+  engineFrom: string;
+  tokenizerPath: string;
+  precision: { weights: WeightFormat; kvCacheDtype: KvCacheDtype };
+  firstVersion: number;
+  servingFolder: string;
+}): Promise<{ policy: Policy; rollouts: RolloutBackend; where: string; close: () => void }> {
+  const { config, engineFrom, tokenizerPath, precision, firstVersion } = args;
+  const servers = args.options.inferenceServers;
+  if (servers !== undefined && servers.length > 0) {
+    const policy = await RemotePolicy.connect({ servers, tokenizer: Tokenizer.fromFile(tokenizerPath) });
+    fs.mkdirSync(args.servingFolder, { recursive: true });
+    const rollouts = await ServerRollouts.start({ policy, folder: args.servingFolder, tokenizerPath, config, version: firstVersion, numerics: precision }, engineFrom);
+    return { policy, rollouts, where: `${servers.length} inference server${servers.length === 1 ? '' : 's'} (${policy.urls.join(', ')})`, close: () => {} };
+  }
+  const opened = openPolicy({
+    kind: 'model',
+    directory: engineFrom,
+    tokenizerPath,
+    device: { weights: precision.weights },
+    kvCacheDtype: precision.kvCacheDtype,
+    deterministic: config.deterministicCollection,
+    engine: { ...engineLimits(config), policyVersion: firstVersion },
+  });
+  const engine = opened.engine as InferenceEngine;
+  const { runner } = engine.stats();
+  return { policy: opened.policy, rollouts: engineRollouts(engine), where: `${runner.device} (${runner.gemm})`, close: () => opened.close() };
 }
 
 /** Runs (or resumes) the whole pipeline. */
@@ -182,32 +224,23 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
     // Deterministic asynchronous collection resumes with the weights that collected the next update's groups.
     const engineFrom = run.state.engineCheckpoint === null ? from : run.resolve(run.state.engineCheckpoint);
     const precision = rolloutPrecision(config);
-    const rollouts = openPolicy({
-      kind: 'model',
-      directory: engineFrom,
-      tokenizerPath,
-      device: { weights: precision.weights },
-      kvCacheDtype: precision.kvCacheDtype,
-      deterministic: config.deterministicCollection,
-      engine: { ...engineLimits(config), policyVersion: run.state.policyVersion - (run.state.engineCheckpoint === null ? 0 : 1) },
-    });
-    const engine = rollouts.engine as InferenceEngine;
-    const { runner, kvCacheDtype } = engine.stats();
+    const firstVersion = run.state.policyVersion - (run.state.engineCheckpoint === null ? 0 : 1);
+    const sampler = await openRollouts({ options, config, engineFrom, tokenizerPath, precision, firstVersion, servingFolder: run.resolve('serving') });
     emit({
       kind: 'stage',
       stage: 'rl',
-      detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner}); rollouts on ${runner.device} (${runner.gemm}) with ${config.precision.rolloutWeights} weights and a ${kvCacheDtype} KV cache`,
+      detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner}); rollouts on ${sampler.where} with ${config.precision.rolloutWeights} weights and a ${precision.kvCacheDtype} KV cache`,
     });
     // The KL penalty's frozen reference: the policy RL started from.
     const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, { ...engineLimits(config), deterministic: config.deterministicCollection }) : undefined;
     try {
-      const policy = rollouts.policy;
+      const policy = sampler.policy;
       const problems = await task.loadProblems({ split: 'train', ...dataDir });
       const last = await runRlLoop({
         config,
         run,
         trainer,
-        engine,
+        rollouts: sampler.rollouts,
         policy,
         tokenizerPath,
         task,
@@ -221,7 +254,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       });
       finalCheckpoint = run.resolve(last);
     } finally {
-      rollouts.close();
+      sampler.close();
       reference?.close();
     }
   }

@@ -11,6 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Tokenizer } from '../model/tokenizer/tokenizer.js';
+import type { WeightFormat } from '../native/device.js';
 import type { InferenceEngine } from '../native/engine.js';
 import { parseCompletionRequest, type CompletionLimits, type CompletionRequest } from './completion-request.js';
 import { badRequest, HttpError } from './http-error.js';
@@ -28,6 +29,8 @@ export interface InferenceServerOptions {
   readonly maxBodyBytes?: number;
   /** Decodes completions into each choice's `text` (the checkpoint's tokenizer); without it `text` is empty. */
   readonly tokenizer?: Tokenizer;
+  /** The weight format the engine loads with (reported by /health; default 'stored'). */
+  readonly weights?: WeightFormat;
 }
 
 /** One choice of a completion response. */
@@ -60,6 +63,7 @@ export class InferenceServer {
   private readonly maxConcurrent: number;
   private readonly maxBodyBytes: number;
   private readonly tokenizer: Tokenizer | null;
+  private readonly weights: WeightFormat;
   private readonly limits: CompletionLimits;
   private readonly server: http.Server;
   private readonly created = Math.floor(Date.now() / 1000);
@@ -77,6 +81,7 @@ export class InferenceServer {
     this.maxConcurrent = options.maxConcurrentRequests ?? 4 * stats.maxSequences;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.tokenizer = options.tokenizer ?? null;
+    this.weights = options.weights ?? 'stored';
     this.limits = { vocabSize: stats.vocabSize, maxContext: stats.maxContext, maxPrompts: MAX_PROMPTS, maxDraws: MAX_DRAWS };
     this.server = http.createServer((request, response) => {
       void this.handle(request, response);
@@ -148,7 +153,10 @@ export class InferenceServer {
     switch (endpoint) {
       case '/health':
         allow('GET');
-        return { status: 'ok', model: this.modelName, weightsVersion: this.engine.stats().policyVersion };
+      {
+        const stats = this.engine.stats();
+        return { status: 'ok', model: this.modelName, weightsVersion: stats.policyVersion, weights: this.weights, kvCacheDtype: stats.kvCacheDtype, device: stats.device };
+      }
       case '/v1/models':
         allow('GET');
         return { object: 'list', data: [{ id: this.modelName, object: 'model', created: this.created, owned_by: 's3-swarm', max_model_len: this.limits.maxContext }] };

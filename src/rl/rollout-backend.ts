@@ -1,0 +1,155 @@
+// Where the RL loop's rollouts are sampled and how the trainer's new weights reach them: the
+// in-process engine (weights copied from the trainer natively, between batches) or inference
+// servers (`swarm train --inference-servers`: the weights written to a folder the servers can read,
+// RUN/serving/v{version}, each server asked to load it with POST /v1/load_weights). Both number the
+// weights versions the same way, so the policy-lag cap and the recorded dispatch versions do not
+// depend on which runs the rollouts; a server that restarts is given the current weights again before
+// it is asked for more pieces.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { PolicyError } from '../policy/policy-error.js';
+import type { RemotePolicy } from '../policy/remote-policy.js';
+import type { InferenceEngine } from '../native/engine.js';
+import type { Trainer } from '../native/trainer.js';
+
+/** What the RL loop needs of its rollouts' sampler. */
+export interface RolloutBackend {
+  /** Whether collection is a deterministic function of events (lockstep engine, or the remote turn clock). */
+  readonly deterministic: boolean;
+  /** The weights version new pieces are sampled with. */
+  readonly version: number;
+  /** Installs the trainer's current weights; returns their version (synchronously for the in-process engine). */
+  install(trainer: Trainer): number | Promise<number>;
+  /** Tokens sampled so far, and seconds the sampler waited for the harness (lockstep). */
+  counters(): { generatedTokens: number; heldSeconds: number };
+}
+
+/** Rollouts on the in-process engine. */
+export function engineRollouts(engine: InferenceEngine): RolloutBackend {
+  return {
+    deterministic: engine.deterministic,
+    get version() {
+      return engine.stats().policyVersion;
+    },
+    install: (trainer) => engine.loadWeightsFrom(trainer),
+    counters: () => {
+      const { generatedTokens, heldSeconds } = engine.stats();
+      return { generatedTokens, heldSeconds };
+    },
+  };
+}
+
+/** What the servers must sample with (the config's rollout precision). */
+export interface ServerNumerics {
+  readonly weights: 'stored' | 'bf16' | 'fp8';
+  readonly kvCacheDtype: 'f32' | 'bf16' | 'fp8';
+}
+
+/** How to reach the servers' side. */
+export interface ServerRolloutsOptions {
+  readonly policy: RemotePolicy;
+  /** The run's folder for served weights (the servers must be able to read it: same machine or a shared filesystem). */
+  readonly folder: string;
+  /** tokenizer.json copied beside each version's weights. */
+  readonly tokenizerPath: string;
+  /** Written into each version's folder with the weights (the run's config). */
+  readonly config: unknown;
+  /** The version of the weights installed first. */
+  readonly version: number;
+  /** The numerics the run's config asks of the rollouts; servers started otherwise are refused. */
+  readonly numerics: ServerNumerics;
+}
+
+/** How many versions' folders stay on disk (pieces in flight may still be on the previous weights; they need no file). */
+const KEEP_VERSIONS = 2;
+
+/** Rollouts on inference servers. */
+export class ServerRollouts implements RolloutBackend {
+  readonly deterministic = true;
+  private current: number;
+  private currentFolder: string | null = null;
+  private readonly policy: RemotePolicy;
+  private readonly options: ServerRolloutsOptions;
+
+  private constructor(options: ServerRolloutsOptions) {
+    this.options = options;
+    this.policy = options.policy;
+    this.current = options.version;
+    this.policy.reinstall = (url) => this.loadInto(url, this.currentFolder as string, this.current);
+  }
+
+  /**
+   * Checks every server samples with the run's numerics, then installs the weights in `folder` (a
+   * checkpoint: the RL start, or a resumed run's engine checkpoint) as version `options.version`.
+   */
+  static async start(options: ServerRolloutsOptions, folder: string): Promise<ServerRollouts> {
+    for (const url of options.policy.urls) {
+      const health = (await (await fetch(`${url}/health`)).json()) as Record<string, unknown>;
+      const { weights, kvCacheDtype } = options.numerics;
+      if (health.weights !== weights || health.kvCacheDtype !== kvCacheDtype) {
+        throw new PolicyError(
+          `inference server ${url} samples with ${String(health.weights)} weights and a ${String(health.kvCacheDtype)} KV cache; this run's precision asks for ${weights} and ${kvCacheDtype}: start it with swarm serve --weights ${weights} --kv-dtype ${kvCacheDtype}`,
+        );
+      }
+    }
+    const rollouts = new ServerRollouts(options);
+    await rollouts.installFolder(folder, options.version);
+    return rollouts;
+  }
+
+  get version(): number {
+    return this.current;
+  }
+
+  counters(): { generatedTokens: number; heldSeconds: number } {
+    return { generatedTokens: this.policy.generatedTokens, heldSeconds: 0 };
+  }
+
+  async install(trainer: Trainer): Promise<number> {
+    const version = this.current + 1;
+    const folder = path.join(this.options.folder, `v${version}`);
+    const partial = `${folder}.partial`;
+    fs.rmSync(partial, { recursive: true, force: true });
+    fs.mkdirSync(partial, { recursive: true });
+    trainer.save(partial, this.options.config);
+    fs.copyFileSync(this.options.tokenizerPath, path.join(partial, 'tokenizer.json'));
+    fs.rmSync(folder, { recursive: true, force: true });
+    fs.renameSync(partial, folder);
+    await this.installFolder(folder, version);
+    this.prune();
+    return version;
+  }
+
+  private async installFolder(folder: string, version: number): Promise<void> {
+    await Promise.all(this.policy.urls.map((url) => this.loadInto(url, folder, version)));
+    this.current = version;
+    this.currentFolder = folder;
+  }
+
+  private async loadInto(url: string, folder: string, version: number): Promise<void> {
+    let response: Response;
+    let body: Record<string, unknown>;
+    try {
+      response = await fetch(`${url}/v1/load_weights`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: folder }) });
+      body = (await response.json()) as Record<string, unknown>;
+    } catch (error) {
+      throw new PolicyError(`inference server ${url}: loading the weights of version ${version} from ${folder} failed: ${(error as Error).message}`);
+    }
+    if (!response.ok || typeof body.weightsVersion !== 'number') {
+      const message = typeof body.error === 'object' && body.error !== null ? String((body.error as Record<string, unknown>).message) : JSON.stringify(body);
+      throw new PolicyError(`inference server ${url} refused the weights of version ${version} in ${folder}: ${message}`);
+    }
+    this.policy.mapVersion(url, body.weightsVersion, version);
+  }
+
+  private prune(): void {
+    const versions = fs
+      .readdirSync(this.options.folder)
+      .map((name) => /^v(\d+)$/.exec(name))
+      .filter((match): match is RegExpExecArray => match !== null)
+      .map((match) => Number(match[1]))
+      .sort((a, b) => b - a);
+    for (const old of versions.slice(KEEP_VERSIONS)) fs.rmSync(path.join(this.options.folder, `v${old}`), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,113 @@
+// `swarm train --inference-servers`: RL rollouts collected through `swarm serve` processes, each
+// update's weights written to RUN/serving/v{version} and loaded by every server. The same run through
+// one server and through two gives the same metrics and the same weights; a server that restarts
+// (back to its startup weights) is given the current weights again before it samples more; servers
+// started with other numerics than the run's precision are refused.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Tokenizer } from '../../src/model/tokenizer/index.js';
+import { packageRoot } from '../../src/native/addon.js';
+import { AgentSequence } from '../../src/policy/agent-sequence.js';
+import { RemotePolicy } from '../../src/policy/remote-policy.js';
+import { ServerRollouts } from '../../src/rl/rollout-backend.js';
+import { makeCheckpoint } from '../engine/helpers.js';
+import { serve, type Served } from '../serve/serve-process.js';
+
+const swarm = path.join(packageRoot, 'bin', 'swarm.js');
+const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 's3-servers-'));
+// A short RL run from a random model: the KL penalty gives every update a gradient even though no team succeeds.
+const SETS = [
+  'sft=null', 'rlUpdates=2', 'problemsPerUpdate=1', 'attemptsPerProblem=2', 'teamSize=2', 'workAllowance=48', 'finalAllowance=16',
+  'generationPieceTokens=32', 'contextLength=1024', 'pgCorrection.klCoefficient=0.1', 'pgCorrection.klEstimator=k3', 'task=aggregation-digits',
+].flatMap((s) => ['--set', s]);
+const TIMING = ['elapsed', 'seconds', 'trainSeconds', 'generatedTokensPerSecond', 'trainTokensPerSecond', 'engineWaitSeconds'];
+
+let model: string;
+const servers: Served[] = [];
+
+beforeAll(async () => {
+  model = makeCheckpoint('small', 6);
+  servers.push(await serve(model), await serve(model));
+}, 60_000);
+
+afterAll(() => {
+  for (const server of servers) server.child.kill('SIGKILL');
+});
+
+function train(out: string, urls: string[]) {
+  return spawnSync(process.execPath, [swarm, 'train', '--model', model, '--out', out, '--no-eval', ...SETS, '--inference-servers', urls.join(',')], { encoding: 'utf8' });
+}
+
+function metrics(run: string): Record<string, unknown>[] {
+  return fs
+    .readFileSync(path.join(run, 'metrics.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const row = JSON.parse(line) as Record<string, unknown>;
+      for (const key of TIMING) delete row[key];
+      return row;
+    });
+}
+
+describe('swarm train --inference-servers', () => {
+  it('trains the same through one server and through two, loading every update into each', async () => {
+    const one = path.join(tmp(), 'run');
+    const two = path.join(tmp(), 'run');
+    const first = train(one, [servers[0].url]);
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/rollouts on 1 inference server/);
+    const second = train(two, [servers[0].url, servers[1].url]);
+    expect(second.status).toBe(0);
+    expect(metrics(two)).toEqual(metrics(one));
+    expect(metrics(one).map((row) => row.dispatchVersions)).toEqual([[0], [1]]);
+    for (const file of ['model.safetensors', 'optimizer.safetensors']) {
+      expect(fs.readFileSync(path.join(two, 'checkpoints', 'step_2', file)).equals(fs.readFileSync(path.join(one, 'checkpoints', 'step_2', file)))).toBe(true);
+    }
+    // The served weights: the last two versions stay, and both servers report their latest load.
+    expect(fs.readdirSync(path.join(two, 'serving')).sort()).toEqual(['v1', 'v2']);
+    for (const server of servers) expect((await (await fetch(`${server.url}/health`)).json()).weightsVersion).toBeGreaterThanOrEqual(3);
+  }, 180_000);
+
+  it('refuses servers whose numerics are not the run\'s precision', () => {
+    const result = spawnSync(process.execPath, [swarm, 'train', '--model', model, '--out', path.join(tmp(), 'run'), '--no-eval', ...SETS, '--set', 'precision.rolloutKvCache=bf16', '--inference-servers', servers[0].url], {
+      encoding: 'utf8',
+    });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/samples with stored weights and a f32 KV cache; this run's precision asks for stored and bf16: start it with swarm serve --weights stored --kv-dtype bf16/);
+  });
+});
+
+describe('a restarted inference server', () => {
+  it('gets the current weights again before it samples', async () => {
+    const restartable = await serve(model);
+    const port = new URL(restartable.url).port;
+    const tokenizerPath = path.join(model, 'tokenizer.json');
+    const policy = await RemotePolicy.connect({ servers: [restartable.url], tokenizer: Tokenizer.fromFile(tokenizerPath), retryDelayMs: 200, attempts: 8 });
+    const rollouts = await ServerRollouts.start(
+      { policy, folder: tmp(), tokenizerPath, config: {}, version: 7, numerics: { weights: 'stored', kvCacheDtype: 'f32' } },
+      model,
+    );
+    const sequence = new AgentSequence({ agentIndex: 0, agentName: 'agent_1', samplingSeed: 5n });
+    sequence.appendContext({ tokens: [1, 2, 3, 4, 5], roles: new Uint8Array(5), items: [] });
+    const ask = () => policy.generate(sequence, { maxNew: 4, stopTokenIds: [], temperature: 1, seed: 5 });
+    const before = await ask();
+    expect(before.policyVersion).toBe(7);
+
+    restartable.child.kill('SIGKILL');
+    await restartable.exited;
+    const again = await serve(model, ['--port', port]);
+    servers.push(again);
+    expect((await (await fetch(`${again.url}/health`)).json()).weightsVersion).toBe(0);
+    const after = await ask();
+    // It was reloaded (its version is 1 again, mapped to ours) and samples what it sampled before.
+    expect(after.policyVersion).toBe(7);
+    expect(after.tokens).toEqual(before.tokens);
+    expect((await (await fetch(`${again.url}/health`)).json()).weightsVersion).toBe(1);
+    expect(rollouts.version).toBe(7);
+  }, 60_000);
+});
