@@ -9,6 +9,7 @@ import { benchEngine, soakEngine } from '../bench/engine-bench.js';
 import { benchLockstep, type LockstepModeFigures } from '../bench/lockstep-bench.js';
 import { KV_CACHE_DTYPES } from '../native/engine.js';
 import { benchHarness } from '../bench/harness-bench.js';
+import { benchServe, type ServeModeFigures } from '../bench/serve-bench.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { addDeviceFlags, KV_DTYPE_HELP, parseChoiceFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag } from './options.js';
@@ -151,6 +152,43 @@ export function registerBench(program: Command): void {
         `${Math.round(result.eventsPerSecond)} agent events/s (harness share ${(100 * result.harnessShare).toFixed(0)}%, success ${(100 * result.successRate).toFixed(0)}%)`,
       );
     });
+
+  const serveCommand = bench
+    .command('serve')
+    .description('the HTTP path against the in-process engine: A agents each completing one piece, side by side (docs/serve.md)')
+    .option('--model <dir>', 'a Qwen3 checkpoint folder')
+    .option('--shape <name>', 'random weights of a shape: tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b', 's3-mini')
+    .option('--agents <n>', 'concurrent agents (one request each per round)', '64')
+    .option('--history <n>', 'random history tokens per agent', '512')
+    .option('--piece <n>', 'tokens generated per agent (no stop tokens)', '1024')
+    .option('--rounds <n>', 'rounds of both modes, alternating which goes first', '3')
+    .option('--kv-dtype <type>', KV_DTYPE_HELP, 'f32')
+    .option('--json', 'print JSON');
+  addDeviceFlags(serveCommand).action(
+    async (options: { model?: string; shape: string; agents: string; history: string; piece: string; rounds: string; kvDtype: string; json?: boolean; device: string; weights: string }) => {
+      const r = await benchServe({
+        model: options.model,
+        shape: options.shape,
+        agents: parseIntegerFlag('--agents', options.agents, 1),
+        history: parseIntegerFlag('--history', options.history, 1),
+        piece: parseIntegerFlag('--piece', options.piece, 1),
+        rounds: parseIntegerFlag('--rounds', options.rounds, 1),
+        kvDtype: parseChoiceFlag('--kv-dtype', options.kvDtype, KV_CACHE_DTYPES),
+        device: parseDeviceFlags(options),
+      });
+      const mode = (name: string, m: ServeModeFigures) =>
+        `${name}: median ${m.medianWallSeconds.toFixed(2)} s (${m.wallSeconds.map((s) => s.toFixed(2)).join(', ')}), ${m.requestsPerSecond.toFixed(1)} requests/s, ${m.tokensPerSecond.toFixed(0)} tokens/s`;
+      print(options.json, r, () =>
+        [
+          `model ${r.model} on ${r.runner.device}; ${r.agents} agents × (${r.history} history + ${r.piece} generated) tokens, ${r.rounds} rounds; ${r.machine.cpus} CPUs, load ${r.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}`,
+          mode('in process', r.inProcess),
+          mode('over HTTP ', r.http),
+          `HTTP / in-process wall time: ${r.ratio.toFixed(3)}; the same tokens both ways: ${r.sameTokens ? 'yes' : 'NO'}`,
+        ].join('\n'),
+      );
+      if (!r.sameTokens) process.exitCode = 1;
+    },
+  );
 
   const engineCommand = bench
     .command('engine')

@@ -3,8 +3,10 @@
 // from full-sequence logits, the same tokens whatever runs beside them, every bad input a 4xx with an
 // OpenAI-style error body while other requests go on, weights reloaded mid-traffic, /v1/models,
 // /health, /metrics, and a graceful SIGTERM that still answers the request in flight.
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import OpenAI from 'openai';
+import { packageRoot } from '../../src/native/addon.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Qwen3Model } from '../../src/native/model.js';
 import { makeCheckpoint, prompt, referencePiece } from '../engine/helpers.js';
@@ -141,6 +143,18 @@ describe('swarm serve with the openai client', () => {
     expect(bad.status).toBe(400);
     expect(bad.json.error.param).toBe('path');
     expect((await (await fetch(`${server.url}/health`)).json()).weightsVersion).toBe(1);
+  }, 60_000);
+});
+
+describe('swarm bench serve', () => {
+  it('times the HTTP path beside the in-process engine and checks both give the same tokens', () => {
+    const result = spawnSync(process.execPath, [path.join(packageRoot, 'bin', 'swarm.js'), 'bench', 'serve', '--model', model, '--agents', '4', '--history', '24', '--piece', '8', '--rounds', '2', '--json'], { encoding: 'utf8' });
+    expect(result.status).toBe(0);
+    const r = JSON.parse(result.stdout);
+    expect(r.sameTokens).toBe(true);
+    expect(r.inProcess.wallSeconds).toHaveLength(2);
+    expect(r.http.tokensPerSecond).toBeGreaterThan(0);
+    expect(r.ratio).toBeCloseTo(r.http.medianWallSeconds / r.inProcess.medianWallSeconds, 10);
   }, 60_000);
 });
 
