@@ -1,22 +1,26 @@
 // `swarm run --task T --n N [--policy scripted|garbage | --model DIR] [--seed S]`: one episode, shown
 // live in the terminal (one line per event, coloured by agent) with a summary at the end. With
 // --model the agents are a Qwen3 checkpoint served by the native inference engine, writing with
-// the checkpoint's tokenizer (DIR/tokenizer.json).
+// the checkpoint's tokenizer (DIR/tokenizer.json); with --server URL[,URL...] a model on inference
+// servers (swarm serve; docs/serve.md).
 import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
 import { runEpisode, writeTrace } from '../harness/index.js';
 import type { EpisodeResult } from '../harness/index.js';
-import { openPolicy } from '../policy/open-policy.js';
+import { connectPolicy } from '../policy/open-policy.js';
+import { REMOTE_PROTOCOLS } from '../policy/remote-policy.js';
 import { demonstratorOf, loadTask, TASK_NAMES } from '../tasks/index.js';
 import type { Split } from '../tasks/index.js';
 import { EpisodeView } from './episode-view.js';
-import { addDeterminismFlag, addDeviceFlags, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag } from './options.js';
+import { addDeterminismFlag, addDeviceFlags, parseChoiceFlag, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag, parseServerList } from './options.js';
 
 interface RunOptions {
   task: string;
   n: string;
   policy: string;
   model?: string;
+  server?: string;
+  protocol: string;
   seed: string;
   split: string;
   problem: string;
@@ -39,6 +43,8 @@ export function registerRun(program: Command): void {
     .option('--n <n>', 'team size', '4')
     .option('--policy <kind>', 'scripted (the demonstrators) | garbage (random output, to watch the harness cope)', 'scripted')
     .option('--model <dir>', 'a Qwen3 checkpoint folder with its tokenizer.json: the agents are the model (native inference engine)')
+    .option('--server <urls>', 'instead of --model: OpenAI-compatible inference servers, comma-separated (swarm serve; docs/serve.md); needs --tokenizer')
+    .option('--protocol <name>', `with --server: ${REMOTE_PROTOCOLS.join(' | ')}`, 's3')
     .option('--seed <s>', 'episode seed (names, teammate order, sampling)', '1')
     .option('--split <split>', 'problem split: train | dev | eval', 'eval')
     .option('--problem <index>', 'problem index in the split', '0')
@@ -56,14 +62,19 @@ export function registerRun(program: Command): void {
       const index = parseIntegerFlag('--problem', options.problem);
       if (index >= problems.length) throw new ConfigError(`--problem ${index} is past the ${problems.length} problems of the ${options.split} split`);
       const tokenizer = options.tokenizer === undefined ? {} : { tokenizerPath: options.tokenizer };
-      const opened = openPolicy(
-        options.model
-          ? { kind: 'model', directory: options.model, device, ...parseDeterminismFlag(options), ...tokenizer }
-          : options.policy === 'garbage'
-            ? { kind: 'garbage', ...tokenizer }
-            : options.policy === 'scripted'
-              ? { kind: 'scripted', ...demonstratorOf(task), ...tokenizer }
-              : failPolicy(options.policy),
+      if (options.server !== undefined && (options.model !== undefined || options.tokenizer === undefined)) {
+        throw new ConfigError('--server takes the place of --model and needs --tokenizer FILE (the served model\'s tokenizer.json)');
+      }
+      const opened = await connectPolicy(
+        options.server !== undefined
+          ? { kind: 'remote', servers: parseServerList(options.server), tokenizerPath: options.tokenizer as string, protocol: parseChoiceFlag('--protocol', options.protocol, REMOTE_PROTOCOLS) }
+          : options.model
+            ? { kind: 'model', directory: options.model, device, ...parseDeterminismFlag(options), ...tokenizer }
+            : options.policy === 'garbage'
+              ? { kind: 'garbage', ...tokenizer }
+              : options.policy === 'scripted'
+                ? { kind: 'scripted', ...demonstratorOf(task), ...tokenizer }
+                : failPolicy(options.policy),
       );
       const policy = opened.policy;
       const view = new EpisodeView(process.stdout.isTTY === true);
