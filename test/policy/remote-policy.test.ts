@@ -92,6 +92,14 @@ describe('swarm eval --server', () => {
     expect(summary.policy.description).toMatch(/inference server/);
   }, 180_000);
 
+  it('runs one episode with swarm run --server', () => {
+    const result = spawnSync(process.execPath, [swarm, 'run', '--server', servers[1].url, '--tokenizer', path.join(model, 'tokenizer.json'), '--task', 'aggregation-digits', '--n', '2', '--allowance', '24'], { encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/outcome: (success|failure)/);
+    expect(spawnSync(process.execPath, [swarm, 'run', '--server', servers[1].url, '--task', 'aggregation-digits'], { encoding: 'utf8' }).stderr).toMatch(/needs --tokenizer FILE/);
+  }, 60_000);
+
   it('needs --tokenizer, and refuses malformed server URLs', () => {
     const run = (args: string[]) => spawnSync(process.execPath, [swarm, 'eval', '--task', 'aggregation', '--out', tmp(), ...args], { encoding: 'utf8' });
     expect(run(['--server', servers[0].url]).stderr).toMatch(/--server needs --tokenizer FILE/);
