@@ -1,5 +1,6 @@
-// The scalar matmul (the fallback for CPUs without AVX2), the per-level dispatch, and the split
-// of output columns between threads; see matmul.h.
+// The scalar matmul (the fallback for CPUs without AVX2), the per-level dispatch, the split
+// of output columns between threads, and the once-per-call BF16 rounding of the input for the
+// kernels that multiply in BF16; see matmul.h.
 #include "cpu/matmul.h"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/convert.h"
 #include "cpu/kernel_select.h"
 
 namespace s3::cpu {
@@ -16,9 +18,10 @@ namespace {
 // one fixed summation order per element.
 constexpr int kScalarLanes = 4;
 
-void matmul_columns_scalar(float* out, const float* inp, const MatrixView& w, int64_t M, int64_t n_begin,
+void matmul_columns_scalar(float* out, const MatmulInput& input, const MatrixView& w, int64_t M, int64_t n_begin,
                            int64_t n_end, float* row) {
   const int64_t K = w.cols, N = w.rows;
+  const float* inp = input.f32;
   for (int64_t n = n_begin; n < n_end; n++) {
     matrix_row_to_f32(w, n, row);
     for (int64_t m = 0; m < M; m++) {
@@ -30,7 +33,20 @@ void matmul_columns_scalar(float* out, const float* inp, const MatrixView& w, in
   }
 }
 
-const MatmulKernels kMatmulScalar = {"scalar", matmul_columns_scalar};
+const MatmulKernels kMatmulScalar = {"scalar", false, matmul_columns_scalar};
+
+int64_t padded_row(int64_t K) { return (K + kMatmulRowAlign - 1) / kMatmulRowAlign * kMatmulRowAlign; }
+
+bool multiplies_in_bf16(DType dtype) { return dtype == DType::BF16 || dtype == DType::F8_E4M3; }
+
+// inp's rows rounded to BF16 (RNE) into `rounded`, each padded with zeros to `stride`; done by the
+// calling thread before the pass, as it costs M × K conversions against the pass's M × K × N
+// products.
+void round_rows_to_bf16(const float* inp, int64_t M, int64_t K, int64_t stride, std::vector<uint16_t>& rounded) {
+  rounded.assign(size_t(M * stride), 0);
+  const ConvertKernels& convert = convert_kernels();
+  for (int64_t m = 0; m < M; m++) convert.f32_to_bf16(inp + m * K, rounded.data() + m * stride, size_t(K));
+}
 
 // Threads take contiguous runs of this many output columns, so each streams its own slice of W.
 constexpr int64_t kColumnsPerUnit = 16;
@@ -54,11 +70,21 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
     K = std::max(K, outputs[i].w->cols);
   }
   if (first_unit[count] == 0) return;
+  MatmulInput input{inp, nullptr, 0};
+  bool any_bf16_weight = false;
+  for (int64_t i = 0; i < count; i++) any_bf16_weight = any_bf16_weight || multiplies_in_bf16(outputs[i].w->dtype);
+  // The calling thread's copy: the pass below only reads it, and returns before the next call.
+  thread_local std::vector<uint16_t> rounded;
+  if (kernels.rounds_input_to_bf16 && any_bf16_weight) {
+    input.bf16_stride = padded_row(K);
+    round_rows_to_bf16(inp, M, K, input.bf16_stride, rounded);
+    input.bf16 = rounded.data();
+  }
   pool.parallel_for(size_t(first_unit[count]), [&](size_t begin, size_t end, size_t) {
     // Allocated here, in baseline code: a std::vector instantiated in an AVX-512 file could be the
     // copy the linker keeps for everyone, and fault on CPUs without AVX-512.
     thread_local std::vector<float> scratch;
-    scratch.resize(size_t(kMatmulScratchRows * K));
+    scratch.resize(size_t(kMatmulScratchRows * padded_row(K)));
     for (int64_t i = 0; i < count; i++) {
       const int64_t unit_begin = std::max(int64_t(begin), first_unit[i]);
       const int64_t unit_end = std::min(int64_t(end), first_unit[i + 1]);
@@ -66,7 +92,7 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
       const MatrixView& w = *outputs[i].w;
       const int64_t n_begin = (unit_begin - first_unit[i]) * kColumnsPerUnit;
       const int64_t n_end = std::min(w.rows, (unit_end - first_unit[i]) * kColumnsPerUnit);
-      kernels.columns(outputs[i].out, inp, w, M, n_begin, n_end, scratch.data());
+      kernels.columns(outputs[i].out, input, w, M, n_begin, n_end, scratch.data());
     }
   });
 }
@@ -86,7 +112,7 @@ void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M
 }
 
 const MatmulKernels* matmul_kernels_for(SimdLevel level) {
-  return select_kernels<MatmulKernels>({&kMatmulScalar, &kMatmulAvx2, &kMatmulAvx512}, level);
+  return select_kernels<MatmulKernels>({&kMatmulScalar, &kMatmulAvx2, &kMatmulAvx512, &kMatmulAvx512Bf16}, level);
 }
 
 const MatmulKernels& matmul_kernels() {

@@ -7,7 +7,13 @@
 // element's order depends on M, on which rows share a register tile, on the thread count or on
 // whether the weights were converted in registers or through a packed panel. So a sequence's
 // logits are bit-identical whether it is computed alone or batched with others (the engine's
-// determinism guarantee); different SIMD levels agree only to f32 rounding.
+// determinism guarantee); the scalar, AVX2 and AVX-512 levels agree only to f32 rounding.
+//
+// The avx512bf16 level multiplies BF16 and FP8 weights by the input rounded to BF16 (VDPBF16PS,
+// f32 accumulation; see matmul_avx512bf16.cpp and docs/determinism.md): its bits differ from the
+// f32 levels by BF16 input rounding, while F32 and F16 weights keep the exact f32 path of the
+// AVX-512 level. Its order per element is as fixed (lane l sums the pairs at k ≡ 2l, 2l + 1
+// (mod 32)), so the same invariances hold at that level.
 #pragma once
 
 #include <cstdint>
@@ -18,17 +24,32 @@
 
 namespace s3::cpu {
 
-// Rows of K floats of per-thread scratch a kernel may use (for converted weight rows).
+// Rows of per-thread scratch a kernel may use (for converted weight rows), each of K rounded up
+// to kMatmulRowAlign floats.
 constexpr int64_t kMatmulScratchRows = 6;
+// The BF16 input rows and the scratch rows are padded to a multiple of this many elements (one
+// 32-value VDPBF16PS step), the padding zero in the input.
+constexpr int64_t kMatmulRowAlign = 32;
+
+// The input of one call as the kernels read it: the f32 rows, and for kernels that multiply in
+// BF16 the same rows rounded to BF16 once per call (round-to-nearest-even; padded with zeros to
+// bf16_stride = K rounded up to kMatmulRowAlign), so no tile rounds them again.
+struct MatmulInput {
+  const float* f32 = nullptr;     // [M × K] row-major
+  const uint16_t* bf16 = nullptr;  // [M × bf16_stride]; null unless the kernels round the input and a weight is BF16 or FP8
+  int64_t bf16_stride = 0;
+};
 
 // One implementation per SIMD level. `columns` computes output columns [n_begin, n_end) of
 // every row; the caller splits N between threads and hands each its scratch (the instruction-set
 // files allocate nothing; see matmul.cpp).
 struct MatmulKernels {
   const char* name;
-  // out: [M × N] f32 (N = w.rows), inp: [M × K] f32 (K = w.cols), both row-major;
-  // scratch: [kMatmulScratchRows × K] f32.
-  void (*columns)(float* out, const float* inp, const MatrixView& w, int64_t M, int64_t n_begin, int64_t n_end,
+  // Whether `columns` reads inp.bf16 for BF16 and FP8 weights (the avx512bf16 level).
+  bool rounds_input_to_bf16;
+  // out: [M × N] f32 (N = w.rows), row-major; inp: M rows of K = w.cols;
+  // scratch: [kMatmulScratchRows × (K rounded up to kMatmulRowAlign)] f32.
+  void (*columns)(float* out, const MatmulInput& inp, const MatrixView& w, int64_t M, int64_t n_begin, int64_t n_end,
                   float* scratch);
 };
 
@@ -57,5 +78,6 @@ const MatmulKernels& matmul_kernels();
 
 extern const MatmulKernels kMatmulAvx2;
 extern const MatmulKernels kMatmulAvx512;
+extern const MatmulKernels kMatmulAvx512Bf16;
 
 }  // namespace s3::cpu

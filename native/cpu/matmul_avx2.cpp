@@ -192,8 +192,9 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
   }
 }
 
-void matmul_columns_avx2(float* out, const float* inp, const MatrixView& w, int64_t M, int64_t n_begin, int64_t n_end,
+void matmul_columns_avx2(float* out, const MatmulInput& input, const MatrixView& w, int64_t M, int64_t n_begin, int64_t n_end,
                          float* scratch) {
+  const float* inp = input.f32;
   switch (w.dtype) {
     case DType::BF16: return matmul_columns<DType::BF16>(out, inp, w, M, n_begin, n_end, scratch);
     case DType::F16: return matmul_columns<DType::F16>(out, inp, w, M, n_begin, n_end, scratch);
@@ -204,6 +205,6 @@ void matmul_columns_avx2(float* out, const float* inp, const MatrixView& w, int6
 
 }  // namespace
 
-const MatmulKernels kMatmulAvx2 = {"avx2", matmul_columns_avx2};
+const MatmulKernels kMatmulAvx2 = {"avx2", false, matmul_columns_avx2};
 
 }  // namespace s3::cpu

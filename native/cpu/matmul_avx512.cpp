@@ -13,6 +13,7 @@
 #include "core/dtype.h"
 #include "cpu/matmul.h"
 #include "cpu/matmul_lookahead.h"
+#include "cpu/matmul_sum_lanes_avx512.h"
 
 namespace s3::cpu {
 namespace {
@@ -88,14 +89,6 @@ WeightRow<D> weight_row(const MatrixView& w, int64_t n) {
   } else {
     return {static_cast<const uint16_t*>(w.data) + n * w.cols};
   }
-}
-
-// The fixed lane-summation tree every output element goes through.
-inline float sum_lanes(__m512 v) {
-  const __m256 half = _mm256_add_ps(_mm512_extractf32x8_ps(v, 0), _mm512_extractf32x8_ps(v, 1));
-  const __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
-  const __m128 pair = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
-  return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
 }
 
 // One step over 16 values of k; the last, partial step (kTail) reads only the lanes in `mask`.
@@ -189,8 +182,9 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
   }
 }
 
-void matmul_columns_avx512(float* out, const float* inp, const MatrixView& w, int64_t M, int64_t n_begin, int64_t n_end,
+void matmul_columns_avx512(float* out, const MatmulInput& input, const MatrixView& w, int64_t M, int64_t n_begin, int64_t n_end,
                            float* scratch) {
+  const float* inp = input.f32;
   switch (w.dtype) {
     case DType::BF16: return matmul_columns<DType::BF16>(out, inp, w, M, n_begin, n_end, scratch);
     case DType::F16: return matmul_columns<DType::F16>(out, inp, w, M, n_begin, n_end, scratch);
@@ -201,6 +195,6 @@ void matmul_columns_avx512(float* out, const float* inp, const MatrixView& w, in
 
 }  // namespace
 
-const MatmulKernels kMatmulAvx512 = {"avx512", matmul_columns_avx512};
+const MatmulKernels kMatmulAvx512 = {"avx512", false, matmul_columns_avx512};
 
 }  // namespace s3::cpu

@@ -2,12 +2,17 @@
 // reference on the exactly converted weights (f32, bf16, f16, fp8 blockwise), on shapes that
 // exercise register-tile and vector tails, and the invariants the engine's determinism rests on:
 // a row's result is the same bits whatever M, whichever rows share its tile, whatever the
-// thread count, and whether the weights went through a packed panel or not.
+// thread count, and whether the weights went through a packed panel or not. The avx512bf16
+// level (BF16 products for BF16 and FP8 weights) is checked against a double reference on the
+// BF16-rounded input, against the f32 path within BF16 rounding, and for the same invariants;
+// without AVX512-BF16 its tests skip.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "cpu/matmul.h"
 #include "tests/naive_qwen3.h"
@@ -20,6 +25,7 @@ using s3::DType;
 using s3::cpu::MatrixView;
 
 using s3::tests::runnable_levels;
+using s3::tests::runnable_levels_with_bf16;
 
 // A random [N × K] weight in `dtype` (FP8 with block scales), through the test-model helpers.
 struct RandomWeight {
@@ -50,6 +56,25 @@ std::vector<float> random_input(int64_t M, int64_t K, uint64_t seed) {
 }
 
 const DType kWeightTypes[] = {DType::F32, DType::BF16, DType::F16, DType::F8_E4M3};
+// The weights the avx512bf16 level multiplies in BF16 (F32 and F16 keep the f32 path).
+const DType kBf16ProductTypes[] = {DType::BF16, DType::F8_E4M3};
+
+// M, N, K: the shapes above plus K below one 16-lane step, K off the 32-value BF16 step (and off
+// the 128-wide FP8 scale block), odd M, and N off both register tiles (6 and 3 weight rows).
+const int64_t kBf16Shapes[][3] = {{1, 1, 1},     {3, 5, 7},     {5, 17, 16},   {7, 13, 33},  {2, 7, 15},
+                                  {13, 130, 300}, {33, 40, 129}, {9, 260, 256}, {4, 11, 47},  {6, 29, 200}};
+
+void skip_without_bf16() {
+  if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
+    SKIP("this CPU lacks AVX512-BF16: the avx512bf16 matmul level cannot run here");
+  }
+}
+
+std::vector<float> rounded_to_bf16(const std::vector<float>& x) {
+  std::vector<float> rounded(x.size());
+  for (size_t i = 0; i < x.size(); i++) rounded[i] = s3::bf16_to_f32(s3::f32_to_bf16(x[i]));
+  return rounded;
+}
 
 }  // namespace
 
@@ -84,7 +109,7 @@ TEST(matmul_matches_double_reference_at_every_level_and_dtype) {
 TEST(matmul_row_results_do_not_depend_on_the_batch_or_threads) {
   s3::ThreadPool one(1), two(2), three(3);
   const int64_t M = 37, N = 70, K = 300;
-  for (s3::SimdLevel level : runnable_levels()) {
+  for (s3::SimdLevel level : runnable_levels_with_bf16()) {
     const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(level);
     for (DType dtype : kWeightTypes) {
       const RandomWeight w(dtype, N, K, 5);
@@ -114,7 +139,7 @@ TEST(matmul_row_results_do_not_depend_on_the_batch_or_threads) {
 TEST(matmul_fused_pass_equals_one_pass_per_weight) {
   s3::ThreadPool one(1), two(2), three(3);
   const int64_t K = 200, rows[] = {70, 33, 17};
-  for (s3::SimdLevel level : runnable_levels()) {
+  for (s3::SimdLevel level : runnable_levels_with_bf16()) {
     const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(level);
     for (DType dtype : kWeightTypes) {
       const RandomWeight w[] = {{dtype, rows[0], K, 7}, {dtype, rows[1], K, 8}, {dtype, rows[2], K, 9}};
@@ -153,7 +178,7 @@ TEST(matmul_fp8_dequantizes_every_code_with_its_block_scale) {
   std::vector<float> x(size_t(8 * K), 0.0f);
   for (int64_t i = 0; i < 8; i++) x[size_t(i * K + ks[i])] = 1.0f;
   s3::ThreadPool pool(2);
-  for (s3::SimdLevel level : runnable_levels()) {
+  for (s3::SimdLevel level : runnable_levels_with_bf16()) {
     const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(level);
     for (int64_t M : {1, 8}) {
       std::vector<float> out(size_t(M * N));
@@ -163,6 +188,112 @@ TEST(matmul_fp8_dequantizes_every_code_with_its_block_scale) {
           const float expected = s3::fp8e4m3_to_f32(codes[size_t(n * K + ks[i])]) * scales[(n / 128) * 3 + ks[i] / 128];
           CHECK_EQ(out[size_t(i * N + n)], expected);
           CHECK_EQ(s3::cpu::matrix_element(w, n, ks[i]), expected);
+        }
+      }
+    }
+  }
+}
+
+// The BF16 level's error is only f32 accumulation once the input is rounded to BF16 (a BF16 or
+// FP8-widened product is exact in f32, FP8 block scales are applied in f32 per 128-wide k block):
+// against a double reference on the rounded input, the same 1e-6 × Σ|x·w| as the f32 levels.
+TEST(matmul_bf16_matches_double_reference_on_bf16_rounded_input) {
+  skip_without_bf16();
+  s3::ThreadPool pool(2);
+  const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
+  CHECK(kernels.rounds_input_to_bf16);
+  for (DType dtype : kBf16ProductTypes) {
+    for (const auto& shape : kBf16Shapes) {
+      const int64_t M = shape[0], N = shape[1], K = shape[2];
+      const RandomWeight w(dtype, N, K, uint64_t(N * 1000 + K));
+      const std::vector<float> x = random_input(M, K, uint64_t(M));
+      const std::vector<float> xr = rounded_to_bf16(x);
+      std::vector<float> out(size_t(M * N));
+      s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, kernels);
+      for (int64_t m = 0; m < M; m++) {
+        for (int64_t n = 0; n < N; n++) {
+          double exact = 0.0, magnitude = 0.0;
+          for (int64_t k = 0; k < K; k++) {
+            exact += double(xr[size_t(m * K + k)]) * w.values[size_t(n * K + k)];
+            magnitude += std::fabs(double(xr[size_t(m * K + k)]) * w.values[size_t(n * K + k)]);
+          }
+          CHECK_NEAR(out[size_t(m * N + n)], exact, 1e-6 * magnitude + 1e-30);
+        }
+      }
+    }
+  }
+}
+
+// Against the exact f32 path: rounding each input to BF16 moves it by at most 2⁻⁹ of itself, so
+// the results differ by at most 2⁻⁹ Σ|x·w| plus both paths' f32 accumulation; the stated
+// tolerance is 2⁻⁸ Σ|x·w|. And they do differ somewhere: the BF16 products really ran.
+TEST(matmul_bf16_stays_within_bf16_rounding_of_the_f32_path) {
+  skip_without_bf16();
+  s3::ThreadPool pool(2);
+  const s3::cpu::MatmulKernels& bf16 = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
+  const s3::cpu::MatmulKernels& f32 = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512);
+  for (DType dtype : kBf16ProductTypes) {
+    int64_t differing = 0;
+    for (const auto& shape : kBf16Shapes) {
+      const int64_t M = shape[0], N = shape[1], K = shape[2];
+      const RandomWeight w(dtype, N, K, uint64_t(N * 1000 + K));
+      const std::vector<float> x = random_input(M, K, uint64_t(M));
+      std::vector<float> out(size_t(M * N)), reference(size_t(M * N));
+      s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, bf16);
+      s3::cpu::matmul_forward(reference.data(), x.data(), w.view, M, pool, f32);
+      for (int64_t m = 0; m < M; m++) {
+        for (int64_t n = 0; n < N; n++) {
+          double magnitude = 0.0;
+          for (int64_t k = 0; k < K; k++) magnitude += std::fabs(double(x[size_t(m * K + k)]) * w.values[size_t(n * K + k)]);
+          const size_t i = size_t(m * N + n);
+          CHECK_NEAR(out[i], reference[i], std::ldexp(magnitude, -8) + 1e-30);
+          differing += out[i] != reference[i];
+        }
+      }
+    }
+    CHECK(differing > 0);
+  }
+}
+
+TEST(matmul_bf16_level_keeps_the_exact_f32_path_for_f32_and_f16_weights) {
+  skip_without_bf16();
+  s3::ThreadPool pool(2);
+  const s3::cpu::MatmulKernels& bf16 = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
+  const s3::cpu::MatmulKernels& f32 = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512);
+  for (DType dtype : {DType::F32, DType::F16}) {
+    for (const auto& shape : kBf16Shapes) {
+      const int64_t M = shape[0], N = shape[1], K = shape[2];
+      const RandomWeight w(dtype, N, K, uint64_t(N * 1000 + K));
+      const std::vector<float> x = random_input(M, K, uint64_t(M));
+      std::vector<float> out(size_t(M * N)), reference(size_t(M * N));
+      s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, bf16);
+      s3::cpu::matmul_forward(reference.data(), x.data(), w.view, M, pool, f32);
+      CHECK(out == reference);
+    }
+  }
+}
+
+// Batch and thread invariance at the BF16 level on the edge sizes of K (below one step, off the
+// step, off the scale block): every row alone equals its row in the batch, at 1, 2 and 3 threads.
+TEST(matmul_bf16_rows_do_not_depend_on_batch_or_threads_at_edge_sizes) {
+  skip_without_bf16();
+  s3::ThreadPool one(1), two(2), three(3);
+  const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
+  const int64_t M = 11, N = 23;
+  for (DType dtype : kBf16ProductTypes) {
+    for (int64_t K : {1, 15, 33, 130}) {
+      const RandomWeight w(dtype, N, K, uint64_t(K));
+      const std::vector<float> x = random_input(M, K, uint64_t(K + 1));
+      std::vector<float> batched(size_t(M * N));
+      s3::cpu::matmul_forward(batched.data(), x.data(), w.view, M, two, kernels);
+      for (s3::ThreadPool* pool : {&one, &two, &three}) {
+        std::vector<float> threaded(size_t(M * N));
+        s3::cpu::matmul_forward(threaded.data(), x.data(), w.view, M, *pool, kernels);
+        CHECK(threaded == batched);
+        for (int64_t m = 0; m < M; m++) {
+          std::vector<float> alone(static_cast<size_t>(N));
+          s3::cpu::matmul_forward(alone.data(), &x[size_t(m * K)], w.view, 1, *pool, kernels);
+          CHECK(std::equal(alone.begin(), alone.end(), batched.begin() + m * N));
         }
       }
     }

@@ -1,0 +1,232 @@
+// AVX-512 BF16 matmul: the avx512bf16 level's kernels (compiled with the AVX-512 flags plus
+// -mavx512bf16; called only after run-time detection).
+//
+// BF16 and FP8 weights are multiplied by the input rounded to BF16 (matmul.cpp rounds each row
+// once per call, RNE) with VDPBF16PS: each of an accumulator's 16 f32 lanes adds the two products
+// of one pair of k per instruction, so lane l sums the pairs at k ≡ 2l, 2l + 1 (mod 32) in
+// increasing k, and the lanes are added by the same fixed tree as the AVX-512 kernels. A product
+// of two BF16 values is exact in f32; the instruction treats BF16 subnormal inputs as zero and
+// flushes subnormal results (neither occurs at the magnitudes of activations and weights).
+//
+// BF16 weights are read as they are stored, no conversion at all. FP8 e4m3 weights are widened,
+// exactly, to BF16 values fp8 / 256 (a tile's rows once into scratch, for all input rows), and the
+// 128 × 128 block scale is applied in f32 per 128-wide k block: a block's pair sums are
+// accumulated from zero, then the running sum += block sum × (scale × 256) with one FMA. So
+// weights are never rounded, only the input is.
+//
+// A register tile is kRows input rows × kCols weight rows (FP8: kScaledCols, as each output
+// needs a block and a running accumulator). Every element's order depends only on K, never on M,
+// the tile position or the thread split: a row's result is the same bits in any batch.
+// F32 and F16 weights keep the exact f32 path of the AVX-512 level (kMatmulAvx512).
+#include <immintrin.h>
+
+#include "core/dtype.h"
+#include "cpu/matmul.h"
+#include "cpu/matmul_lookahead.h"
+#include "cpu/matmul_sum_lanes_avx512.h"
+
+namespace s3::cpu {
+namespace {
+
+// This file uses no standard-library templates or inline library functions: an out-of-line copy
+// compiled here with wider instructions could be the one the linker keeps for baseline code too.
+inline int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
+
+constexpr int kStep = 32;        // values of k per VDPBF16PS (16 lanes × 2)
+constexpr int kRows = 4;         // input rows per register tile
+constexpr int kCols = 6;         // BF16 weight rows per tile: 24 accumulators + 4 inputs + 1 weight ≤ 32 registers
+constexpr int kScaledCols = 3;   // FP8: 12 block + 12 running accumulators + 4 inputs + 1 weight + 1 scale
+constexpr int64_t kBlockSteps = kFp8BlockSize / kStep;
+static_assert(kMatmulRowAlign == kStep, "the input rows are padded to whole steps");
+static_assert(kFp8BlockSize % kStep == 0, "a scale block is whole steps");
+static_assert(kScaledCols <= kMatmulScratchRows, "a widened FP8 tile must fit the caller's scratch");
+
+inline __mmask32 value_mask(int64_t count) {
+  return count >= kStep ? ~__mmask32(0) : __mmask32((1u << count) - 1u);
+}
+
+inline __m512bh as_bf16(__m512i v) { return reinterpret_cast<__m512bh>(v); }
+
+// One step over 32 values of k: the input rows are padded with zeros, so they load whole; the
+// weight rows load only the values in `mask` on the last, partial step (kTail).
+template <bool kTail, int R, int C>
+inline void dot_step(__m512 (&acc)[R][C], const uint16_t* x, int64_t ldx, const uint16_t* const (&w)[C], int64_t k,
+                     __mmask32 mask) {
+  __m512i xv[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) xv[r] = _mm512_loadu_si512(x + r * ldx + k);
+#pragma GCC unroll 8
+  for (int c = 0; c < C; c++) {
+    const __m512i wv = kTail ? _mm512_maskz_loadu_epi16(mask, w[c] + k) : _mm512_loadu_si512(w[c] + k);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], as_bf16(xv[r]), as_bf16(wv));
+  }
+}
+
+template <int R, int C>
+inline void clear(__m512 (&acc)[R][C]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) {
+#pragma GCC unroll 8
+    for (int c = 0; c < C; c++) acc[r][c] = _mm512_setzero_ps();
+  }
+}
+
+// out[r][c] = the lanes of acc[r][c] summed, for c < cols_valid.
+template <int R, int C>
+inline void store_sums(const __m512 (&acc)[R][C], float* out, int64_t ldo, int cols_valid) {
+  // Sums go through a fixed-index array so the accumulators stay in registers in the loops.
+  float sums[R][C];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) {
+#pragma GCC unroll 8
+    for (int c = 0; c < C; c++) sums[r][c] = sum_lanes(acc[r][c]);
+  }
+  for (int r = 0; r < R; r++) {
+    for (int c = 0; c < cols_valid; c++) out[r * ldo + c] = sums[r][c];
+  }
+}
+
+// out[m][c] = x[m] · w[c] for m < R, c < cols_valid, BF16 weights as stored (rows of K values).
+template <int R>
+void dot_tile(const uint16_t* x, int64_t ldx, const uint16_t* const (&w)[kCols], int64_t K, float* out, int64_t ldo,
+              int cols_valid, Lookahead ahead) {
+  __m512 acc[R][kCols];
+  clear(acc);
+  int64_t k = 0;
+  for (; k + kStep <= K; k += kStep) {
+    ahead.step();
+    dot_step<false>(acc, x, ldx, w, k, 0);
+  }
+  if (k < K) dot_step<true>(acc, x, ldx, w, k, value_mask(K - k));
+  store_sums(acc, out, ldo, cols_valid);
+}
+
+// The same for widened FP8 rows (padded with zeros to whole steps, so no step is partial), each
+// 128-wide k block's sum scaled by its row's block scale × 256 into the running sum.
+template <int R>
+void dot_tile_scaled(const uint16_t* x, int64_t ldx, const uint16_t* const (&w)[kScaledCols],
+                     const float* const (&scales)[kScaledCols], int64_t K, float* out, int64_t ldo, int cols_valid,
+                     Lookahead ahead) {
+  __m512 run[R][kScaledCols];
+  clear(run);
+  for (int64_t block = 0, k = 0; k < K; block++) {
+    __m512 acc[R][kScaledCols];
+    clear(acc);
+    for (int64_t step = 0; step < kBlockSteps && k < K; step++, k += kStep) {
+      ahead.step();
+      dot_step<false>(acc, x, ldx, w, k, 0);
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < kScaledCols; c++) {
+      const __m512 scale = _mm512_set1_ps(scales[c][block] * 256.0f);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; r++) run[r][c] = _mm512_fmadd_ps(acc[r][c], scale, run[r][c]);
+    }
+  }
+  store_sums(run, out, ldo, cols_valid);
+}
+
+// One tile shape's work on all M input rows, kRows at a time (then 3, 2, 1); the first row tile
+// carries `ahead`. `tile(R, x, y, ahead)` computes R rows from x into y.
+template <typename Tile>
+void dot_rows(const MatmulInput& input, float* out, int64_t M, int64_t N, int64_t n, Lookahead ahead, const Tile& tile) {
+  const int64_t ldx = input.bf16_stride;
+  int64_t m = 0;
+  for (; m + kRows <= M; m += kRows) {
+    tile.template rows<kRows>(input.bf16 + m * ldx, out + m * N + n, ahead);
+    ahead = Lookahead{};
+  }
+  const uint16_t* x = input.bf16 + m * ldx;
+  float* y = out + m * N + n;
+  switch (M - m) {
+    case 3: tile.template rows<3>(x, y, ahead); break;
+    case 2: tile.template rows<2>(x, y, ahead); break;
+    case 1: tile.template rows<1>(x, y, ahead); break;
+    default: break;
+  }
+}
+
+struct Bf16Tile {
+  const uint16_t* w[kCols];
+  int64_t K, ldx, ldo;
+  int cols_valid;
+  template <int R>
+  void rows(const uint16_t* x, float* y, Lookahead ahead) const {
+    dot_tile<R>(x, ldx, w, K, y, ldo, cols_valid, ahead);
+  }
+};
+
+struct Fp8Tile {
+  const uint16_t* w[kScaledCols];
+  const float* scales[kScaledCols];
+  int64_t K, ldx, ldo;
+  int cols_valid;
+  template <int R>
+  void rows(const uint16_t* x, float* y, Lookahead ahead) const {
+    dot_tile_scaled<R>(x, ldx, w, scales, K, y, ldo, cols_valid, ahead);
+  }
+};
+
+void bf16_columns(float* out, const MatmulInput& input, const MatrixView& view, int64_t M, int64_t n_begin,
+                  int64_t n_end) {
+  const int64_t K = view.cols, N = view.rows;
+  const uint16_t* weights = static_cast<const uint16_t*>(view.data);
+  for (int64_t n = n_begin; n < n_end; n += kCols) {
+    Bf16Tile tile{{}, K, input.bf16_stride, N, int(smaller(kCols, n_end - n))};
+    for (int c = 0; c < kCols; c++) tile.w[c] = weights + (n + smaller(c, tile.cols_valid - 1)) * K;
+    dot_rows(input, out, M, N, n, next_weight_tile<DType::BF16>(view, M, kRows, n, n_end, kCols, kStep), tile);
+  }
+}
+
+// Row `codes` (K values) as BF16 fp8 / 256 into `row`, zero-padded to whole steps. fp8 → f16 is a
+// bit move that yields exactly fp8 / 256 (subnormals included: the sign goes to bit 15, the 7
+// exponent/mantissa bits to bits 13..7), f16 → f32 is exact, and f32 → BF16 is exact as e4m3 has
+// 3 mantissa bits and fp8 / 256 ≥ 2⁻¹⁷ is normal. The NaN codes 0x7F/0xFF come out finite, as at
+// the other levels; checkpoints do not contain them.
+void widen_fp8_row(const uint8_t* codes, int64_t K, uint16_t* row) {
+  for (int64_t k = 0; k < K; k += kStep) {
+    const __m512i wide = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(value_mask(K - k), codes + k));
+    const __m512i half = _mm512_slli_epi16(_mm512_add_epi16(wide, _mm512_and_si512(wide, _mm512_set1_epi16(0x80))), 7);
+    const __m512 low = _mm512_cvtph_ps(_mm512_castsi512_si256(half));
+    const __m512 high = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(half, 1));
+    _mm512_storeu_si512(row + k, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(high, low)));
+  }
+}
+
+void fp8_columns(float* out, const MatmulInput& input, const MatrixView& view, int64_t M, int64_t n_begin,
+                 int64_t n_end, float* scratch) {
+  const int64_t K = view.cols, N = view.rows;
+  const int64_t scale_cols = (K + kFp8BlockSize - 1) / kFp8BlockSize;
+  const uint8_t* codes = static_cast<const uint8_t*>(view.data);
+  uint16_t* widened = reinterpret_cast<uint16_t*>(scratch);
+  for (int64_t n = n_begin; n < n_end; n += kScaledCols) {
+    Fp8Tile tile{{}, {}, K, input.bf16_stride, N, int(smaller(kScaledCols, n_end - n))};
+    for (int c = 0; c < kScaledCols; c++) {
+      const int64_t row = n + smaller(c, tile.cols_valid - 1);
+      tile.scales[c] = view.block_scales + (row / kFp8BlockSize) * scale_cols;
+      if (c < tile.cols_valid) {
+        widen_fp8_row(codes + row * K, K, widened + c * input.bf16_stride);
+        tile.w[c] = widened + c * input.bf16_stride;
+      } else {
+        tile.w[c] = tile.w[tile.cols_valid - 1];
+      }
+    }
+    dot_rows(input, out, M, N, n, next_weight_tile<DType::F8_E4M3>(view, M, kRows, n, n_end, kScaledCols, kStep), tile);
+  }
+}
+
+void matmul_columns_avx512bf16(float* out, const MatmulInput& input, const MatrixView& w, int64_t M, int64_t n_begin,
+                               int64_t n_end, float* scratch) {
+  switch (w.dtype) {
+    case DType::BF16: return bf16_columns(out, input, w, M, n_begin, n_end);
+    case DType::F8_E4M3: return fp8_columns(out, input, w, M, n_begin, n_end, scratch);
+    default: return kMatmulAvx512.columns(out, input, w, M, n_begin, n_end, scratch);  // F32, F16: exact f32
+  }
+}
+
+}  // namespace
+
+const MatmulKernels kMatmulAvx512Bf16 = {"avx512bf16", true, matmul_columns_avx512bf16};
+
+}  // namespace s3::cpu
