@@ -1,4 +1,4 @@
-// Measuring the machine's FMA peak and read bandwidth; see machine_limits.h.
+// Measuring the machine's FMA and BF16 dot-product peaks and read bandwidth; see machine_limits.h.
 #include "cpu/machine_limits.h"
 
 #include <algorithm>
@@ -40,6 +40,22 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The best GFLOP/s of `repetitions` runs of `loop` on every thread at once.
+double peak_gflops(ThreadPool& pool, float (*loop)(long), int flops_per_iteration, int repetitions, std::vector<float>& sink) {
+  const size_t threads = pool.num_threads();
+  const long iterations = 20'000'000;
+  double best = 0;
+  for (int r = 0; r < repetitions; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    pool.parallel_for(threads, [&](size_t begin, size_t end, size_t) {
+      for (size_t t = begin; t < end; ++t) sink[t] += loop(iterations);
+    });
+    const double flops = double(iterations) * flops_per_iteration * double(threads);
+    best = std::max(best, flops / seconds_since(start) / 1e9);
+  }
+  return best;
+}
+
 }  // namespace
 
 const MachineLimitKernels kMachineLimitsScalar = {"scalar", 16, fma_loop_scalar, read_sum_scalar};
@@ -48,17 +64,13 @@ MachineLimits measure_machine_limits(ThreadPool& pool, size_t read_bytes, int re
   const MachineLimitKernels& k = kernels_for_level(cpu_info().level);
   const size_t threads = pool.num_threads();
   MachineLimits limits;
-  limits.simd = k.name;
+  limits.simd = simd_level_name(cpu_info().level);
   std::vector<float> sink(threads);
 
-  const long iterations = 20'000'000;
-  for (int r = 0; r < repetitions; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    pool.parallel_for(threads, [&](size_t begin, size_t end, size_t) {
-      for (size_t t = begin; t < end; ++t) sink[t] += k.fma_loop(iterations);
-    });
-    const double flops = double(iterations) * k.flops_per_iteration * double(threads);
-    limits.fma_gflops = std::max(limits.fma_gflops, flops / seconds_since(start) / 1e9);
+  limits.fma_gflops = peak_gflops(pool, k.fma_loop, k.flops_per_iteration, repetitions, sink);
+  if (cpu_info().level >= SimdLevel::Avx512Bf16) {
+    limits.bf16_dot_gflops =
+        peak_gflops(pool, kBf16DotAvx512Bf16.dot_loop, kBf16DotAvx512Bf16.flops_per_iteration, repetitions, sink);
   }
 
   const size_t count = read_bytes / sizeof(float);

@@ -22,10 +22,17 @@ export function benchModel(options: BenchModelOptions): { model: Qwen3Model; lab
   return { model: Qwen3Model.load(benchCheckpointDirectory(name)), label: `${name} (random bf16 weights)` };
 }
 
-/** One prefill measurement with its share of the FMA peak. */
+/** One prefill measurement with its share of the FMA peak and of its SIMD level's own peak. */
 export interface PrefillFigure extends NativeBenchFigures {
   readonly tokens: number;
   readonly fractionOfFmaPeak: number;
+  /** gflops over the peak of the level's matmul instruction: the BF16 dot-product peak at avx512bf16 (bf16 weights), else the FMA peak. */
+  readonly fractionOfLevelPeak: number;
+}
+
+/** The peak the level's matmuls run at: VDPBF16PS where it was measured (avx512bf16), else f32 FMA. */
+export function levelPeakGflops(limits: NativeMachineLimits): number {
+  return limits.bf16DotGflops > 0 ? limits.bf16DotGflops : limits.fmaGflops;
 }
 
 /** One decode measurement with its share of the read bandwidth and its speed-up over one sequence. */
@@ -58,7 +65,7 @@ export function benchForward(options: BenchModelOptions & { shapes: readonly [nu
   const limits = measureMachineLimits();
   const prefill = options.shapes.map(([sequences, tokens]) => {
     const figures = model.benchForward({ sequences, tokens, repetitions: options.repetitions });
-    return { ...figures, tokens, fractionOfFmaPeak: figures.gflops / limits.fmaGflops };
+    return { ...figures, tokens, fractionOfFmaPeak: figures.gflops / limits.fmaGflops, fractionOfLevelPeak: figures.gflops / levelPeakGflops(limits) };
   });
   return { model: label, limits, prefill };
 }

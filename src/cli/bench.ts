@@ -53,8 +53,12 @@ export function registerBench(program: Command): void {
       const report = benchForward({ model: options.model, shape: options.shape, shapes, repetitions });
       print(options.json, report, () =>
         [
-          `model ${report.model}; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak, ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read (${report.limits.threads} threads, ${report.limits.simd})`,
-          ...report.prefill.map((f) => `prefill ${f.sequences}×${f.tokens}: ${f.tokensPerSecond.toFixed(1)} tokens/s, ${f.gflops.toFixed(0)} GFLOP/s = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of peak (median of ${options.repetitions}, ${f.medianSeconds.toFixed(2)} s)`),
+          `model ${report.model}; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak${report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot-product peak` : ''}, ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read (${report.limits.threads} threads, ${report.limits.simd})`,
+          ...report.prefill.map(
+            (f) =>
+              `prefill ${f.sequences}×${f.tokens}: ${f.tokensPerSecond.toFixed(1)} tokens/s, ${f.gflops.toFixed(0)} GFLOP/s = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of FMA peak` +
+              `${report.limits.bf16DotGflops > 0 ? `, ${(100 * f.fractionOfLevelPeak).toFixed(0)}% of BF16 peak` : ''} (median of ${options.repetitions}, ${f.medianSeconds.toFixed(2)} s)`,
+          ),
         ].join('\n'),
       );
     });

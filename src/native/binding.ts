@@ -111,7 +111,10 @@ export interface NativeRunnerBenchFigures {
 /** The machine's own limits, measured in the same run as a benchmark. */
 export interface NativeMachineLimits {
   fmaGflops: number;
+  /** VDPBF16PS peak (2 flops per product) at the avx512bf16 level, where BF16 and FP8 weights are multiplied in BF16; 0 below it. */
+  bf16DotGflops: number;
   readGBytesPerSecond: number;
+  /** The run-time SIMD level the kernels ran at (cpuInfo simdLevel: S3_SIMD caps it). */
   simd: string;
   threads: number;
 }
