@@ -206,12 +206,18 @@ inline TestModel make_test_model(const s3::model::Qwen3Config& config, s3::DType
 
 namespace naive {
 
-// y[n] = Σ_k w[n][k] x[k] for w [N × K].
-inline std::vector<double> linear(const std::vector<double>& w, const std::vector<double>& x, size_t N) {
+// y[n] = Σ_k w[n][k] x[k] for w [N × K]; with round_input, x is first rounded to f32 and then to
+// BF16 (RNE), as the avx512bf16 matmul rounds its input for BF16 and FP8 weights.
+inline std::vector<double> linear(const std::vector<double>& w, const std::vector<double>& x, size_t N,
+                                  bool round_input = false) {
   const size_t K = x.size();
+  std::vector<double> xr(x);
+  if (round_input) {
+    for (double& v : xr) v = double(s3::bf16_to_f32(s3::f32_to_bf16(float(v))));
+  }
   std::vector<double> y(N, 0.0);
   for (size_t n = 0; n < N; n++) {
-    for (size_t k = 0; k < K; k++) y[n] += w[n * K + k] * x[k];
+    for (size_t k = 0; k < K; k++) y[n] += w[n * K + k] * xr[k];
   }
   return y;
 }
@@ -245,14 +251,20 @@ inline void rope(std::vector<double>& x, size_t head_dim, int64_t position, doub
 }  // namespace naive
 
 // Logits [T][V] of every position of one sequence, computed from scratch; token t sits at rotary
-// position position_offset + t (Hugging Face's position_ids).
+// position position_offset + t (Hugging Face's position_ids). bf16_matmul_inputs: the linear
+// layers whose weights are BF16 or FP8 round their input to BF16 first, the numerics of the
+// avx512bf16 matmul (MatmulKernels::rounds_input_to_bf16).
 inline std::vector<std::vector<double>> naive_qwen3_logits(const TestModel& model, const std::vector<int32_t>& tokens,
-                                                           int64_t position_offset = 0) {
+                                                           int64_t position_offset = 0, bool bf16_matmul_inputs = false) {
   const s3::model::Qwen3Config& c = model.config;
   const size_t T = tokens.size(), C = size_t(c.hidden_size), NH = size_t(c.num_attention_heads);
   const size_t NKV = size_t(c.num_key_value_heads), HD = size_t(c.head_dim), I = size_t(c.intermediate_size);
   const double eps = c.rms_norm_eps;
   const std::vector<double> embed = model.values("model.embed_tokens.weight");
+  const auto rounds = [&](const std::string& name) {
+    const s3::DType dtype = model.tensor(name).dtype;
+    return bf16_matmul_inputs && (dtype == s3::DType::BF16 || dtype == s3::DType::F8_E4M3);
+  };
   std::vector<std::vector<double>> x(T);
   for (size_t t = 0; t < T; t++) {
     const double* row = embed.data() + size_t(tokens[t]) * C;
@@ -265,12 +277,14 @@ inline std::vector<std::vector<double>> naive_qwen3_logits(const TestModel& mode
     const std::vector<double> wq = w("self_attn.q_proj.weight"), wk = w("self_attn.k_proj.weight");
     const std::vector<double> wv = w("self_attn.v_proj.weight"), wo = w("self_attn.o_proj.weight");
     const std::vector<double> q_norm = w("self_attn.q_norm.weight"), k_norm = w("self_attn.k_norm.weight");
+    const bool round_q = rounds(p + "self_attn.q_proj.weight"), round_k = rounds(p + "self_attn.k_proj.weight");
+    const bool round_v = rounds(p + "self_attn.v_proj.weight"), round_o = rounds(p + "self_attn.o_proj.weight");
     std::vector<std::vector<double>> q(T), k(T), v(T);
     for (size_t t = 0; t < T; t++) {
       const std::vector<double> h = naive::rmsnorm(x[t], w("input_layernorm.weight"), eps);
-      q[t] = naive::rmsnorm(naive::linear(wq, h, NH * HD), q_norm, eps);
-      k[t] = naive::rmsnorm(naive::linear(wk, h, NKV * HD), k_norm, eps);
-      v[t] = naive::linear(wv, h, NKV * HD);
+      q[t] = naive::rmsnorm(naive::linear(wq, h, NH * HD, round_q), q_norm, eps);
+      k[t] = naive::rmsnorm(naive::linear(wk, h, NKV * HD, round_k), k_norm, eps);
+      v[t] = naive::linear(wv, h, NKV * HD, round_v);
       naive::rope(q[t], HD, position_offset + int64_t(t), c.rope_theta);
       naive::rope(k[t], HD, position_offset + int64_t(t), c.rope_theta);
     }
@@ -292,24 +306,26 @@ inline std::vector<std::vector<double>> naive_qwen3_logits(const TestModel& mode
           for (size_t d = 0; d < HD; d++) attn[h * HD + d] += p * v[s][g * HD + d];
         }
       }
-      const std::vector<double> o = naive::linear(wo, attn, C);
+      const std::vector<double> o = naive::linear(wo, attn, C, round_o);
       for (size_t i = 0; i < C; i++) x[t][i] += o[i];
     }
     const std::vector<double> wg = w("mlp.gate_proj.weight"), wu = w("mlp.up_proj.weight");
     const std::vector<double> wd = w("mlp.down_proj.weight");
     for (size_t t = 0; t < T; t++) {
       const std::vector<double> h = naive::rmsnorm(x[t], w("post_attention_layernorm.weight"), eps);
-      std::vector<double> gate = naive::linear(wg, h, I);
-      const std::vector<double> up = naive::linear(wu, h, I);
+      std::vector<double> gate = naive::linear(wg, h, I, rounds(p + "mlp.gate_proj.weight"));
+      const std::vector<double> up = naive::linear(wu, h, I, rounds(p + "mlp.up_proj.weight"));
       for (size_t i = 0; i < I; i++) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
-      const std::vector<double> down = naive::linear(wd, gate, C);
+      const std::vector<double> down = naive::linear(wd, gate, C, rounds(p + "mlp.down_proj.weight"));
       for (size_t i = 0; i < C; i++) x[t][i] += down[i];
     }
   }
-  const std::vector<double> head = model.values(c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight");
+  const std::string head_name = c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
+  const std::vector<double> head = model.values(head_name);
   std::vector<std::vector<double>> logits(T);
   for (size_t t = 0; t < T; t++) {
-    logits[t] = naive::linear(head, naive::rmsnorm(x[t], model.values("model.norm.weight"), eps), size_t(c.vocab_size));
+    logits[t] = naive::linear(head, naive::rmsnorm(x[t], model.values("model.norm.weight"), eps), size_t(c.vocab_size),
+                              rounds(head_name));
   }
   return logits;
 }

@@ -12,6 +12,7 @@
 
 #include "core/dtype.h"
 #include "core/thread_pool.h"
+#include "cpu/matmul.h"
 #include "model/kv_cache.h"
 #include "model/qwen3_forward.h"
 #include "tests/naive_qwen3.h"
@@ -68,14 +69,23 @@ double worst_relative_error(const std::vector<float>& got, const std::vector<std
   return worst;
 }
 
+// At the avx512bf16 level the reference rounds matmul inputs to BF16 where the level's matmul
+// does (BF16 and FP8 weights), which it then matches to ~1e-7 on the tiny shape. On larger shapes
+// a few activations sit within f32-vs-double noise of a BF16 rounding boundary and round the other
+// way, moving a product by 2⁻⁸ that later layers carry: measured 5.3e-4 (hidden 160, 3-block MLP)
+// and 1.5e-3 (small, 4 layers) of the largest |logit|, so those tests state a bf16_level_tolerance
+// (5e-3); every other level and dtype keeps `tolerance`.
 void check_against_reference(const Qwen3Config& config, DType matrix_dtype, DType vector_dtype, size_t T,
-                             double tolerance) {
+                             double tolerance, double bf16_level_tolerance = 0.0) {
   const s3test::TestModel model = s3test::make_test_model(config, matrix_dtype, 7, vector_dtype);
   const Qwen3Weights weights = weights_of(model);
   const std::vector<int32_t> tokens = random_tokens(T, config.vocab_size, 11);
   s3::ThreadPool pool(2);
   const std::vector<float> logits = prefill_logits(weights, tokens, pool);
-  CHECK(worst_relative_error(logits, s3test::naive_qwen3_logits(model, tokens)) <= tolerance);
+  const bool bf16_inputs = s3::cpu::matmul_kernels().rounds_input_to_bf16;
+  const bool bf16_products = bf16_inputs && (matrix_dtype == DType::BF16 || matrix_dtype == DType::F8_E4M3);
+  const double allowed = bf16_products && bf16_level_tolerance > 0.0 ? bf16_level_tolerance : tolerance;
+  CHECK(worst_relative_error(logits, s3test::naive_qwen3_logits(model, tokens, 0, bf16_inputs)) <= allowed);
 }
 
 }  // namespace
@@ -104,11 +114,11 @@ TEST(qwen3_forward_fp8_blockwise_with_partial_blocks_matches_naive_reference) {
   config.head_dim = 32;
   config.intermediate_size = 300;  // 3 blocks, the last one 44 wide
   config.vocab_size = 700;
-  check_against_reference(config, DType::F8_E4M3, DType::BF16, 13, 1e-4);
+  check_against_reference(config, DType::F8_E4M3, DType::BF16, 13, 1e-4, 5e-3);
 }
 
 TEST(qwen3_forward_bf16_small_matches_naive_reference) {
-  check_against_reference(s3test::small_qwen3_config(), DType::BF16, DType::BF16, 19, 1e-4);
+  check_against_reference(s3test::small_qwen3_config(), DType::BF16, DType::BF16, 19, 1e-4, 5e-3);
 }
 
 TEST(qwen3_forward_head_dim_other_than_hidden_over_heads) {
