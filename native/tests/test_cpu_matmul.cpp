@@ -60,9 +60,10 @@ const DType kWeightTypes[] = {DType::F32, DType::BF16, DType::F16, DType::F8_E4M
 const DType kBf16ProductTypes[] = {DType::BF16, DType::F8_E4M3};
 
 // M, N, K: the shapes above plus K below one 16-lane step, K off the 32-value BF16 step (and off
-// the 128-wide FP8 scale block), odd M, and N off both register tiles (6 and 3 weight rows).
-const int64_t kBf16Shapes[][3] = {{1, 1, 1},     {3, 5, 7},     {5, 17, 16},   {7, 13, 33},  {2, 7, 15},
-                                  {13, 130, 300}, {33, 40, 129}, {9, 260, 256}, {4, 11, 47},  {6, 29, 200}};
+// the 128-wide FP8 scale block), odd M, N off both register tiles (6 and 3 weight rows), and a
+// long K with many row tiles (M = 70, K = 4096: 32 scale blocks).
+const int64_t kBf16Shapes[][3] = {{1, 1, 1},     {3, 5, 7},     {5, 17, 16},   {7, 13, 33},  {2, 7, 15},   {13, 130, 300},
+                                  {33, 40, 129}, {9, 260, 256}, {4, 11, 47},  {6, 29, 200}, {70, 9, 4096}};
 
 void skip_without_bf16() {
   if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
@@ -274,14 +275,17 @@ TEST(matmul_bf16_level_keeps_the_exact_f32_path_for_f32_and_f16_weights) {
 }
 
 // Batch and thread invariance at the BF16 level on the edge sizes of K (below one step, off the
-// step, off the scale block): every row alone equals its row in the batch, at 1, 2 and 3 threads.
+// step, off the scale block) and on a long K with many row tiles (M = 70, K = 4096): every row
+// alone equals its row in the batch, at 1, 2 and 3 threads.
 TEST(matmul_bf16_rows_do_not_depend_on_batch_or_threads_at_edge_sizes) {
   skip_without_bf16();
   s3::ThreadPool one(1), two(2), three(3);
   const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
-  const int64_t M = 11, N = 23;
+  const int64_t N = 23;
+  const int64_t shapes[][2] = {{11, 1}, {11, 15}, {11, 33}, {11, 130}, {70, 4096}};  // M, K
   for (DType dtype : kBf16ProductTypes) {
-    for (int64_t K : {1, 15, 33, 130}) {
+    for (const auto& shape : shapes) {
+      const int64_t M = shape[0], K = shape[1];
       const RandomWeight w(dtype, N, K, uint64_t(K));
       const std::vector<float> x = random_input(M, K, uint64_t(K + 1));
       std::vector<float> batched(size_t(M * N));
