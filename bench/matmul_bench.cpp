@@ -10,6 +10,8 @@
 //   g++ -std=c++17 -O3 -Inative bench/matmul_bench.cpp <core and cpu objects> -lpthread -o matmul_bench
 //   (or link a CMake build's static library: ... bench/matmul_bench.cpp build-tests-fast/libs3_core.a -lpthread -ldl)
 // Run: ./matmul_bench [threads [dtype]]   (default: all cores, every dtype)
+//      ./matmul_bench threads dtype ab      (avx512bf16 against avx512, alternated batch by batch
+//                                            in one process, so a shared host's drift hits both)
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -105,12 +107,64 @@ void bench(const s3::cpu::MatmulKernels& kernels, s3::ThreadPool& pool, DType dt
               2.0 * double(M * N * K) / per_call / 1e9, double(weight_bytes) / per_call / 1e9, error);
 }
 
+// Best time per call of each of two kernel tables on the same weights, their 40 ms batches
+// alternated 21 times.
+void bench_alternated(const s3::cpu::MatmulKernels& a, const s3::cpu::MatmulKernels& b, s3::ThreadPool& pool, DType dtype,
+                      int64_t N, int64_t K, int64_t M) {
+  std::mt19937 rng(1);
+  const size_t weight_bytes = size_t(N * K) * s3::dtype_size(dtype);
+  const size_t copies = std::max<size_t>(1, (size_t(256) << 20) / weight_bytes);
+  std::vector<Weights> stack;
+  stack.push_back(make_weights(dtype, N, K, rng));
+  for (size_t i = 1; i < copies; i++) stack.push_back(stack[0]);
+  for (size_t i = 1; i < copies; i++) {
+    stack[i].view.data = stack[i].bytes.data();
+    stack[i].view.block_scales = stack[i].scales.data();
+  }
+  std::vector<float> inp(size_t(M * K)), out(size_t(M * N));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& x : inp) x = normal(rng);
+  const s3::cpu::MatmulKernels* tables[2] = {&a, &b};
+  double best[2] = {1e30, 1e30};
+  size_t calls = 0;
+  for (int batch = 0; batch < 42; batch++) {
+    const s3::cpu::MatmulKernels& kernels = *tables[batch % 2];
+    const auto start = std::chrono::steady_clock::now();
+    size_t batch_calls = 0;
+    double seconds = 0.0;
+    while (seconds < 0.04) {
+      s3::cpu::matmul_forward(out.data(), inp.data(), stack[calls % copies].view, M, pool, kernels);
+      calls++, batch_calls++;
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    best[batch % 2] = std::min(best[batch % 2], seconds / double(batch_calls));
+  }
+  std::printf("%-8s N=%5lld K=%5lld M=%4lld  %s %8.1f us %6.1f GFLOP/s  %s %8.1f us %6.1f GFLOP/s  ratio %.2f\n",
+              s3::dtype_name(dtype), (long long)N, (long long)K, (long long)M, a.name, best[0] * 1e6,
+              2.0 * double(M * N * K) / best[0] / 1e9, b.name, best[1] * 1e6, 2.0 * double(M * N * K) / best[1] / 1e9,
+              best[1] / best[0]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const size_t threads = argc > 1 ? size_t(std::atoi(argv[1])) : s3::default_thread_count();
   const std::string only_dtype = argc > 2 ? argv[2] : "";
   s3::ThreadPool pool(threads);
+  if (argc > 3 && std::string(argv[3]) == "ab") {
+    if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
+      std::printf("this CPU lacks AVX512-BF16: nothing to compare\n");
+      return 0;
+    }
+    const s3::cpu::MatmulKernels& bf16 = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
+    const s3::cpu::MatmulKernels& f32 = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512);
+    const DType dtype = only_dtype == "F8_E4M3" ? DType::F8_E4M3 : DType::BF16;
+    const int64_t ab_shapes[][2] = {{3072, 1024}, {1024, 3072}};
+    for (const auto& shape : ab_shapes) {
+      for (int64_t M : {1, 2, 3, 4, 512}) bench_alternated(bf16, f32, pool, dtype, shape[0], shape[1], M);
+    }
+    return 0;
+  }
   std::printf("threads %zu, cpu level %s\n", threads, s3::simd_level_name(s3::cpu_info().supported_level));
   const int64_t shapes[][2] = {{3072, 1024}, {1024, 3072}};
   const int64_t rows[] = {1, 2, 3, 4, 16, 64, 256, 512};

@@ -9,8 +9,10 @@
 // flushes subnormal results (neither occurs at the magnitudes of activations and weights).
 //
 // BF16 weights are read as they are stored, no conversion at all. FP8 e4m3 weights are widened,
-// exactly, to BF16 values fp8 / 256 (a tile's rows once into scratch, for all input rows), and the
-// 128 × 128 block scale is applied in f32 per 128-wide k block: a block's pair sums are
+// exactly, to BF16 values fp8 / 256 (with decode-sized M in registers as they stream, like the
+// f32 kernels; from kConvertMinRows input rows on, a tile's rows once into scratch for all input
+// rows, as the widening costs more than the products it feeds), and the 128 × 128 block scale is
+// applied in f32 per 128-wide k block: a block's pair sums are
 // accumulated from zero, then the running sum += block sum × (scale × 256) with one FMA. So
 // weights are never rounded, only the input is.
 //
@@ -40,6 +42,8 @@ constexpr int64_t kBlockSteps = kFp8BlockSize / kStep;
 static_assert(kMatmulRowAlign == kStep, "the input rows are padded to whole steps");
 static_assert(kFp8BlockSize % kStep == 0, "a scale block is whole steps");
 static_assert(kScaledCols <= kMatmulScratchRows, "a widened FP8 tile must fit the caller's scratch");
+// From this many input rows on, an FP8 tile is widened into scratch once rather than per row tile.
+constexpr int64_t kConvertMinRows = 2 * kRows;
 
 inline __mmask32 value_mask(int64_t count) {
   return count >= kStep ? ~__mmask32(0) : __mmask32((1u << count) - 1u);
@@ -47,17 +51,47 @@ inline __mmask32 value_mask(int64_t count) {
 
 inline __m512bh as_bf16(__m512i v) { return reinterpret_cast<__m512bh>(v); }
 
+// 32 fp8 e4m3 codes as the BF16 values fp8 / 256, exactly. fp8 → f16 is a bit move that yields
+// fp8 / 256 (subnormals included: the sign goes to bit 15, the 7 exponent/mantissa bits to bits
+// 13..7), f16 → f32 is exact, and f32 → BF16 is exact as e4m3 has 3 mantissa bits and
+// fp8 / 256 ≥ 2⁻¹⁷ is normal. The NaN codes 0x7F/0xFF come out finite, as at the other levels;
+// checkpoints do not contain them.
+inline __m512i widen_fp8(__m256i codes) {
+  const __m512i wide = _mm512_cvtepu8_epi16(codes);
+  const __m512i half = _mm512_slli_epi16(_mm512_add_epi16(wide, _mm512_and_si512(wide, _mm512_set1_epi16(0x80))), 7);
+  const __m512 low = _mm512_cvtph_ps(_mm512_castsi512_si256(half));
+  const __m512 high = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(half, 1));
+  return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(high, low));
+}
+
+// C weight rows as BF16, 32 values of k at a time (lanes outside `mask` read as 0): rows stored
+// as BF16 (the checkpoint's, or FP8 rows widened into scratch), or FP8 rows widened as they load.
+template <int C>
+struct Bf16Rows {
+  const uint16_t* p[C];
+  __m512i load(int c, int64_t k) const { return _mm512_loadu_si512(p[c] + k); }
+  __m512i load(int c, int64_t k, __mmask32 mask) const { return _mm512_maskz_loadu_epi16(mask, p[c] + k); }
+};
+
+template <int C>
+struct Fp8Rows {
+  const uint8_t* p[C];
+  __m512i load(int c, int64_t k) const {
+    return widen_fp8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p[c] + k)));
+  }
+  __m512i load(int c, int64_t k, __mmask32 mask) const { return widen_fp8(_mm256_maskz_loadu_epi8(mask, p[c] + k)); }
+};
+
 // One step over 32 values of k: the input rows are padded with zeros, so they load whole; the
 // weight rows load only the values in `mask` on the last, partial step (kTail).
-template <bool kTail, int R, int C>
-inline void dot_step(__m512 (&acc)[R][C], const uint16_t* x, int64_t ldx, const uint16_t* const (&w)[C], int64_t k,
-                     __mmask32 mask) {
+template <bool kTail, int R, int C, typename Rows>
+inline void dot_step(__m512 (&acc)[R][C], const uint16_t* x, int64_t ldx, const Rows& w, int64_t k, __mmask32 mask) {
   __m512i xv[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++) xv[r] = _mm512_loadu_si512(x + r * ldx + k);
 #pragma GCC unroll 8
   for (int c = 0; c < C; c++) {
-    const __m512i wv = kTail ? _mm512_maskz_loadu_epi16(mask, w[c] + k) : _mm512_loadu_si512(w[c] + k);
+    const __m512i wv = kTail ? w.load(c, k, mask) : w.load(c, k);
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], as_bf16(xv[r]), as_bf16(wv));
   }
@@ -89,7 +123,7 @@ inline void store_sums(const __m512 (&acc)[R][C], float* out, int64_t ldo, int c
 
 // out[m][c] = x[m] · w[c] for m < R, c < cols_valid, BF16 weights as stored (rows of K values).
 template <int R>
-void dot_tile(const uint16_t* x, int64_t ldx, const uint16_t* const (&w)[kCols], int64_t K, float* out, int64_t ldo,
+void dot_tile(const uint16_t* x, int64_t ldx, const Bf16Rows<kCols>& w, int64_t K, float* out, int64_t ldo,
               int cols_valid, Lookahead ahead) {
   __m512 acc[R][kCols];
   clear(acc);
@@ -102,12 +136,11 @@ void dot_tile(const uint16_t* x, int64_t ldx, const uint16_t* const (&w)[kCols],
   store_sums(acc, out, ldo, cols_valid);
 }
 
-// The same for widened FP8 rows (padded with zeros to whole steps, so no step is partial), each
-// 128-wide k block's sum scaled by its row's block scale × 256 into the running sum.
-template <int R>
-void dot_tile_scaled(const uint16_t* x, int64_t ldx, const uint16_t* const (&w)[kScaledCols],
-                     const float* const (&scales)[kScaledCols], int64_t K, float* out, int64_t ldo, int cols_valid,
-                     Lookahead ahead) {
+// The same for FP8 rows (widened in scratch or as they load), each 128-wide k block's sum scaled
+// by its row's block scale × 256 into the running sum.
+template <int R, typename Rows>
+void dot_tile_scaled(const uint16_t* x, int64_t ldx, const Rows& w, const float* const (&scales)[kScaledCols],
+                     int64_t K, float* out, int64_t ldo, int cols_valid, Lookahead ahead) {
   __m512 run[R][kScaledCols];
   clear(run);
   for (int64_t block = 0, k = 0; k < K; block++) {
@@ -115,7 +148,11 @@ void dot_tile_scaled(const uint16_t* x, int64_t ldx, const uint16_t* const (&w)[
     clear(acc);
     for (int64_t step = 0; step < kBlockSteps && k < K; step++, k += kStep) {
       ahead.step();
-      dot_step<false>(acc, x, ldx, w, k, 0);
+      if (k + kStep <= K) {
+        dot_step<false>(acc, x, ldx, w, k, 0);
+      } else {
+        dot_step<true>(acc, x, ldx, w, k, value_mask(K - k));
+      }
     }
 #pragma GCC unroll 8
     for (int c = 0; c < kScaledCols; c++) {
@@ -148,7 +185,7 @@ void dot_rows(const MatmulInput& input, float* out, int64_t M, int64_t N, int64_
 }
 
 struct Bf16Tile {
-  const uint16_t* w[kCols];
+  Bf16Rows<kCols> w;
   int64_t K, ldx, ldo;
   int cols_valid;
   template <int R>
@@ -157,8 +194,9 @@ struct Bf16Tile {
   }
 };
 
+template <typename Rows>
 struct Fp8Tile {
-  const uint16_t* w[kScaledCols];
+  Rows w;
   const float* scales[kScaledCols];
   int64_t K, ldx, ldo;
   int cols_valid;
@@ -174,23 +212,15 @@ void bf16_columns(float* out, const MatmulInput& input, const MatrixView& view, 
   const uint16_t* weights = static_cast<const uint16_t*>(view.data);
   for (int64_t n = n_begin; n < n_end; n += kCols) {
     Bf16Tile tile{{}, K, input.bf16_stride, N, int(smaller(kCols, n_end - n))};
-    for (int c = 0; c < kCols; c++) tile.w[c] = weights + (n + smaller(c, tile.cols_valid - 1)) * K;
+    for (int c = 0; c < kCols; c++) tile.w.p[c] = weights + (n + smaller(c, tile.cols_valid - 1)) * K;
     dot_rows(input, out, M, N, n, next_weight_tile<DType::BF16>(view, M, kRows, n, n_end, kCols, kStep), tile);
   }
 }
 
-// Row `codes` (K values) as BF16 fp8 / 256 into `row`, zero-padded to whole steps. fp8 → f16 is a
-// bit move that yields exactly fp8 / 256 (subnormals included: the sign goes to bit 15, the 7
-// exponent/mantissa bits to bits 13..7), f16 → f32 is exact, and f32 → BF16 is exact as e4m3 has
-// 3 mantissa bits and fp8 / 256 ≥ 2⁻¹⁷ is normal. The NaN codes 0x7F/0xFF come out finite, as at
-// the other levels; checkpoints do not contain them.
+// Row `codes` (K values) widened into `row`, zero-padded to whole steps.
 void widen_fp8_row(const uint8_t* codes, int64_t K, uint16_t* row) {
   for (int64_t k = 0; k < K; k += kStep) {
-    const __m512i wide = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(value_mask(K - k), codes + k));
-    const __m512i half = _mm512_slli_epi16(_mm512_add_epi16(wide, _mm512_and_si512(wide, _mm512_set1_epi16(0x80))), 7);
-    const __m512 low = _mm512_cvtph_ps(_mm512_castsi512_si256(half));
-    const __m512 high = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(half, 1));
-    _mm512_storeu_si512(row + k, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(high, low)));
+    _mm512_storeu_si512(row + k, widen_fp8(_mm256_maskz_loadu_epi8(value_mask(K - k), codes + k)));
   }
 }
 
@@ -201,18 +231,27 @@ void fp8_columns(float* out, const MatmulInput& input, const MatrixView& view, i
   const uint8_t* codes = static_cast<const uint8_t*>(view.data);
   uint16_t* widened = reinterpret_cast<uint16_t*>(scratch);
   for (int64_t n = n_begin; n < n_end; n += kScaledCols) {
-    Fp8Tile tile{{}, {}, K, input.bf16_stride, N, int(smaller(kScaledCols, n_end - n))};
+    const int cols_valid = int(smaller(kScaledCols, n_end - n));
+    const float* scales[kScaledCols];
+    const uint8_t* rows[kScaledCols];
     for (int c = 0; c < kScaledCols; c++) {
-      const int64_t row = n + smaller(c, tile.cols_valid - 1);
-      tile.scales[c] = view.block_scales + (row / kFp8BlockSize) * scale_cols;
-      if (c < tile.cols_valid) {
-        widen_fp8_row(codes + row * K, K, widened + c * input.bf16_stride);
-        tile.w[c] = widened + c * input.bf16_stride;
-      } else {
-        tile.w[c] = tile.w[tile.cols_valid - 1];
-      }
+      const int64_t row = n + smaller(c, cols_valid - 1);
+      scales[c] = view.block_scales + (row / kFp8BlockSize) * scale_cols;
+      rows[c] = codes + row * K;
     }
-    dot_rows(input, out, M, N, n, next_weight_tile<DType::F8_E4M3>(view, M, kRows, n, n_end, kScaledCols, kStep), tile);
+    if (M < kConvertMinRows) {
+      Fp8Tile<Fp8Rows<kScaledCols>> tile{{}, {}, K, input.bf16_stride, N, cols_valid};
+      for (int c = 0; c < kScaledCols; c++) tile.w.p[c] = rows[c], tile.scales[c] = scales[c];
+      dot_rows(input, out, M, N, n, next_weight_tile<DType::F8_E4M3>(view, M, kRows, n, n_end, kScaledCols, kStep), tile);
+      continue;
+    }
+    Fp8Tile<Bf16Rows<kScaledCols>> tile{{}, {}, K, input.bf16_stride, N, cols_valid};
+    for (int c = 0; c < kScaledCols; c++) {
+      tile.scales[c] = scales[c];
+      if (c < cols_valid) widen_fp8_row(rows[c], K, widened + c * input.bf16_stride);
+      tile.w.p[c] = widened + smaller(c, cols_valid - 1) * input.bf16_stride;
+    }
+    dot_rows(input, out, M, N, n, Lookahead{}, tile);
   }
 }
 
