@@ -12,9 +12,9 @@
 // exactly, to BF16 values fp8 / 256 (with decode-sized M in registers as they stream, like the
 // f32 kernels; from kConvertMinRows input rows on, a tile's rows once into scratch for all input
 // rows, as the widening costs more than the products it feeds), and the 128 × 128 block scale is
-// applied in f32 per 128-wide k block: a block's pair sums are
-// accumulated from zero, then the running sum += block sum × (scale × 256) with one FMA. So
-// weights are never rounded, only the input is.
+// applied in f32 per 128-wide k block: a block's pair sums are accumulated from zero, then the
+// running sum += block sum × (scale × 256) with one FMA. So weights are never rounded, only the
+// input is; and as widening is exact, both FP8 paths give the same bits.
 //
 // A register tile is kRows input rows × kCols weight rows (FP8: kScaledCols, as each output
 // needs a block and a running accumulator). Every element's order depends only on K, never on M,
