@@ -122,7 +122,7 @@ describe('swarm eval refusals', () => {
   });
 
   it('needs exactly one of --policy scripted and --model', () => {
-    expect(run(['eval', '--task', 'aggregation', '--out', out()]).stderr).toMatch(/needs exactly one of --policy scripted and --model DIR/);
+    expect(run(['eval', '--task', 'aggregation', '--out', out()]).stderr).toMatch(/needs exactly one of --policy scripted, --model DIR and --server URL/);
     expect(run(['eval', '--policy', 'scripted', '--out', out()]).stderr).toMatch(/needs --task NAME \(or --run DIR, whose task it then takes\)/);
     expect(run(['eval', '--policy', 'random', '--task', 'aggregation', '--out', out()]).stderr).toMatch(/--policy must be "scripted", got "random"/);
   });

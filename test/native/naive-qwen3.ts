@@ -1,6 +1,8 @@
 // An independent Qwen3 reference for tests: reads a checkpoint folder (config.json + one
 // model.safetensors in F32 or BF16) with its own tiny safetensors parser and computes every
-// position's logits with plain loops in double precision, straight from SPEC §10.
+// position's logits with plain loops in double precision, straight from SPEC §10. With
+// bf16LinearInputs it rounds the input of every linear layer whose weight is stored in BF16 to BF16
+// (RNE), as the avx512bf16 level's matmul does (docs/determinism.md).
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -17,6 +19,16 @@ interface Config {
   tie_word_embeddings: boolean;
 }
 
+/** Rounds to the nearest BF16 value (ties to even) through f32, as the kernels round f32 activations. */
+function roundToBf16(value: number): number {
+  const bits = new Uint32Array(new Float32Array([value]).buffer)[0];
+  const rounded = (bits + 0x7fff + ((bits >>> 16) & 1)) & 0xffff0000;
+  return new Float32Array(new Uint32Array([rounded >>> 0]).buffer)[0];
+}
+
+/** Names of the tensors stored as BF16. */
+const bf16Tensors = new WeakMap<Map<string, Float64Array>, Set<string>>();
+
 /** Reads every tensor of a single-file checkpoint as f64. */
 function readTensors(file: string): Map<string, Float64Array> {
   const bytes = fs.readFileSync(file);
@@ -24,6 +36,7 @@ function readTensors(file: string): Map<string, Float64Array> {
   const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString('utf8')) as Record<string, { dtype: string; data_offsets: [number, number] }>;
   const base = 8 + headerLength;
   const tensors = new Map<string, Float64Array>();
+  const bf16 = new Set<string>();
   for (const [name, info] of Object.entries(header)) {
     if (name === '__metadata__') continue;
     const [begin, end] = info.data_offsets;
@@ -33,11 +46,13 @@ function readTensors(file: string): Map<string, Float64Array> {
       out[i] = info.dtype === 'F32' ? raw.readFloatLE(4 * i) : new Float32Array(new Uint32Array([raw.readUInt16LE(2 * i) << 16]).buffer)[0];
     }
     tensors.set(name, out);
+    if (info.dtype === 'BF16') bf16.add(name);
   }
+  bf16Tensors.set(tensors, bf16);
   return tensors;
 }
 
-function linear(w: Float64Array, x: Float64Array, outDim: number): Float64Array {
+function linearProduct(w: Float64Array, x: Float64Array, outDim: number): Float64Array {
   const inDim = x.length;
   const y = new Float64Array(outDim);
   for (let o = 0; o < outDim; o += 1) {
@@ -73,7 +88,7 @@ function rope(x: Float64Array, headDim: number, position: number, theta: number)
 }
 
 /** Logits [T][V] of one sequence whose token t sits at rotary position startPos + t. */
-export function naiveQwen3Logits(options: { directory: string; ids: readonly number[]; startPos?: number }): Float64Array[] {
+export function naiveQwen3Logits(options: { directory: string; ids: readonly number[]; startPos?: number; bf16LinearInputs?: boolean }): Float64Array[] {
   const c = JSON.parse(fs.readFileSync(path.join(options.directory, 'config.json'), 'utf8')) as Config;
   const w = readTensors(path.join(options.directory, 'model.safetensors'));
   const get = (name: string): Float64Array => {
@@ -81,6 +96,9 @@ export function naiveQwen3Logits(options: { directory: string; ids: readonly num
     if (!t) throw new Error(`missing ${name}`);
     return t;
   };
+  const stored16 = bf16Tensors.get(w) as Set<string>;
+  const linear = (name: string, x: Float64Array, outDim: number): Float64Array =>
+    linearProduct(get(name), options.bf16LinearInputs === true && stored16.has(name) ? x.map(roundToBf16) : x, outDim);
   const C = c.hidden_size, NH = c.num_attention_heads, NKV = c.num_key_value_heads, HD = c.head_dim, T = options.ids.length;
   const embed = get('model.embed_tokens.weight');
   let x = options.ids.map((id) => embed.slice(id * C, (id + 1) * C));
@@ -89,9 +107,9 @@ export function naiveQwen3Logits(options: { directory: string; ids: readonly num
     const q: Float64Array[] = [], k: Float64Array[] = [], v: Float64Array[] = [];
     for (let t = 0; t < T; t += 1) {
       const h = rmsnorm(x[t], get(p + 'input_layernorm.weight'), c.rms_norm_eps);
-      q.push(rmsnorm(linear(get(p + 'self_attn.q_proj.weight'), h, NH * HD), get(p + 'self_attn.q_norm.weight'), c.rms_norm_eps));
-      k.push(rmsnorm(linear(get(p + 'self_attn.k_proj.weight'), h, NKV * HD), get(p + 'self_attn.k_norm.weight'), c.rms_norm_eps));
-      v.push(linear(get(p + 'self_attn.v_proj.weight'), h, NKV * HD));
+      q.push(rmsnorm(linear(p + 'self_attn.q_proj.weight', h, NH * HD), get(p + 'self_attn.q_norm.weight'), c.rms_norm_eps));
+      k.push(rmsnorm(linear(p + 'self_attn.k_proj.weight', h, NKV * HD), get(p + 'self_attn.k_norm.weight'), c.rms_norm_eps));
+      v.push(linear(p + 'self_attn.v_proj.weight', h, NKV * HD));
       rope(q[t], HD, (options.startPos ?? 0) + t, c.rope_theta);
       rope(k[t], HD, (options.startPos ?? 0) + t, c.rope_theta);
     }
@@ -110,16 +128,16 @@ export function naiveQwen3Logits(options: { directory: string; ids: readonly num
           for (let d = 0; d < HD; d += 1) attn[h * HD + d] += (Math.exp(score - max) / total) * v[s][g * HD + d];
         });
       }
-      const projected = linear(get(p + 'self_attn.o_proj.weight'), attn, C);
+      const projected = linear(p + 'self_attn.o_proj.weight', attn, C);
       const afterAttention = xt.map((value, i) => value + projected[i]);
       const h2 = rmsnorm(afterAttention, get(p + 'post_attention_layernorm.weight'), c.rms_norm_eps);
-      const gate = linear(get(p + 'mlp.gate_proj.weight'), h2, c.intermediate_size);
-      const up = linear(get(p + 'mlp.up_proj.weight'), h2, c.intermediate_size);
+      const gate = linear(p + 'mlp.gate_proj.weight', h2, c.intermediate_size);
+      const up = linear(p + 'mlp.up_proj.weight', h2, c.intermediate_size);
       const act = gate.map((g, i) => (g / (1 + Math.exp(-g))) * up[i]);
-      const down = linear(get(p + 'mlp.down_proj.weight'), act, C);
+      const down = linear(p + 'mlp.down_proj.weight', act, C);
       return afterAttention.map((value, i) => value + down[i]);
     });
   }
-  const head = c.tie_word_embeddings ? embed : get('lm_head.weight');
+  const head = c.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
   return x.map((xt) => linear(head, rmsnorm(xt, get('model.norm.weight'), c.rms_norm_eps), c.vocab_size));
 }
