@@ -9,7 +9,7 @@
 
 #include "core/dtype.h"
 #include "core/thread_pool.h"
-#include "cpu/machine_limits.h"
+#include "bench/machine_limits.h"
 #include "bench/forward_bench.h"
 #include "model/kv_cache.h"
 #include "model/qwen3_init.h"
@@ -194,7 +194,7 @@ Napi::Value device_copy_bandwidth(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value machine_limits(const Napi::CallbackInfo& info) {
-  const cpu::MachineLimits limits = cpu::measure_machine_limits(default_thread_pool());
+  const bench::MachineLimits limits = bench::measure_machine_limits(default_thread_pool());
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("fmaGflops", limits.fma_gflops);
   o.Set("bf16DotGflops", limits.bf16_dot_gflops);

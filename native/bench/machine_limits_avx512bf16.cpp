@@ -2,9 +2,9 @@
 // AVX-512 flags plus -mavx512bf16), beside the f32 FMA peak of machine_limits_avx512.cpp.
 #include <immintrin.h>
 
-#include "cpu/machine_limits.h"
+#include "bench/machine_limits.h"
 
-namespace s3::cpu {
+namespace s3::bench {
 namespace {
 
 inline __m512bh bf16_pairs(float value) {
@@ -41,4 +41,4 @@ float bf16_dot_loop_avx512bf16(long iterations) {
 // 16 chains × 16 lanes × 2 products × 2 flops per multiply-add.
 const Bf16DotKernel kBf16DotAvx512Bf16 = {16 * 16 * 2 * 2, bf16_dot_loop_avx512bf16};
 
-}  // namespace s3::cpu
+}  // namespace s3::bench

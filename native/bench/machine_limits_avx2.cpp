@@ -1,9 +1,9 @@
 // AVX2 kernels for measuring the machine's limits (compiled with -mavx2 -mfma).
 #include <immintrin.h>
 
-#include "cpu/machine_limits.h"
+#include "bench/machine_limits.h"
 
-namespace s3::cpu {
+namespace s3::bench {
 namespace {
 
 // 12 independent chains in named registers (an array may be kept in memory) hide the FMA latency.
@@ -47,4 +47,4 @@ float read_sum_avx2(const float* data, size_t count) {
 
 const MachineLimitKernels kMachineLimitsAvx2 = {"avx2", 12 * 8 * 2, fma_loop_avx2, read_sum_avx2};
 
-}  // namespace s3::cpu
+}  // namespace s3::bench

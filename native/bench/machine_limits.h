@@ -9,7 +9,7 @@
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
 
-namespace s3::cpu {
+namespace s3::bench {
 
 struct MachineLimits {
   double fma_gflops = 0;         // best of the repetitions, f32, all threads
@@ -44,4 +44,4 @@ extern const Bf16DotKernel kBf16DotAvx512Bf16;
 // buffer streamed (default 512 MiB), repetitions the number of timed runs kept at their best.
 MachineLimits measure_machine_limits(ThreadPool& pool, size_t read_bytes = size_t(512) << 20, int repetitions = 5);
 
-}  // namespace s3::cpu
+}  // namespace s3::bench

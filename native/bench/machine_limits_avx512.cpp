@@ -1,9 +1,9 @@
 // AVX-512 kernels for measuring the machine's limits (compiled with -mavx512f).
 #include <immintrin.h>
 
-#include "cpu/machine_limits.h"
+#include "bench/machine_limits.h"
 
-namespace s3::cpu {
+namespace s3::bench {
 namespace {
 
 // 16 independent chains in named registers (an array may be kept in memory) hide the FMA latency.
@@ -47,4 +47,4 @@ float read_sum_avx512(const float* data, size_t count) {
 
 const MachineLimitKernels kMachineLimitsAvx512 = {"avx512", 16 * 16 * 2, fma_loop_avx512, read_sum_avx512};
 
-}  // namespace s3::cpu
+}  // namespace s3::bench

@@ -1,11 +1,11 @@
 // Measuring the machine's FMA and BF16 dot-product peaks and read bandwidth; see machine_limits.h.
-#include "cpu/machine_limits.h"
+#include "bench/machine_limits.h"
 
 #include <algorithm>
 #include <chrono>
 #include <vector>
 
-namespace s3::cpu {
+namespace s3::bench {
 namespace {
 
 float fma_loop_scalar(long iterations) {
@@ -88,4 +88,4 @@ MachineLimits measure_machine_limits(ThreadPool& pool, size_t read_bytes, int re
   return limits;
 }
 
-}  // namespace s3::cpu
+}  // namespace s3::bench
