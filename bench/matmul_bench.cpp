@@ -70,20 +70,37 @@ double max_relative_error(const std::vector<float>& out, const float* inp, const
   return worst;
 }
 
-void bench(const s3::cpu::MatmulKernels& kernels, s3::ThreadPool& pool, DType dtype, int64_t N, int64_t K, int64_t M) {
-  std::mt19937 rng(1);
-  const size_t weight_bytes = size_t(N * K) * s3::dtype_size(dtype);
-  const size_t copies = std::max<size_t>(1, (size_t(256) << 20) / weight_bytes);
+// Copies of one random weight totalling > 256 MB (so each call reads them from DRAM) and a random input.
+struct Problem {
+  size_t weight_bytes = 0;
+  size_t copies = 0;
   std::vector<Weights> stack;
-  stack.push_back(make_weights(dtype, N, K, rng));
-  for (size_t i = 1; i < copies; i++) stack.push_back(stack[0]);
-  for (size_t i = 1; i < copies; i++) {
-    stack[i].view.data = stack[i].bytes.data();
-    stack[i].view.block_scales = stack[i].scales.data();
+  std::vector<float> inp, out;
+};
+
+Problem make_problem(DType dtype, int64_t N, int64_t K, int64_t M) {
+  std::mt19937 rng(1);
+  Problem p;
+  p.weight_bytes = size_t(N * K) * s3::dtype_size(dtype);
+  p.copies = std::max<size_t>(1, (size_t(256) << 20) / p.weight_bytes);
+  p.stack.push_back(make_weights(dtype, N, K, rng));
+  for (size_t i = 1; i < p.copies; i++) p.stack.push_back(p.stack[0]);
+  for (size_t i = 1; i < p.copies; i++) {
+    p.stack[i].view.data = p.stack[i].bytes.data();
+    p.stack[i].view.block_scales = p.stack[i].scales.data();
   }
-  std::vector<float> inp(size_t(M * K)), out(size_t(M * N));
+  p.inp.resize(size_t(M * K));
+  p.out.resize(size_t(M * N));
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (float& x : inp) x = normal(rng);
+  for (float& x : p.inp) x = normal(rng);
+  return p;
+}
+
+void bench(const s3::cpu::MatmulKernels& kernels, s3::ThreadPool& pool, DType dtype, int64_t N, int64_t K, int64_t M) {
+  Problem p = make_problem(dtype, N, K, M);
+  const size_t weight_bytes = p.weight_bytes, copies = p.copies;
+  std::vector<Weights>& stack = p.stack;
+  std::vector<float>&inp = p.inp, &out = p.out;
 
   s3::cpu::matmul_forward(out.data(), inp.data(), stack[0].view, M, pool, kernels);
   const double error = max_relative_error(out, inp.data(), stack[0].view, M);
@@ -111,19 +128,10 @@ void bench(const s3::cpu::MatmulKernels& kernels, s3::ThreadPool& pool, DType dt
 // alternated 21 times.
 void bench_alternated(const s3::cpu::MatmulKernels& a, const s3::cpu::MatmulKernels& b, s3::ThreadPool& pool, DType dtype,
                       int64_t N, int64_t K, int64_t M) {
-  std::mt19937 rng(1);
-  const size_t weight_bytes = size_t(N * K) * s3::dtype_size(dtype);
-  const size_t copies = std::max<size_t>(1, (size_t(256) << 20) / weight_bytes);
-  std::vector<Weights> stack;
-  stack.push_back(make_weights(dtype, N, K, rng));
-  for (size_t i = 1; i < copies; i++) stack.push_back(stack[0]);
-  for (size_t i = 1; i < copies; i++) {
-    stack[i].view.data = stack[i].bytes.data();
-    stack[i].view.block_scales = stack[i].scales.data();
-  }
-  std::vector<float> inp(size_t(M * K)), out(size_t(M * N));
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (float& x : inp) x = normal(rng);
+  Problem p = make_problem(dtype, N, K, M);
+  const size_t copies = p.copies;
+  std::vector<Weights>& stack = p.stack;
+  std::vector<float>&inp = p.inp, &out = p.out;
   const s3::cpu::MatmulKernels* tables[2] = {&a, &b};
   double best[2] = {1e30, 1e30};
   size_t calls = 0;

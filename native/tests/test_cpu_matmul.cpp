@@ -77,6 +77,22 @@ std::vector<float> rounded_to_bf16(const std::vector<float>& x) {
   return rounded;
 }
 
+// Every element of out = x · wᵀ against the f64 products of `x` (the input the kernel multiplied)
+// and the weight's exact values, within 1e-6 Σ|x·w|: the f32 levels' accumulation bound.
+void check_against_f64_products(const std::vector<float>& out, const std::vector<float>& x, const RandomWeight& w, int64_t M,
+                                int64_t N, int64_t K) {
+  for (int64_t m = 0; m < M; m++) {
+    for (int64_t n = 0; n < N; n++) {
+      double exact = 0.0, magnitude = 0.0;
+      for (int64_t k = 0; k < K; k++) {
+        exact += double(x[size_t(m * K + k)]) * w.values[size_t(n * K + k)];
+        magnitude += std::fabs(double(x[size_t(m * K + k)]) * w.values[size_t(n * K + k)]);
+      }
+      CHECK_NEAR(out[size_t(m * N + n)], exact, 1e-6 * magnitude + 1e-30);
+    }
+  }
+}
+
 }  // namespace
 
 TEST(matmul_matches_double_reference_at_every_level_and_dtype) {
@@ -92,16 +108,7 @@ TEST(matmul_matches_double_reference_at_every_level_and_dtype) {
         const std::vector<float> x = random_input(M, K, uint64_t(M));
         std::vector<float> out(size_t(M * N));
         s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, kernels);
-        for (int64_t m = 0; m < M; m++) {
-          for (int64_t n = 0; n < N; n++) {
-            double exact = 0.0, magnitude = 0.0;
-            for (int64_t k = 0; k < K; k++) {
-              exact += double(x[size_t(m * K + k)]) * w.values[size_t(n * K + k)];
-              magnitude += std::fabs(double(x[size_t(m * K + k)]) * w.values[size_t(n * K + k)]);
-            }
-            CHECK_NEAR(out[size_t(m * N + n)], exact, 1e-6 * magnitude + 1e-30);
-          }
-        }
+        check_against_f64_products(out, x, w, M, N, K);
       }
     }
   }
@@ -211,16 +218,7 @@ TEST(matmul_bf16_matches_double_reference_on_bf16_rounded_input) {
       const std::vector<float> xr = rounded_to_bf16(x);
       std::vector<float> out(size_t(M * N));
       s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, kernels);
-      for (int64_t m = 0; m < M; m++) {
-        for (int64_t n = 0; n < N; n++) {
-          double exact = 0.0, magnitude = 0.0;
-          for (int64_t k = 0; k < K; k++) {
-            exact += double(xr[size_t(m * K + k)]) * w.values[size_t(n * K + k)];
-            magnitude += std::fabs(double(xr[size_t(m * K + k)]) * w.values[size_t(n * K + k)]);
-          }
-          CHECK_NEAR(out[size_t(m * N + n)], exact, 1e-6 * magnitude + 1e-30);
-        }
-      }
+      check_against_f64_products(out, xr, w, M, N, K);
     }
   }
 }
