@@ -35,4 +35,27 @@ S3_HOST_DEVICE inline float sub_rn(float a, float b) {
 #endif
 }
 
+// The same for doubles (the backward passes' per-row sums and coefficients).
+S3_HOST_DEVICE inline double dmul_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+S3_HOST_DEVICE inline double dadd_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+S3_HOST_DEVICE inline double dsub_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
 }  // namespace s3

@@ -1,8 +1,9 @@
 // rmsnorm_backward.cpp: the implementation of cpu/rmsnorm_backward.h (see the header for the contract and layouts).
 #include "cpu/rmsnorm_backward.h"
 
-#include <cmath>
 #include <vector>
+
+#include "core/ops/rmsnorm.h"
 
 namespace s3::cpu {
 
@@ -13,17 +14,16 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
     const float* x = inp + n * C;
     const float* dy = dout + n * C;
     float* dx = dinp + n * C;
-    double mean_square = 0.0;
-    for (int64_t i = 0; i < C; i++) mean_square += double(x[i]) * double(x[i]);
-    mean_square /= double(C);
-    const double rstd = 1.0 / std::sqrt(mean_square + double(eps));
-    double dot = 0.0;  // Σ (w·dy)·x
+    double sum_squares = 0.0;
+    for (int64_t i = 0; i < C; i++) sum_squares += double(x[i]) * double(x[i]);
+    const double rstd = ops::rmsnorm_backward_rstd(sum_squares, C, eps);
+    double dot = 0.0;
     for (int64_t i = 0; i < C; i++) {
-      dot += double(weight[i]) * double(dy[i]) * double(x[i]);
-      dw[size_t(i)] += double(dy[i]) * double(x[i]) * rstd;
+      dot += ops::rmsnorm_backward_dot_term(weight[i], dy[i], x[i]);
+      dw[size_t(i)] += ops::rmsnorm_backward_dweight_term(dy[i], x[i], rstd);
     }
-    const double coef = rstd * rstd * rstd * dot / double(C);
-    for (int64_t i = 0; i < C; i++) dx[i] = float(rstd * double(weight[i]) * double(dy[i]) - coef * double(x[i]));
+    const double coef = ops::rmsnorm_backward_coef(rstd, dot, C);
+    for (int64_t i = 0; i < C; i++) dx[i] = ops::rmsnorm_backward_dx(rstd, coef, weight[i], dy[i], x[i]);
   }
   for (int64_t i = 0; i < C; i++) dweight[i] += float(dw[size_t(i)]);
 }

@@ -1,6 +1,8 @@
 // rope_backward.cpp: the implementation of cpu/rope_backward.h (see the header for the contract and layouts).
 #include "cpu/rope_backward.h"
 
+#include "core/ops/rope.h"
+
 namespace s3::cpu {
 
 void rope_backward(float* dx, const float* cos, const float* sin, int64_t T, int64_t NH, int64_t HD) {
@@ -10,11 +12,7 @@ void rope_backward(float* dx, const float* cos, const float* sin, int64_t T, int
     const float* s = sin + t * half;
     for (int64_t h = 0; h < NH; h++) {
       float* head = dx + (t * NH + h) * HD;
-      for (int64_t j = 0; j < half; j++) {
-        const float first = head[j], second = head[j + half];
-        head[j] = first * c[j] + second * s[j];
-        head[j + half] = second * c[j] - first * s[j];
-      }
+      for (int64_t j = 0; j < half; j++) ops::rope_rotate_transpose(head[j], head[j + half], c[j], s[j]);
     }
   }
 }

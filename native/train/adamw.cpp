@@ -5,30 +5,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/dtype.h"
-#include "core/philox.h"
+#include "core/ops/adamw.h"
 
 namespace s3::train {
-
-namespace {
-
-// Philox stream of the bf16 moments' stochastic rounding (apart from the samplers' streams).
-constexpr uint32_t kRoundingStream = 0x41444D57u;  // "ADMW"
-
-// The f32 arithmetic of one parameter's update, shared by both moment dtypes.
-struct UpdateCoefficients {
-  float b1, b2, c1, c2, lr, eps, wd, scale;
-};
-
-inline void update_parameter(const UpdateCoefficients& k, float grad, float& m, float& v, float& param) {
-  const float g = grad * k.scale;
-  m = k.b1 * m + (1.0f - k.b1) * g;
-  v = k.b2 * v + (1.0f - k.b2) * g * g;
-  const float mhat = m / k.c1, vhat = v / k.c2;
-  param -= k.lr * (mhat / (std::sqrt(vhat) + k.eps) + k.wd * param);
-}
-
-}  // namespace
 
 const char* optimizer_state_dtype_name(OptimizerStateDtype dtype) {
   return dtype == OptimizerStateDtype::Bf16 ? "bf16" : "f32";
@@ -38,6 +17,23 @@ std::optional<OptimizerStateDtype> parse_optimizer_state_dtype(std::string_view 
   if (name == "f32") return OptimizerStateDtype::F32;
   if (name == "bf16") return OptimizerStateDtype::Bf16;
   return std::nullopt;
+}
+
+AdamWUpdate adamw_plan_update(const AdamWOptions& o, int64_t step, double grad_norm) {
+  AdamWUpdate update;
+  update.result.grad_norm = grad_norm;
+  update.result.step = step;
+  update.result.lr = o.warmup_steps > 0 ? o.lr * std::min(1.0, double(step) / double(o.warmup_steps)) : o.lr;
+  const double clip = (o.max_grad_norm > 0.0 && grad_norm > o.max_grad_norm) ? o.max_grad_norm / grad_norm : 1.0;
+  update.coefficients = ops::AdamWCoefficients{float(o.beta1),
+                                               float(o.beta2),
+                                               float(1.0 - std::pow(o.beta1, double(step))),
+                                               float(1.0 - std::pow(o.beta2, double(step))),
+                                               float(update.result.lr),
+                                               float(o.eps),
+                                               float(o.weight_decay),
+                                               float(clip)};
+  return update;
 }
 
 AdamWStepResult adamw_step(float* params, const float* grads, size_t n, AdamWState& state, const AdamWOptions& o,
@@ -67,25 +63,15 @@ AdamWStepResult adamw_step(float* params, const float* grads, size_t n, AdamWSta
   });
   double total = 0.0;
   for (double s : partial) total += s;
-  AdamWStepResult result;
-  result.grad_norm = std::sqrt(total);
-  const double clip = (o.max_grad_norm > 0.0 && result.grad_norm > o.max_grad_norm) ? o.max_grad_norm / result.grad_norm : 1.0;
   state.step += 1;
-  result.step = state.step;
-  result.lr = o.warmup_steps > 0 ? o.lr * std::min(1.0, double(state.step) / double(o.warmup_steps)) : o.lr;
-  const UpdateCoefficients k{float(o.beta1),
-                             float(o.beta2),
-                             float(1.0 - std::pow(o.beta1, double(state.step))),
-                             float(1.0 - std::pow(o.beta2, double(state.step))),
-                             float(result.lr),
-                             float(o.eps),
-                             float(o.weight_decay),
-                             float(clip)};
+  const AdamWUpdate update = adamw_plan_update(o, state.step, std::sqrt(total));
+  const AdamWStepResult& result = update.result;
+  const ops::AdamWCoefficients& k = update.coefficients;
   if (!bf16) {
     float* m = state.m.data();
     float* v = state.v.data();
     pool.parallel_for(blocks, [&](size_t begin, size_t end, size_t) {
-      for (size_t i = begin * kBlock; i < std::min(n, end * kBlock); i++) update_parameter(k, grads[i], m[i], v[i], params[i]);
+      for (size_t i = begin * kBlock; i < std::min(n, end * kBlock); i++) ops::adamw_update(k, grads[i], m[i], v[i], params[i]);
     });
     return result;
   }
@@ -95,12 +81,8 @@ AdamWStepResult adamw_step(float* params, const float* grads, size_t n, AdamWSta
   pool.parallel_for(blocks, [&](size_t begin, size_t end, size_t) {
     Philox4x32 random{};
     for (size_t i = begin * kBlock; i < std::min(n, end * kBlock); i++) {
-      if (i % 4 == 0) random = philox_block(o.rounding_seed, i / 4, step, kRoundingStream);
-      const uint32_t bits = random.word[i % 4];
-      float mi = bf16_to_f32(m[i]), vi = bf16_to_f32(v[i]);
-      update_parameter(k, grads[i], mi, vi, params[i]);
-      m[i] = f32_to_bf16_stochastic(mi, bits);
-      v[i] = f32_to_bf16_stochastic(vi, bits >> 16);
+      if (i % 4 == 0) random = philox_block(o.rounding_seed, i / 4, step, ops::kAdamWRoundingStream);
+      ops::adamw_update_bf16(k, grads[i], m[i], v[i], params[i], random.word[i % 4]);
     }
   });
   return result;

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ops/adamw.h"
 #include "core/thread_pool.h"
 
 namespace s3::train {
@@ -57,6 +58,15 @@ struct AdamWStepResult {
   double lr = 0.0;         // the rate this update used
   int64_t step = 0;        // the update's number, from 1
 };
+
+// What update number `step` (from 1) does given the gradients' global norm: its rate (warm-up), the
+// clip scale and the f32 constants every parameter's update uses (core/ops/adamw.h). The CPU step
+// below and the device's (cuda/adamw.h) both start here.
+struct AdamWUpdate {
+  ops::AdamWCoefficients coefficients{};
+  AdamWStepResult result;
+};
+AdamWUpdate adamw_plan_update(const AdamWOptions& options, int64_t step, double grad_norm);
 
 // One update of params [n] from grads [n] (left untouched). Deterministic for any pool.
 // std::invalid_argument when the state holds moments of the other dtype than options.state_dtype.
