@@ -1,15 +1,20 @@
 // test_cuda_backward.cpp: the trainer's per-element and per-row backward ops and AdamW on the
 // device against their CPU twins (which test_cpu_backward.cpp checks by finite differences), with
 // each comparison's threshold stated: exact where both sides share core/ops arithmetic and order
-// (RoPE, the embedding's scatter, AdamW without clipping); double-rounding of reordered sums for
-// RMSNorm (NMSE ≤ 1e-12: sums in double, results in f32); f32 rounding for SwiGLU (expf differs in
-// its last bit, NMSE ≤ 1e-7). Every device op is also run twice for bit-identical results (no
-// atomics). The host-side token grouping of the embedding backward runs without a GPU.
+// (RoPE, the embedding's scatter, AdamW without clipping, the backward GEMMs on small integers);
+// double-rounding of reordered sums for RMSNorm (NMSE ≤ 1e-12: sums in double, results in f32); f32
+// rounding for SwiGLU (expf differs in its last bit, NMSE ≤ 1e-7) and for the backward GEMMs on
+// random values (f32 operands NMSE ≤ 1e-9; bf16 operands against the CPU on the same bf16-rounded
+// values, NMSE ≤ 1e-7). Every device op is also run twice for bit-identical results (no atomics).
+// The host-side token grouping of the embedding backward runs without a GPU.
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "core/dtype.h"
+#include "core/thread_pool.h"
 #include "cpu/embedding_backward.h"
+#include "cpu/matmul_backward.h"
 #include "cpu/rmsnorm_backward.h"
 #include "cpu/rope.h"
 #include "cpu/rope_backward.h"
@@ -19,7 +24,11 @@
 
 #ifdef S3_WITH_CUDA
 #include "cuda/adamw.h"
+#include "cuda/check.h"
+#include "cuda/cublaslt.h"
+#include "cuda/device_memory.h"
 #include "cuda/embedding_backward.h"
+#include "cuda/matmul_backward.h"
 #include "cuda/rmsnorm_backward.h"
 #include "cuda/rope_backward.h"
 #include "cuda/swiglu_backward.h"
@@ -197,6 +206,96 @@ TEST(cuda_adamw_with_clipping_matches_the_cpu_step) {
   o.lr = 1e-3;
   o.max_grad_norm = 1.0;  // the gradients' norms (≈ 5.5, 11, 16) are clipped at every step
   compare_adamw(o, false);
+}
+
+namespace {
+
+std::vector<uint16_t> to_bf16(const std::vector<float>& v) {
+  std::vector<uint16_t> out(v.size());
+  for (size_t i = 0; i < v.size(); i++) out[i] = s3::f32_to_bf16(v[i]);
+  return out;
+}
+
+std::vector<float> rounded_to_bf16(const std::vector<float>& v) {
+  std::vector<float> out(v.size());
+  for (size_t i = 0; i < v.size(); i++) out[i] = s3::bf16_to_f32(s3::f32_to_bf16(v[i]));
+  return out;
+}
+
+struct BackwardGemmResult {
+  std::vector<float> dinp, dweight;
+};
+
+// One call of the device backward from f32 host operands (converted to bf16 bits for Bf16), with
+// dweight starting from dweight0.
+BackwardGemmResult device_backward(s3::cuda::MatmulBackward& gemm, const s3::cuda::Stream& stream, const std::vector<float>& dout,
+                                   const std::vector<float>& inp, const std::vector<float>& w, const std::vector<float>& dweight0,
+                                   int64_t M, int64_t N, int64_t K, s3::cuda::GemmDtype dtype) {
+  DeviceArray<float> d_dinp(size_t(M * K)), d_dw(dweight0);
+  BackwardGemmResult r;
+  if (dtype == s3::cuda::GemmDtype::Bf16) {
+    DeviceArray<uint16_t> d_dout(to_bf16(dout)), d_inp(to_bf16(inp)), d_w(to_bf16(w));
+    gemm.run(d_dinp.get(), d_dw.get(), d_dout.get(), d_inp.get(), d_w.get(), M, N, K, dtype);
+    stream.synchronize("backward GEMM");
+  } else {
+    DeviceArray<float> d_dout(dout), d_inp(inp), d_w(w);
+    gemm.run(d_dinp.get(), d_dw.get(), d_dout.get(), d_inp.get(), d_w.get(), M, N, K, dtype);
+    stream.synchronize("backward GEMM");
+  }
+  r.dinp = d_dinp.download();
+  r.dweight = d_dw.download();
+  return r;
+}
+
+}  // namespace
+
+TEST(cuda_matmul_backward_matches_cpu) {
+  s3test::require_cuda();
+  s3::cuda::DeviceAllocator allocator("test");
+  s3::cuda::Stream stream;
+  s3::cuda::MatmulBackward gemm(s3::cuda::cublaslt().library, allocator, stream.get());
+  s3::ThreadPool pool(2);
+  // Small integers first: every product and sum is exact in f32 and bf16, so a wrong layout or
+  // transpose cannot hide behind a tolerance.
+  {
+    const int64_t M = 7, N = 5, K = 3;
+    auto ints = [](size_t n, int seed) {
+      std::vector<float> v(n);
+      for (size_t i = 0; i < n; i++) v[i] = float(int((i * 7 + size_t(seed) * 13) % 9) - 4);
+      return v;
+    };
+    const std::vector<float> dout = ints(size_t(M * N), 1), inp = ints(size_t(M * K), 2), w = ints(size_t(N * K), 3);
+    const std::vector<float> dw0 = ints(size_t(N * K), 4);
+    std::vector<float> want_dinp(size_t(M * K)), want_dw = dw0;
+    s3::cpu::matmul_backward(want_dinp.data(), want_dw.data(), dout.data(), inp.data(), w.data(), M, N, K, pool);
+    for (s3::cuda::GemmDtype dtype : {s3::cuda::GemmDtype::F32, s3::cuda::GemmDtype::Bf16}) {
+      const BackwardGemmResult got = device_backward(gemm, stream, dout, inp, w, dw0, M, N, K, dtype);
+      CHECK(got.dinp == want_dinp);
+      CHECK(got.dweight == want_dw);
+    }
+  }
+  // Qwen3-0.6B's shapes (o_proj, down_proj, q_proj) at a few token counts.
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{130, 1024, 2048}, {1, 1024, 3072}, {512, 2048, 1024}}) {
+    const std::string shape = " M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K);
+    const std::vector<float> dout = random_floats(size_t(M * N), 20), inp = random_floats(size_t(M * K), 21);
+    const std::vector<float> w = random_floats(size_t(N * K), 22, 0.05f), dw0 = random_floats(size_t(N * K), 23, 0.1f);
+    for (s3::cuda::GemmDtype dtype : {s3::cuda::GemmDtype::F32, s3::cuda::GemmDtype::Bf16}) {
+      const bool bf16 = dtype == s3::cuda::GemmDtype::Bf16;
+      const std::vector<float> dout_r = bf16 ? rounded_to_bf16(dout) : dout, inp_r = bf16 ? rounded_to_bf16(inp) : inp;
+      const std::vector<float> w_r = bf16 ? rounded_to_bf16(w) : w;
+      std::vector<float> want_dinp(size_t(M * K)), want_dw = dw0;
+      s3::cpu::matmul_backward(want_dinp.data(), want_dw.data(), dout_r.data(), inp_r.data(), w_r.data(), M, N, K, pool);
+      const BackwardGemmResult got = device_backward(gemm, stream, dout, inp, w, dw0, M, N, K, dtype);
+      const double threshold = bf16 ? 1e-7 : 1e-9;
+      const std::string what = std::string(bf16 ? " bf16" : " f32") + shape;
+      CHECK_NMSE("matmul_backward dinp" + what, got.dinp.data(), want_dinp.data(), got.dinp.size(), threshold);
+      CHECK_NMSE("matmul_backward dweight" + what, got.dweight.data(), want_dw.data(), got.dweight.size(), threshold);
+      const BackwardGemmResult again = device_backward(gemm, stream, dout, inp, w, dw0, M, N, K, dtype);
+      CHECK_EQ(exact_mismatches(again.dinp, got.dinp), size_t(0));
+      CHECK_EQ(exact_mismatches(again.dweight, got.dweight), size_t(0));
+    }
+  }
+  CHECK_THROWS(s3::cuda::CudaError, gemm.run(nullptr, nullptr, nullptr, nullptr, nullptr, 1, 1, 1, s3::cuda::GemmDtype::Fp8));
 }
 
 #else
