@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/ops/packed_attention.h"
 #include "cpu/attention_backward_rows.h"
 #include "cpu/kernel_select.h"
 #include "cpu/matmul_nn.h"
@@ -27,23 +28,14 @@ float dot(const float* a, const float* b, int64_t n) {
 }
 
 int64_t sequence_of(const PackedAttentionShape& shape, int64_t t) {
-  int64_t lo = 0, hi = shape.n_seq - 1;
-  while (lo < hi) {
-    const int64_t mid = (lo + hi + 1) / 2;
-    if (shape.seq_begins[mid] <= t) lo = mid; else hi = mid - 1;
-  }
-  return lo;
+  return ops::packed_sequence_of(shape.seq_begins, shape.n_seq, t);
 }
 
-// The rows a query of sequence seq sees, in key order: the parent's rows, then its own rows up to
-// and including row t.
+// The rows a query of sequence seq sees, in key order (core/ops/packed_attention.h).
 template <typename Visit>
 void visit_visible_rows(const PackedAttentionShape& shape, int64_t seq, int64_t t, Visit&& visit) {
-  const int64_t parent = attention_parent(shape, seq);
-  if (parent >= 0) {
-    for (int64_t s = shape.seq_begins[parent]; s < shape.seq_begins[parent + 1]; s++) visit(s);
-  }
-  for (int64_t s = shape.seq_begins[seq]; s <= t; s++) visit(s);
+  const ops::VisibleKeys keys = ops::visible_keys(shape.seq_begins, shape.seq_parent, seq, t);
+  for (int64_t j = 0; j < keys.count; j++) visit(ops::visible_key_row(keys, j));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "core/ops/packed_attention.h"
 #include "core/thread_pool.h"
 
 namespace s3::cpu {
@@ -30,9 +31,7 @@ struct PackedAttentionShape {
 };
 
 // The parent of sequence s, or −1.
-inline int64_t attention_parent(const PackedAttentionShape& shape, int64_t s) {
-  return shape.seq_parent == nullptr ? -1 : shape.seq_parent[s];
-}
+inline int64_t attention_parent(const PackedAttentionShape& shape, int64_t s) { return ops::packed_parent(shape.seq_parent, s); }
 
 void causal_attention_train_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                                     const PackedAttentionShape& shape, ThreadPool& pool);

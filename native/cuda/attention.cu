@@ -56,32 +56,6 @@ __device__ inline void unpack16(const uint8_t* src, float scale, float (&out)[16
   for (int i = 0; i < 16; i++) out[i] = __fmul_rn(fp8e4m3_to_f32(uint8_t(words[i / 4] >> (8 * (i % 4)))), scale);
 }
 
-// Reduces G values per thread over the block (max or sum), in one exchange: each warp's butterfly,
-// then the four warps' results in warp order. scratch: [4 × kMaxGroup] shared floats.
-template <bool kMax>
-__device__ inline void block_reduce_group(float (&value)[kMaxGroup], int G, float* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int g = 0; g < kMaxGroup; g++) {
-    if (g < G) value[g] = kMax ? warp_max(value[g]) : warp_sum(value[g]);
-  }
-  if (lane == 0) {
-#pragma unroll
-    for (int g = 0; g < kMaxGroup; g++) {
-      if (g < G) scratch[warp * kMaxGroup + g] = value[g];
-    }
-  }
-  __syncthreads();
-#pragma unroll
-  for (int g = 0; g < kMaxGroup; g++) {
-    if (g >= G) continue;
-    float r = scratch[g];
-    for (int w = 1; w < kThreads / 32; w++) r = kMax ? fmaxf(r, scratch[w * kMaxGroup + g]) : r + scratch[w * kMaxGroup + g];
-    value[g] = r;
-  }
-  __syncthreads();
-}
-
 // Partial state of (token, query head, split): m, l, then HD accumulated values.
 __device__ inline float* partial_at(float* scratch, int64_t t, int64_t hq, int64_t split, int64_t NH, int64_t HD) {
   return scratch + ((t * NH + hq) * kMaxAttentionSplits + split) * (HD + 2);
@@ -150,7 +124,7 @@ __global__ void __launch_bounds__(kThreads) split_kernel(float* scratch, const f
     float tile_max[kMaxGroup];
 #pragma unroll
     for (int g = 0; g < kMaxGroup; g++) tile_max[g] = s[g];
-    block_reduce_group<true>(tile_max, G, reduce_s);
+    block_reduce_each<true>(tile_max, G, reduce_s);
     float w[kMaxGroup];
 #pragma unroll
     for (int g = 0; g < kMaxGroup; g++) {
@@ -164,7 +138,7 @@ __global__ void __launch_bounds__(kThreads) split_kernel(float* scratch, const f
       for (int k = 0; k < kDims; k++) acc[g][k] *= factor;
       m[g] = m_new;
     }
-    block_reduce_group<false>(w, G, reduce_s);  // also orders the p_s writes before the reads below
+    block_reduce_each<false>(w, G, reduce_s);  // also orders the p_s writes before the reads below
 #pragma unroll
     for (int g = 0; g < kMaxGroup; g++) {
       if (g < G) l[g] += w[g];

@@ -64,6 +64,34 @@ __device__ inline T block_min(T value, T* scratch, T identity) {
   return block_reduce(value, scratch, [](T v) { return warp_min(v); }, identity);
 }
 
+// Reduces `count` ≤ kMax values per thread over the block (max or sum; blockDim.x a multiple of 32)
+// in one exchange: each warp's butterfly, then the warps' results added (or compared) in warp
+// order; every thread gets the results. scratch: [(blockDim.x / 32) × kMax] shared floats; the call
+// synchronizes the block twice.
+template <bool kIsMax, int kMax>
+__device__ inline void block_reduce_each(float (&value)[kMax], int count, float* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+#pragma unroll
+  for (int g = 0; g < kMax; g++) {
+    if (g < count) value[g] = kIsMax ? warp_max(value[g]) : warp_sum(value[g]);
+  }
+  if (lane == 0) {
+#pragma unroll
+    for (int g = 0; g < kMax; g++) {
+      if (g < count) scratch[warp * kMax + g] = value[g];
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int g = 0; g < kMax; g++) {
+    if (g >= count) continue;
+    float r = scratch[g];
+    for (int w = 1; w < warps; w++) r = kIsMax ? fmaxf(r, scratch[w * kMax + g]) : r + scratch[w * kMax + g];
+    value[g] = r;
+  }
+  __syncthreads();
+}
+
 // Blocks for n items of `per_block` each, at least 1.
 inline unsigned blocks_for(int64_t n, int64_t per_block) {
   const int64_t blocks = (n + per_block - 1) / per_block;

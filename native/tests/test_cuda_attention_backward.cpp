@@ -1,0 +1,102 @@
+// test_cuda_attention_backward.cpp: the training attention on the device (cuda/attention_backward.h)
+// against the CPU's (cpu/attention_backward.h, itself checked against its row-wise reference and by
+// finite differences in test_cpu_backward.cpp): out and lse of the forward, dq, dk and dv of the
+// backward, NMSE ≤ 1e-7 each (f32 sums in another order), on packed batches with independent
+// sequences, a parent whose children share its prefix (its dk/dv rows collect every child's terms),
+// sequences longer than a 128-key tile, Qwen3-0.6B's heads (16 query heads over 8 KV heads, HD 128)
+// and a group of 8 at HD 64; every result twice, bit-identical (no atomics). Skipped without a GPU,
+// except the refusal of head shapes the kernels do not serve.
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "cpu/attention_backward.h"
+#include "tests/cuda_test_support.h"
+
+#ifdef S3_WITH_CUDA
+#include "cuda/attention_backward.h"
+#include "cuda/check.h"
+
+using s3test::DeviceArray;
+
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+struct Batch {
+  std::vector<int64_t> begins, parent;  // parent empty: no shared prefixes
+};
+
+void compare(const Batch& batch, int64_t NH, int64_t NKV, int64_t HD, const std::string& name) {
+  const int64_t n_seq = int64_t(batch.begins.size()) - 1, T = batch.begins.back();
+  s3::cpu::PackedAttentionShape cpu_shape{T, NH, NKV, HD, batch.begins.data(), n_seq, 64};
+  if (!batch.parent.empty()) cpu_shape.seq_parent = batch.parent.data();
+  const size_t qn = size_t(T * NH * HD), kn = size_t(T * NKV * HD);
+  const std::vector<float> q = random_floats(qn, 1, 1.5f), k = random_floats(kn, 2, 1.5f), v = random_floats(kn, 3);
+  const std::vector<float> dout = random_floats(qn, 4);
+  s3::ThreadPool pool(2);
+  std::vector<float> out(qn), lse(size_t(T * NH)), dq(qn), dk(kn), dv(kn);
+  s3::cpu::causal_attention_train_forward(out.data(), lse.data(), q.data(), k.data(), v.data(), cpu_shape, pool);
+  s3::cpu::causal_attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), out.data(), lse.data(), q.data(), k.data(),
+                                     v.data(), cpu_shape, pool);
+
+  DeviceArray<int64_t> d_begins(batch.begins), d_parent(batch.parent.empty() ? std::vector<int64_t>{-1} : batch.parent);
+  s3::cuda::DevicePackedAttention shape{T, NH, NKV, HD, d_begins.get(), batch.parent.empty() ? nullptr : d_parent.get(), n_seq};
+  DeviceArray<float> d_q(q), d_k(k), d_v(v), d_dout(dout), d_out(qn), d_lse(size_t(T * NH)), d_dq(qn), d_dk(kn), d_dv(kn);
+  DeviceArray<uint8_t> scratch(s3::cuda::attention_backward_scratch_bytes(T, NH));
+  std::vector<std::vector<float>> first;
+  for (int run = 0; run < 2; run++) {
+    s3::cuda::causal_attention_train_forward(d_out.get(), d_lse.get(), d_q.get(), d_k.get(), d_v.get(), shape, nullptr);
+    // The backward reads the CPU's out and lse, so its comparison does not inherit the forward's rounding.
+    DeviceArray<float> cpu_out(out), cpu_lse(lse);
+    s3::cuda::causal_attention_backward(d_dq.get(), d_dk.get(), d_dv.get(), d_dout.get(), cpu_out.get(), cpu_lse.get(), d_q.get(),
+                                        d_k.get(), d_v.get(), shape, scratch.get(), nullptr);
+    std::vector<std::vector<float>> got = {d_out.download(), d_lse.download(), d_dq.download(), d_dk.download(), d_dv.download()};
+    if (run == 0) {
+      const std::vector<float>* want[] = {&out, &lse, &dq, &dk, &dv};
+      const char* what[] = {"out", "lse", "dq", "dk", "dv"};
+      for (size_t i = 0; i < got.size(); i++) {
+        CHECK_NMSE("attention train " + name + " " + what[i], got[i].data(), want[i]->data(), got[i].size(), 1e-7);
+      }
+      first = got;
+    } else {
+      for (size_t i = 0; i < got.size(); i++) CHECK(same_bits(got[i], first[i]));
+    }
+  }
+}
+
+}  // namespace
+
+TEST(cuda_training_attention_matches_cpu_on_packed_sequences) {
+  s3test::require_gpu();
+  // Three independent sequences, one longer than two tiles.
+  compare(Batch{{0, 37, 300, 305}, {}}, 16, 8, 128, "independent");
+  // A parent (0) with three children (1, 2, 4), an unrelated sequence (3) and a parent longer than a tile.
+  compare(Batch{{0, 150, 170, 171, 211, 260}, {-1, 0, 0, -1, 0}}, 16, 8, 128, "shared prefix");
+  compare(Batch{{0, 20, 45, 90, 91}, {-1, 0, -1, 2}}, 8, 1, 64, "group of 8");
+}
+
+TEST(cuda_training_attention_refuses_unsupported_heads) {  // before any launch: runs without a GPU
+  CHECK(!s3::cuda::attention_train_supports(16, 1, 128));  // a group of 16
+  CHECK(!s3::cuda::attention_train_supports(8, 8, 512));
+  CHECK(s3::cuda::attention_train_supports(16, 8, 128));
+  s3::cuda::DevicePackedAttention shape{4, 16, 1, 128, nullptr, nullptr, 1};
+  CHECK_THROWS(s3::cuda::CudaError, s3::cuda::causal_attention_train_forward(nullptr, nullptr, nullptr, nullptr, nullptr, shape, nullptr));
+}
+
+#else
+
+TEST(cuda_attention_backward) { SKIP("built without CUDA (no nvcc at build time, or S3_CUDA=OFF)"); }
+
+#endif
