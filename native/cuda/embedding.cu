@@ -25,7 +25,18 @@ __global__ void gather_kernel(float* out, const float* in, const int32_t* rows, 
   if (i < R * C) out[i] = in[int64_t(rows[i / C]) * C + i % C];
 }
 
+__global__ void scatter_kernel(float* out, const float* in, const int32_t* rows, int64_t R, int64_t C) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < R * C) out[int64_t(rows[i / C]) * C + i % C] = in[i];
+}
+
 }  // namespace
+
+void scatter_rows(float* out, const float* in, const int32_t* rows, int64_t R, int64_t C, cudaStream_t stream) {
+  if (R == 0) return;
+  scatter_kernel<<<blocks_for(R * C, 256), 256, 0, stream>>>(out, in, rows, R, C);
+  check_launch("scatter_rows", {{"R", R}, {"C", C}});
+}
 
 void gather_rows(float* out, const float* in, const int32_t* rows, int64_t R, int64_t C, cudaStream_t stream) {
   if (R == 0) return;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/ops/token_loss.h"
 #include "cpu/matmul_backward.h"
 #include "cpu/matmul_nn.h"
 
@@ -65,8 +66,7 @@ RatioQuantiles ratio_quantiles(std::vector<double> x) {
   return q;
 }
 
-LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* head, int64_t T, int64_t C, int64_t V,
-                          const LossInputs& in, const LossOptions& options, ThreadPool& pool) {
+std::vector<int64_t> loss_rows(int64_t T, int64_t V, const LossInputs& in, const LossOptions& options) {
   if (options.kind == LossKind::PolicyGradient && in.old_logprobs == nullptr) {
     throw std::invalid_argument("policy-gradient loss needs the sampler's old log-probs");
   }
@@ -81,7 +81,6 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   if (kl && (in.ref_logprobs == nullptr || in.kl_weight == nullptr)) {
     throw std::invalid_argument("the KL penalty needs the reference log-probs and the KL weights");
   }
-  std::memset(dh, 0, size_t(T * C) * sizeof(float));
   std::vector<int64_t> rows;
   for (int64_t t = 0; t < T; t++) {
     if (in.targets[t] >= V) throw std::invalid_argument("loss target out of vocabulary");
@@ -90,16 +89,68 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
     }
     if (in.targets[t] >= 0 && (in.coef[t] != 0.0f || (kl && in.kl_weight[t] > 0.0f))) rows.push_back(t);
   }
+  return rows;
+}
+
+ops::TokenLossSettings token_loss_settings(const LossInputs& in, const LossOptions& options) {
+  ops::TokenLossSettings s;
+  s.policy_gradient = options.kind == LossKind::PolicyGradient;
+  s.kl = s.policy_gradient && options.kl_coef > 0.0f;
+  s.num_draws = s.policy_gradient ? in.num_draws : 0;
+  s.icepop_low = options.icepop_low;
+  s.icepop_high = options.icepop_high;
+  s.temperature = s.policy_gradient ? options.temperature : 1.0;
+  s.kl_coef = double(options.kl_coef);
+  return s;
+}
+
+ops::TokenLossRowInput token_loss_row_input(const LossInputs& in, const ops::TokenLossSettings& s, int64_t t) {
+  ops::TokenLossRowInput row;
+  row.target = in.targets[t];
+  row.coef = in.coef[t];
+  if (s.policy_gradient) row.old_logprob = in.old_logprobs[t];
+  if (s.kl) {
+    row.ref_logprob = in.ref_logprobs[t];
+    row.kl_weight = in.kl_weight[t];
+  }
+  if (s.num_draws > 0) {
+    row.draw_tokens = in.draw_tokens + t * s.num_draws;
+    row.draw_logprobs = in.draw_logprobs + t * s.num_draws;
+  }
+  return row;
+}
+
+void add_token_loss_row(LossStats& stats, const ops::TokenLossRow& row, bool policy_gradient) {
+  LossStats s;
+  s.loss = row.loss;
+  s.tokens = row.tokens;
+  s.ratio_sum = row.ratio;
+  s.masked = row.masked;
+  s.entropy_sum = row.entropy;
+  s.logprob_sum = row.logprob;
+  s.centering = row.centering;
+  s.draw_weight_sum = row.draw_weight_sum;
+  s.kl_sum = row.kl;
+  s.kl_tokens = row.kl_tokens;
+  stats.add(s);
+  if (policy_gradient && row.tokens > 0) stats.ratios.push_back(row.ratio);
+}
+
+LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* head, int64_t T, int64_t C, int64_t V,
+                          const LossInputs& in, const LossOptions& options, ThreadPool& pool) {
+  const std::vector<int64_t> rows = loss_rows(T, V, in, options);
+  const ops::TokenLossSettings settings = token_loss_settings(in, options);
+  std::memset(dh, 0, size_t(T * C) * sizeof(float));
   LossStats stats;
   // Rows per chunk, no more than there are (the buffers below hold one chunk's R × V logits).
   const int64_t R = std::max<int64_t>(1, std::min<int64_t>(options.chunk_rows > 0 ? options.chunk_rows : 256, int64_t(rows.size())));
   std::vector<float> hc(size_t(R * C)), hc_t(size_t(R * C)), logits(size_t(R * V)), dhc(size_t(R * C)), logits_scratch;
-  std::vector<LossStats> row_stats(static_cast<size_t>(R));
-  std::vector<double> row_ratio(static_cast<size_t>(R));  // ρ_t of the chunk's rows (policy gradient, coef ≠ 0)
-  const bool pg = options.kind == LossKind::PolicyGradient;
-  const double temperature = pg ? options.temperature : 1.0;
-  // exp(z_v − max) of the row each thread is on, computed once for the sums and the gradient.
+  std::vector<ops::TokenLossRow> row_results(static_cast<size_t>(R));
+  const double temperature = settings.temperature;
+  // exp(z_v − max) of the row each thread is on, computed once for the sums and the gradient; and
+  // the row's draw coefficients.
   std::vector<std::vector<double>> row_exp(pool.num_threads(), std::vector<double>(size_t(V)));
+  std::vector<std::vector<double>> row_draw_coef(pool.num_threads(), std::vector<double>(size_t(settings.num_draws)));
   for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(R)) {
     const int64_t n = int64_t(std::min(rows.size() - r0, size_t(R)));
     for (int64_t i = 0; i < n; i++) std::memcpy(&hc[size_t(i * C)], h + rows[r0 + size_t(i)] * C, size_t(C) * sizeof(float));
@@ -107,82 +158,35 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
     // logits → dlogits in place, row by row.
     pool.parallel_for(size_t(n), [&](size_t begin, size_t end, size_t thread) {
       double* e = row_exp[thread].data();
+      double* draw_coef = row_draw_coef[thread].data();
       for (size_t i = begin; i < end; i++) {
         const int64_t t = rows[r0 + i];
         float* z = &logits[i * size_t(V)];
         float max = -INFINITY;
         for (int64_t v = 0; v < V; v++) max = z[v] > max ? z[v] : max;
-        // (z_v − max) / T: the tempered logit (T = 1 divides by 1.0, which changes no bit).
-        auto scaled = [&](int64_t v) { return double(z[v] - max) / temperature; };
         double total = 0.0, weighted = 0.0;
         for (int64_t v = 0; v < V; v++) {
-          e[v] = std::exp(scaled(v));
+          const double scaled = ops::token_loss_scaled(z[v], max, temperature);
+          e[v] = std::exp(scaled);
           total += e[v];
-          weighted += e[v] * scaled(v);
+          weighted += e[v] * scaled;
         }
-        const double log_total = std::log(total);
-        const double lp = scaled(in.targets[t]) - log_total;
-        LossStats s;
-        double g = 0.0;  // ∂L/∂lp
-        const double coef = in.coef[t];
-        if (coef != 0.0) {  // a row may be here for the KL penalty alone
-          s.tokens = 1;
-          s.entropy_sum = log_total - weighted / total;
-          s.logprob_sum = lp;
-          if (options.kind == LossKind::Sft) {
-            s.loss = -coef * lp;
-            g = -coef;
-          } else {
-            const double ratio = std::exp(lp - double(in.old_logprobs[t]));
-            s.ratio_sum = ratio;
-            row_ratio[i] = ratio;
-            const bool keep = ratio >= options.icepop_low && ratio <= options.icepop_high;
-            s.masked = keep ? 0 : 1;
-            s.loss = keep ? -ratio * coef : 0.0;
-            g = keep ? -ratio * coef : 0.0;
-          }
-        }
-        if (kl && in.kl_weight[t] > 0.0f) {
-          // k3: KL_t = exp(r) − r − 1 and ∂KL_t/∂lp = 1 − exp(r), written with expm1 for small r.
-          const double r = double(in.ref_logprobs[t]) - lp;
-          const double kl_t = std::expm1(r) - r;
-          const double scale = double(options.kl_coef) * double(in.kl_weight[t]);
-          s.kl_sum = kl_t;
-          s.kl_tokens = 1;
-          s.loss += scale * kl_t;
-          g -= scale * std::expm1(r);
-        }
-        // Score centering: draw k contributes c_k = coef·w_k/K times (1[v = u_k] − p_v) to ∂L/∂z_v.
-        // The log-probs of the draws are read before z is overwritten with the gradient.
-        double draw_total = 0.0;  // Σ_k c_k
-        const double inv = 1.0 / total;
-        const int64_t K = centering && coef != 0.0 ? in.num_draws : 0;
-        std::vector<double> draw_coef(static_cast<size_t>(K), 0.0);
-        for (int64_t k = 0; k < K; k++) {
-          const int32_t u = in.draw_tokens[t * K + k];
-          if (u < 0) continue;
-          const double lpu = scaled(u) - log_total;
-          const double ratio = std::exp(lpu - double(in.draw_logprobs[t * K + k]));
-          const double w = (ratio >= options.icepop_low && ratio <= options.icepop_high) ? ratio : 0.0;
-          s.draw_weight_sum += w;
-          s.centering += coef * w * lpu / double(K);
-          draw_coef[size_t(k)] = coef * w / double(K);
-          draw_total += draw_coef[size_t(k)];
-        }
-        row_stats[i] = s;
+        const ops::TokenLossRowInput input = token_loss_row_input(in, settings, t);
+        // The log-probs of the target and the draws are read before z is overwritten with the gradient.
+        const ops::TokenLossRow row = ops::token_loss_row(settings, input, z, max, total, weighted, draw_coef);
+        row_results[i] = row;
         // ∂L/∂z_v = (g · (1[v = target] − p_v) + Σ_k c_k · (1[v = u_k] − p_v)) / T
-        for (int64_t v = 0; v < V; v++) z[v] = float(-(g + draw_total) * e[v] * inv / temperature);
-        z[in.targets[t]] += float(g / temperature);
+        const double inv = 1.0 / total;
+        for (int64_t v = 0; v < V; v++) z[v] = ops::token_loss_dlogit(row, e[v], inv, temperature);
+        z[input.target] += float(row.g / temperature);
+        const int64_t K = settings.num_draws > 0 && input.coef != 0.0 ? settings.num_draws : 0;
         for (int64_t k = 0; k < K; k++) {
-          const int32_t u = in.draw_tokens[t * K + k];
-          if (u >= 0) z[u] += float(draw_coef[size_t(k)] / temperature);
+          const int32_t u = input.draw_tokens[k];
+          if (u >= 0) z[u] += float(draw_coef[k] / temperature);
         }
       }
     });
-    for (int64_t i = 0; i < n; i++) {
-      stats.add(row_stats[size_t(i)]);
-      if (pg && row_stats[size_t(i)].tokens > 0) stats.ratios.push_back(row_ratio[size_t(i)]);
-    }
+    for (int64_t i = 0; i < n; i++) add_token_loss_row(stats, row_results[size_t(i)], settings.policy_gradient);
     cpu::matmul_backward(dhc.data(), dhead, logits.data(), hc.data(), head, n, V, C, pool);
     for (int64_t i = 0; i < n; i++) std::memcpy(dh + rows[r0 + size_t(i)] * C, &dhc[size_t(i * C)], size_t(C) * sizeof(float));
   }

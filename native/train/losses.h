@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/token_loss.h"
 #include "core/thread_pool.h"
 
 namespace s3::train {
@@ -89,6 +90,18 @@ struct RatioQuantiles {
   double min = 0.0, p01 = 0.0, p10 = 0.0, p50 = 0.0, p90 = 0.0, p99 = 0.0, max = 0.0;
 };
 RatioQuantiles ratio_quantiles(std::vector<double> values);
+
+// The pieces the CPU loss below and the device's (train/losses_cuda.h) share, so the two select,
+// compute and count rows alike:
+// The rows that cost something (a target, and coef ≠ 0 or a KL weight > 0), in order; refuses
+// inputs the options need but lack, a temperature that is not a finite positive number, and
+// targets or draws outside the vocabulary (std::invalid_argument).
+std::vector<int64_t> loss_rows(int64_t T, int64_t V, const LossInputs& inputs, const LossOptions& options);
+ops::TokenLossSettings token_loss_settings(const LossInputs& inputs, const LossOptions& options);
+// Row t's inputs (its draws point into inputs' arrays).
+ops::TokenLossRowInput token_loss_row_input(const LossInputs& inputs, const ops::TokenLossSettings& settings, int64_t t);
+// Adds one row's contribution (and, policy gradient, its ratio) to stats.
+void add_token_loss_row(LossStats& stats, const ops::TokenLossRow& row, bool policy_gradient);
 
 // dh [T × C] overwritten with ∂L/∂h; dhead [V × C] += ∂L/∂head. head is f32 [V × C].
 LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* head, int64_t T, int64_t C, int64_t V,
