@@ -122,6 +122,20 @@ std::vector<std::vector<int32_t>> run_agents(const std::shared_ptr<const s3::mod
   return out;
 }
 
+// run_agents in a cache small enough to preempt, checked against `expected` every time, and repeated
+// (up to 5 runs) until a run did preempt: whether it does depends on how the caller threads'
+// requests interleave, which a loaded machine can serialize (about 1 run in 40 under load).
+// Returns that run's preemption count (0 only if none of the runs preempted) and prefix hits.
+std::pair<int64_t, int64_t> run_agents_until_preempted(const std::shared_ptr<const s3::model::Qwen3Weights>& weights,
+                                                       const EngineOptions& options, int agents, s3::ThreadPool& pool,
+                                                       const std::vector<std::vector<int32_t>>& expected, int64_t common = 0) {
+  int64_t preemptions = 0, hits = 0;
+  for (int attempt = 0; attempt < 5 && preemptions == 0; attempt++) {
+    CHECK(run_agents(weights, options, agents, pool, &preemptions, common, &hits) == expected);
+  }
+  return {preemptions, hits};
+}
+
 // The three caches the determinism tests compare: roomy, one sequence at a time, and `tight_blocks`
 // blocks with `tight_context` positions (small enough to preempt).
 struct CacheSettings {
@@ -150,9 +164,7 @@ void batching_and_preemption_change_no_token(Device device) {
   const CacheSettings c = cache_settings(8, 128, true, device);  // 128 positions for 12 agents of up to 100: preemption
   const auto expected = run_agents(weights, c.roomy, 12, pool);
   CHECK(run_agents(weights, c.one_at_a_time, 12, pool) == expected);
-  int64_t preemptions = 0;
-  CHECK(run_agents(weights, c.tight, 12, pool, &preemptions) == expected);
-  CHECK(preemptions > 0);
+  CHECK(run_agents_until_preempted(weights, c.tight, 12, pool, expected).first > 0);
   CHECK_EQ(expected[0].size(), size_t(2 * 20 * 3));
 }
 
@@ -168,13 +180,15 @@ void prefix_caching_changes_no_token(Device device) {
   const auto expected = run_agents(weights, c.roomy, 12, pool, nullptr, 70);
   for (EngineOptions options : {c.roomy, c.one_at_a_time, c.tight}) {
     options.prefix_caching = true;
-    int64_t preemptions = 0, hits = 0;
-    CHECK(run_agents(weights, options, 12, pool, &preemptions, 70, &hits) == expected);
-    CHECK_EQ(hits % 16, int64_t(0));
     if (options.num_blocks == 16) {
+      const auto [preemptions, hits] = run_agents_until_preempted(weights, options, 12, pool, expected, 70);
       CHECK(preemptions > 0);
+      CHECK_EQ(hits % 16, int64_t(0));
       CHECK(hits >= 64);
     } else {
+      int64_t hits = 0;
+      CHECK(run_agents(weights, options, 12, pool, nullptr, 70, &hits) == expected);
+      CHECK_EQ(hits % 16, int64_t(0));
       CHECK_EQ(hits, int64_t(12 * 64));
     }
   }
