@@ -160,7 +160,9 @@ int64_t position_offset(const Qwen3TrainBatch& batch, int64_t s) {
   return parent < 0 ? 0 : batch.seq_begins[parent + 1] - batch.seq_begins[parent];
 }
 
-void check_batch(const Qwen3Config& c, const Qwen3TrainBatch& batch) {
+}  // namespace
+
+void check_qwen3_train_batch(const Qwen3Config& c, const Qwen3TrainBatch& batch) {
   if (batch.T <= 0 || batch.n_seq <= 0 || batch.seq_begins[0] != 0 || batch.seq_begins[batch.n_seq] != batch.T) {
     throw std::invalid_argument("qwen3 training batch: seq_begins must run from 0 to T");
   }
@@ -182,7 +184,16 @@ void check_batch(const Qwen3Config& c, const Qwen3TrainBatch& batch) {
   }
 }
 
-}  // namespace
+std::vector<int64_t> qwen3_train_positions(const Qwen3TrainBatch& batch) {
+  std::vector<int64_t> positions(size_t(batch.T));
+  for (int64_t s = 0; s < batch.n_seq; s++) {
+    const int64_t offset = position_offset(batch, s);
+    for (int64_t t = batch.seq_begins[s]; t < batch.seq_begins[s + 1]; t++) {
+      positions[size_t(t)] = offset + t - batch.seq_begins[s];
+    }
+  }
+  return positions;
+}
 
 struct Qwen3SavedLayers {
   std::vector<LayerActivations> layers;
@@ -190,19 +201,13 @@ struct Qwen3SavedLayers {
 
 void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, const float* params,
                          const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool) {
-  check_batch(c, batch);
+  check_qwen3_train_batch(c, batch);
   const Dims d(c, batch.T);
   const size_t TC = size_t(d.T * d.C);
   const int64_t L = c.num_hidden_layers;
   state.layer_inputs.resize(size_t(L + 1) * TC);
   state.final_normed.resize(TC);
-  std::vector<int64_t> positions(size_t(d.T));
-  for (int64_t s = 0; s < batch.n_seq; s++) {
-    const int64_t offset = position_offset(batch, s);
-    for (int64_t t = batch.seq_begins[s]; t < batch.seq_begins[s + 1]; t++) {
-      positions[size_t(t)] = offset + t - batch.seq_begins[s];
-    }
-  }
+  const std::vector<int64_t> positions = qwen3_train_positions(batch);
   state.cos.resize(size_t(d.T * d.HD / 2));
   state.sin.resize(size_t(d.T * d.HD / 2));
   cpu::rope_tables(state.cos.data(), state.sin.data(), positions.data(), d.T, d.HD, c.rope_theta);

@@ -34,6 +34,13 @@ struct Qwen3TrainBatch {
   const int64_t* seq_parent = nullptr;  // [n_seq], −1 for none; nullptr: no sequence has a parent
 };
 
+// Refuses a batch whose sequences do not run from 0 to T, are empty, name a parent that is not an
+// earlier parentless sequence, outrun max_position_embeddings, or hold out-of-vocabulary tokens.
+void check_qwen3_train_batch(const Qwen3Config& config, const Qwen3TrainBatch& batch);
+
+// Each token's rotary position: its index in its sequence, after its parent's length.
+std::vector<int64_t> qwen3_train_positions(const Qwen3TrainBatch& batch);
+
 // Every layer's activations as the forward left them (defined in qwen3_train.cpp).
 struct Qwen3SavedLayers;
 
