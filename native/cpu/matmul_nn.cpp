@@ -23,9 +23,6 @@ void matmul_nn_columns_scalar(const MatmulNnArgs& p, int64_t n_begin, int64_t n_
 
 const MatmulNnKernels kMatmulNnScalar = {"scalar", matmul_nn_columns_scalar};
 
-// Threads take contiguous runs of this many columns (one AVX-512 panel).
-constexpr int64_t kColumnsPerUnit = 64;
-
 }  // namespace
 
 MatmulNnArgs matmul_nn_args(float* c, const float* a, const float* b, int64_t M, int64_t N, int64_t K, bool accumulate) {
@@ -49,12 +46,14 @@ void matmul_nn_serial(const MatmulNnArgs& args) {
   matmul_nn_kernels().columns(args, 0, args.N);
 }
 
-void matmul_nn(const MatmulNnArgs& args, ThreadPool& pool) {
+void matmul_nn(const MatmulNnArgs& args, ThreadPool& pool) { matmul_nn(args, pool, matmul_nn_kernels()); }
+
+void matmul_nn(const MatmulNnArgs& args, ThreadPool& pool, const MatmulNnKernels& kernels) {
   if (args.M <= 0 || args.N <= 0) return;
-  const MatmulNnKernels& kernels = matmul_nn_kernels();
-  const int64_t units = (args.N + kColumnsPerUnit - 1) / kColumnsPerUnit;
+  const int64_t units = (args.N + kMatmulNnColumnsPerUnit - 1) / kMatmulNnColumnsPerUnit;
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
-    kernels.columns(args, int64_t(begin) * kColumnsPerUnit, std::min(args.N, int64_t(end) * kColumnsPerUnit));
+    kernels.columns(args, int64_t(begin) * kMatmulNnColumnsPerUnit,
+                    std::min(args.N, int64_t(end) * kMatmulNnColumnsPerUnit));
   });
 }
 

@@ -36,8 +36,12 @@ struct MatmulNnKernels {
 
 // On this thread (inside another parallel_for).
 void matmul_nn_serial(const MatmulNnArgs& args);
-// Columns of C split between the pool's threads in fixed blocks.
+// Columns of C split between the pool's threads in fixed blocks (of kMatmulNnColumnsPerUnit).
+void matmul_nn(const MatmulNnArgs& args, ThreadPool& pool, const MatmulNnKernels& kernels);
 void matmul_nn(const MatmulNnArgs& args, ThreadPool& pool);
+
+// Threads take contiguous runs of this many columns (one AVX-512 panel).
+constexpr int64_t kMatmulNnColumnsPerUnit = 64;
 
 const MatmulNnKernels* matmul_nn_kernels_for(SimdLevel level);  // nullptr if not built
 const MatmulNnKernels& matmul_nn_kernels();                     // cpu_info().level's

@@ -1,0 +1,131 @@
+// AVX-512 BF16 C (+)= A·B on packed BF16 operands (matmul_nn_bf16.h; compiled with the AVX-512
+// flags plus -mavx512bf16, called only after run-time detection).
+//
+// The scheme of matmul_nn_avx512.cpp with k pairs in place of k: a register tile of up to kRows
+// rows × kVectors 16-column vectors of C; per k pair, kVectors loads of a packed B row (16 columns
+// × 2 BF16 each) and kRows broadcasts of A's pair (one 32-bit word) feed kRows × kVectors
+// VDPBF16PS (24 accumulators + 4 B vectors + 1 broadcast ≤ 32 registers). Columns go in panels
+// of kPanel, k pairs in blocks of kBlockPairs so a B panel block (256 pairs × 64 columns, 64 KiB)
+// stays in L2 while every row tile passes over it; a tile reloads C between blocks, which leaves
+// each element's single chain over the pairs in increasing k unchanged.
+#include <immintrin.h>
+
+#include "cpu/matmul_nn_bf16.h"
+
+namespace s3::cpu {
+namespace {
+
+// This file uses no standard-library templates or inline library functions (see matmul_avx512.cpp).
+inline int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
+
+constexpr int kLanes = 16;
+constexpr int kRows = 6;
+constexpr int kVectors = 4;
+constexpr int64_t kPanel = kLanes * kVectors;
+constexpr int64_t kBlockPairs = 256;
+
+inline __m512bh as_bf16(__m512i v) { return reinterpret_cast<__m512bh>(v); }
+
+// Rows [i, i + R) × vectors [n, n + V·16) of C over the pairs [q0, q1); the last vector is masked
+// to `last` when kMaskLast (its columns past N are neither read from B nor stored).
+template <int R, int V, bool kMaskLast>
+void tile(const MatmulNnBf16Args& p, int64_t i, int64_t n, int64_t q0, int64_t q1, bool load_c, __mmask16 last) {
+  __m512 acc[R][V];
+  float* c = p.c + i * p.ldc + n;
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++) {
+      if (!load_c) {
+        acc[r][v] = _mm512_setzero_ps();
+      } else if (kMaskLast && v == V - 1) {
+        acc[r][v] = _mm512_maskz_loadu_ps(last, c + r * p.ldc + v * kLanes);
+      } else {
+        acc[r][v] = _mm512_loadu_ps(c + r * p.ldc + v * kLanes);
+      }
+    }
+  }
+  const uint16_t* a = p.a + i * p.lda;
+  for (int64_t q = q0; q < q1; q++) {
+    const uint16_t* brow = p.b + q * p.ldb + 2 * n;
+    __m512i bv[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++) {
+      bv[v] = (kMaskLast && v == V - 1) ? _mm512_maskz_loadu_epi32(last, brow + v * 2 * kLanes)
+                                        : _mm512_loadu_si512(brow + v * 2 * kLanes);
+    }
+    const uint16_t* aq = a + 2 * q;
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++) {
+      const __m512i av = _mm512_broadcastd_epi32(_mm_loadu_si32(aq + r * p.lda));
+#pragma GCC unroll 4
+      for (int v = 0; v < V; v++) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], as_bf16(av), as_bf16(bv[v]));
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++) {
+      if (kMaskLast && v == V - 1) {
+        _mm512_mask_storeu_ps(c + r * p.ldc + v * kLanes, last, acc[r][v]);
+      } else {
+        _mm512_storeu_ps(c + r * p.ldc + v * kLanes, acc[r][v]);
+      }
+    }
+  }
+}
+
+// Every row of C for one panel of V vectors and one block of pairs.
+template <int V, bool kMaskLast>
+void panel(const MatmulNnBf16Args& p, int64_t n, int64_t q0, int64_t q1, bool load_c, __mmask16 last) {
+  int64_t i = 0;
+  for (; i + kRows <= p.M; i += kRows) tile<kRows, V, kMaskLast>(p, i, n, q0, q1, load_c, last);
+  switch (p.M - i) {
+    case 5: tile<5, V, kMaskLast>(p, i, n, q0, q1, load_c, last); break;
+    case 4: tile<4, V, kMaskLast>(p, i, n, q0, q1, load_c, last); break;
+    case 3: tile<3, V, kMaskLast>(p, i, n, q0, q1, load_c, last); break;
+    case 2: tile<2, V, kMaskLast>(p, i, n, q0, q1, load_c, last); break;
+    case 1: tile<1, V, kMaskLast>(p, i, n, q0, q1, load_c, last); break;
+    default: break;
+  }
+}
+
+template <bool kMaskLast>
+void panel_any(int vectors, const MatmulNnBf16Args& p, int64_t n, int64_t q0, int64_t q1, bool load_c,
+               __mmask16 last) {
+  switch (vectors) {
+    case 1: return panel<1, kMaskLast>(p, n, q0, q1, load_c, last);
+    case 2: return panel<2, kMaskLast>(p, n, q0, q1, load_c, last);
+    case 3: return panel<3, kMaskLast>(p, n, q0, q1, load_c, last);
+    default: return panel<4, kMaskLast>(p, n, q0, q1, load_c, last);
+  }
+}
+
+void matmul_nn_bf16_columns_avx512bf16(const MatmulNnBf16Args& p, int64_t n_begin, int64_t n_end) {
+  const int64_t pairs = (p.K + 1) / 2;
+  for (int64_t n = n_begin; n < n_end; n += kPanel) {
+    const int64_t width = smaller(kPanel, n_end - n);
+    const int vectors = int((width + kLanes - 1) / kLanes);
+    const int64_t rest = width % kLanes;
+    const __mmask16 last = rest == 0 ? __mmask16(0xFFFF) : __mmask16((1u << rest) - 1u);
+    if (pairs <= 0) {  // C = 0 (or unchanged when accumulating)
+      if (!p.accumulate) panel_any<true>(vectors, p, n, 0, 0, false, last);
+      continue;
+    }
+    for (int64_t q0 = 0; q0 < pairs; q0 += kBlockPairs) {
+      const int64_t q1 = smaller(pairs, q0 + kBlockPairs);
+      const bool load_c = p.accumulate || q0 > 0;
+      if (rest == 0) {
+        panel_any<false>(vectors, p, n, q0, q1, load_c, last);
+      } else {
+        panel_any<true>(vectors, p, n, q0, q1, load_c, last);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const MatmulNnBf16Kernels kMatmulNnAvx512Bf16 = {"avx512bf16", matmul_nn_bf16_columns_avx512bf16};
+
+}  // namespace s3::cpu

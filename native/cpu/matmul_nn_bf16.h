@@ -1,0 +1,70 @@
+// matmul_nn_bf16.h: C[M × N] (+)= A[M × K] · B[K × N] with BF16 products, the trainer's matmuls
+// under precision.train: bf16. Both operands are rounded to BF16 (round-to-nearest-even) once per
+// call; the products are accumulated in f32 into the f32 C. Layouts and the accumulate flag are
+// matmul_nn's (MatmulNnArgs: A through its strides, B row-major).
+//
+// Two paths, chosen by the SIMD level:
+// - avx512bf16 (VDPBF16PS): A is rounded into BF16 rows with k padded to an even count, B into
+//   k-pair-interleaved BF16 rows (pair p holds B[2p][n], B[2p + 1][n] side by side for every n),
+//   both once per call (the driver below). Each C element is one chain over the k pairs in
+//   increasing order, starting from C (accumulate) or 0; one VDPBF16PS per pair adds both products
+//   (exact in f32) to the lane. The order depends only on K: not on M, the register tile, the
+//   cache blocking, the column split or the thread count.
+// - every other level: A and B rounded to BF16 values held in f32, then that level's f32
+//   matmul_nn kernels. A product of two BF16 values has at most 16 significant bits, so it is
+//   exact in f32 and each FMA of the chain rounds only the sum: the chain is the f32 chain of
+//   matmul_nn on the rounded operands.
+// The two paths round their sums at different points (a pair per step against one product per
+// step), so they agree to f32 rounding of the sums, as the f32 levels do among themselves; at one
+// level and thread count the bits are fixed. VDPBF16PS also reads BF16 subnormals as zero and
+// flushes subnormal results (docs/determinism.md); the portable path keeps them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "core/matmul_precision.h"
+#include "core/thread_pool.h"
+#include "cpu/matmul_nn.h"
+
+namespace s3::cpu {
+
+// The packed operands of the VDPBF16PS kernels.
+struct MatmulNnBf16Args {
+  float* c = nullptr;           // [M × N] f32, rows ldc apart
+  const uint16_t* a = nullptr;  // BF16 rows: element (i, k) at a[i·lda + k]; lda even, zero for K ≤ k < lda
+  const uint16_t* b = nullptr;  // BF16 k pairs: element (k, n) at b[(k / 2)·ldb + 2n + k % 2]; zero for k ≥ K
+  int64_t M = 0, N = 0, K = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;  // ldb ≥ 2N
+  bool accumulate = false;
+};
+
+struct MatmulNnBf16Kernels {
+  const char* name;
+  // Columns [n_begin, n_end) of C; allocates nothing.
+  void (*columns)(const MatmulNnBf16Args& args, int64_t n_begin, int64_t n_end);
+};
+
+// The VDPBF16PS kernels for `level`; nullptr below avx512bf16 (those levels take the portable path).
+const MatmulNnBf16Kernels* matmul_nn_bf16_kernels_for(SimdLevel level);
+
+extern const MatmulNnBf16Kernels kMatmulNnAvx512Bf16;
+
+// The rounded operands of one call, kept by a caller that makes many calls (no allocation per call).
+struct MatmulNnBf16Scratch {
+  std::vector<uint16_t> a, b;        // avx512bf16: packed as MatmulNnBf16Args describes
+  std::vector<float> a_f32, b_f32;   // other levels: A [M × K] and B [K × N] as BF16 values in f32
+};
+
+// C (+)= A·B with BF16 products at cpu_info().level, or at `level` (tests compare levels). The
+// pool rounds the operands and then splits C's columns as matmul_nn does.
+void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool);
+void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, SimdLevel level);
+// On this thread (inside another parallel_for), the operands rounded into `scratch`.
+void matmul_nn_bf16_serial(const MatmulNnArgs& args, MatmulNnBf16Scratch& scratch);
+
+// matmul_nn (f32) or matmul_nn_bf16, by the trainer's precision.
+void matmul_nn(const MatmulNnArgs& args, MatmulPrecision precision, ThreadPool& pool);
+
+}  // namespace s3::cpu

@@ -1,0 +1,203 @@
+// The BF16-product C (+)= A·B of the trainer's bf16 mode (native/cpu/matmul_nn_bf16) at every SIMD
+// level this machine runs, avx512bf16 included when the CPU has AVX512-BF16: against a double
+// reference on BF16-rounded operands over the edge shapes of test_cpu_matmul_nn.cpp (row, vector,
+// panel and k-block tails, odd K), A read transposed, accumulation into C; bit-exactness where the
+// arithmetic is specified (the portable path is the FMA chain on rounded operands; VDPBF16PS adds a
+// pair's odd product, then its even one); and determinism: the bits do not depend on the thread
+// count, on which rows share the call (batch invariance) or on how the columns are split.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "core/dtype.h"
+#include "core/thread_pool.h"
+#include "cpu/matmul_nn_bf16.h"
+#include "tests/simd_levels.h"
+#include "tests/test_framework.h"
+
+namespace {
+
+using s3::SimdLevel;
+using s3::cpu::MatmulNnArgs;
+
+std::vector<float> random_vector(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+float bf16(float x) { return s3::bf16_to_f32(s3::f32_to_bf16(x)); }
+
+std::vector<float> rounded(const std::vector<float>& v) {
+  std::vector<float> out(v.size());
+  for (size_t i = 0; i < v.size(); i++) out[i] = bf16(v[i]);
+  return out;
+}
+
+// A stored [K × M] (read through a_row = 1, a_col = M) when transposed, else [M × K].
+struct Operands {
+  std::vector<float> a, at, b;
+  int64_t M, N, K;
+  Operands(int64_t M_, int64_t N_, int64_t K_, uint64_t seed) : M(M_), N(N_), K(K_) {
+    a = random_vector(size_t(M * K), seed);
+    b = random_vector(size_t(K * N), seed + 1);
+    at.resize(a.size());
+    for (int64_t i = 0; i < M; i++) {
+      for (int64_t k = 0; k < K; k++) at[size_t(k * M + i)] = a[size_t(i * K + k)];
+    }
+  }
+  MatmulNnArgs args(float* c, bool transposed, bool accumulate) const {
+    MatmulNnArgs p = s3::cpu::matmul_nn_args(c, transposed ? at.data() : a.data(), b.data(), M, N, K, accumulate);
+    if (transposed) {
+      p.a_row = 1;
+      p.a_col = M;
+    }
+    return p;
+  }
+};
+
+const int64_t kShapes[][3] = {{1, 1, 1},     {5, 17, 3},   {6, 64, 32},        {13, 100, 300},
+                              {7, 33, 257},  {3, 20, 513}, {64, 2048 + 5, 32}, {2, 5, 0}};
+
+// The products are exact in f32 and the reference takes the same rounded operands, so only the f32
+// rounding of the sums separates them: the f32 tolerance of test_cpu_matmul_nn.cpp. Against the
+// unrounded operands the results must differ by BF16 rounding: each operand is off by at most
+// 2⁻⁹ relative, a product by 2⁻⁸, so |C − C_f32| ≤ 2⁻⁸ Σ|a·b| (+ the f32 term), and on these random
+// shapes by more than 2⁻¹⁶ Σ|a·b| somewhere (that is, the operands really were rounded).
+TEST(matmul_nn_bf16_matches_the_reference_on_rounded_operands_at_every_level) {
+  s3::ThreadPool pool(2);
+  for (SimdLevel level : s3::tests::runnable_levels_with_bf16()) {
+    for (const auto& shape : kShapes) {
+      const Operands op(shape[0], shape[1], shape[2], 11);
+      const std::vector<float> ar = rounded(op.a), br = rounded(op.b);
+      const std::vector<float> c0 = random_vector(size_t(op.M * op.N), 3);
+      for (int transposed = 0; transposed < 2; transposed++) {
+        for (int accumulate = 0; accumulate < 2; accumulate++) {
+          std::vector<float> c = c0;
+          s3::cpu::matmul_nn_bf16(op.args(c.data(), transposed != 0, accumulate != 0), pool, level);
+          double largest_rounding_effect = 0.0;
+          for (int64_t i = 0; i < op.M; i++) {
+            for (int64_t n = 0; n < op.N; n++) {
+              const double start = accumulate ? double(c0[size_t(i * op.N + n)]) : 0.0;
+              double want = start, unrounded = start, scale = std::fabs(start);
+              for (int64_t k = 0; k < op.K; k++) {
+                const double product = double(ar[size_t(i * op.K + k)]) * double(br[size_t(k * op.N + n)]);
+                want += product;
+                unrounded += double(op.a[size_t(i * op.K + k)]) * double(op.b[size_t(k * op.N + n)]);
+                scale += std::fabs(product);
+              }
+              const double got = double(c[size_t(i * op.N + n)]);
+              CHECK_NEAR(got, want, 1e-5 * scale + 1e-6);
+              CHECK_NEAR(got, unrounded, 0x1p-8 * scale + 1e-5 * scale + 1e-6);
+              if (scale > 0.0) largest_rounding_effect = std::fmax(largest_rounding_effect, std::fabs(got - unrounded) / scale);
+            }
+          }
+          if (op.K >= 32) CHECK(largest_rounding_effect > 0x1p-16);
+        }
+      }
+    }
+  }
+}
+
+// The portable path (every level below avx512bf16) is the level's f32 FMA chain on the rounded
+// operands; at the scalar level that is std::fma in increasing k, bit for bit.
+TEST(matmul_nn_bf16_scalar_level_is_the_fma_chain_on_rounded_operands) {
+  s3::ThreadPool pool(1);
+  const Operands op(9, 37, 129, 21);
+  const std::vector<float> ar = rounded(op.a), br = rounded(op.b);
+  std::vector<float> c(size_t(op.M * op.N));
+  s3::cpu::matmul_nn_bf16(op.args(c.data(), true, false), pool, SimdLevel::Scalar);
+  for (int64_t i = 0; i < op.M; i++) {
+    for (int64_t n = 0; n < op.N; n++) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < op.K; k++) acc = std::fma(ar[size_t(i * op.K + k)], br[size_t(k * op.N + n)], acc);
+      CHECK_EQ(c[size_t(i * op.N + n)], acc);
+    }
+  }
+}
+
+// VDPBF16PS as the Intel SDM specifies it (seen on AMD Zen 4 too): per pair, the lane adds the odd
+// k's product, then the even k's, each add rounded to nearest even (the products are exact). The
+// kernel's chain is that over the pairs in increasing k, from C when accumulating.
+TEST(matmul_nn_bf16_avx512bf16_kernel_is_the_pairwise_chain_of_vdpbf16ps) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) {
+    SKIP("this CPU lacks AVX512-BF16: the avx512bf16 matmul_nn level cannot run here");
+  }
+  s3::ThreadPool pool(2);
+  for (const auto& shape : kShapes) {
+    const Operands op(shape[0], shape[1], shape[2], 31);
+    const std::vector<float> ar = rounded(op.a), br = rounded(op.b);
+    const std::vector<float> c0 = random_vector(size_t(op.M * op.N), 4);
+    std::vector<float> c = c0;
+    s3::cpu::matmul_nn_bf16(op.args(c.data(), false, true), pool, SimdLevel::Avx512Bf16);
+    for (int64_t i = 0; i < op.M; i++) {
+      for (int64_t n = 0; n < op.N; n++) {
+        float acc = c0[size_t(i * op.N + n)];
+        for (int64_t k = 0; k < op.K; k += 2) {
+          const float even = ar[size_t(i * op.K + k)] * br[size_t(k * op.N + n)];
+          const float odd = k + 1 < op.K ? ar[size_t(i * op.K + k + 1)] * br[size_t((k + 1) * op.N + n)] : 0.0f;
+          acc = (acc + odd) + even;
+        }
+        CHECK_EQ(c[size_t(i * op.N + n)], acc);
+      }
+    }
+  }
+}
+
+// Same bits with 1 or 2 threads, for the rows alone or in a batch, and for any split of the columns
+// (a column range computed as its own product), at each level.
+TEST(matmul_nn_bf16_bits_do_not_depend_on_threads_batch_or_column_split) {
+  s3::ThreadPool pool1(1), pool2(2);
+  for (SimdLevel level : s3::tests::runnable_levels_with_bf16()) {
+    for (int transposed = 0; transposed < 2; transposed++) {
+      const Operands op(37, 200, 601, 41);
+      std::vector<float> one(size_t(op.M * op.N)), two(one.size());
+      s3::cpu::matmul_nn_bf16(op.args(one.data(), transposed != 0, false), pool1, level);
+      s3::cpu::matmul_nn_bf16(op.args(two.data(), transposed != 0, false), pool2, level);
+      CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
+      // Row i alone (M = 1): the same bits as in the batch of 37.
+      for (int64_t i : {0, 5, 36}) {
+        std::vector<float> row(size_t(op.N));
+        MatmulNnArgs args = s3::cpu::matmul_nn_args(row.data(), op.a.data() + i * op.K, op.b.data(), 1, op.N, op.K, false);
+        s3::cpu::matmul_nn_bf16(args, pool2, level);
+        CHECK(std::memcmp(row.data(), one.data() + i * op.N, row.size() * sizeof(float)) == 0);
+      }
+      // Columns [n0, n1) as a product of their own (B's columns through ldb, C's through ldc).
+      const int64_t cuts[] = {0, 7, 23, 100, 101, op.N};
+      std::vector<float> pieces(one.size());
+      for (int piece = 0; piece + 1 < 6; piece++) {
+        const int64_t n0 = cuts[piece], n1 = cuts[piece + 1];
+        MatmulNnArgs args = op.args(pieces.data() + n0, transposed != 0, false);
+        args.b = op.b.data() + n0;
+        args.N = n1 - n0;
+        s3::cpu::matmul_nn_bf16(args, pool2, level);
+      }
+      CHECK(std::memcmp(one.data(), pieces.data(), one.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
+// The serial entry (the LM head's, inside another parallel_for) and the precision switch give the
+// bits of the pooled call at the machine's level; f32 precision is plain matmul_nn.
+TEST(matmul_nn_bf16_serial_and_precision_switch_match_the_pooled_call) {
+  s3::ThreadPool pool(2);
+  const Operands op(11, 70, 90, 51);
+  std::vector<float> pooled(size_t(op.M * op.N)), serial(pooled.size()), by_precision(pooled.size());
+  std::vector<float> f32(pooled.size()), f32_by_precision(pooled.size());
+  s3::cpu::matmul_nn_bf16(op.args(pooled.data(), false, false), pool);
+  s3::cpu::MatmulNnBf16Scratch scratch;
+  s3::cpu::matmul_nn_bf16_serial(op.args(serial.data(), false, false), scratch);
+  s3::cpu::matmul_nn(op.args(by_precision.data(), false, false), s3::MatmulPrecision::Bf16, pool);
+  s3::cpu::matmul_nn(op.args(f32.data(), false, false), pool);
+  s3::cpu::matmul_nn(op.args(f32_by_precision.data(), false, false), s3::MatmulPrecision::F32, pool);
+  CHECK(std::memcmp(pooled.data(), serial.data(), pooled.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(pooled.data(), by_precision.data(), pooled.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(f32.data(), f32_by_precision.data(), f32.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(f32.data(), pooled.data(), f32.size() * sizeof(float)) != 0);
+}
+
+}  // namespace
