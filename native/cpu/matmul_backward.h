@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "core/matmul_precision.h"
 #include "core/thread_pool.h"
 
 namespace s3::cpu {
@@ -11,7 +12,9 @@ namespace s3::cpu {
 // dweight[N×K] += doutᵀ · inp (accumulated; skipped when dweight is null).
 // Both go through the SIMD matmul_nn kernels without transposed copies; each element is one fixed
 // FMA chain (over n for dinp, over m for dweight), so the result is deterministic for any pool.
+// With bf16 precision both products take BF16-rounded operands (cpu/matmul_nn_bf16.h): dout, W
+// and inp are rounded, the sums stay f32 and dweight is still accumulated in f32.
 void matmul_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight, int64_t M,
-                     int64_t N, int64_t K, ThreadPool& pool);
+                     int64_t N, int64_t K, ThreadPool& pool, MatmulPrecision precision = MatmulPrecision::F32);
 
 }  // namespace s3::cpu

@@ -10,6 +10,7 @@
 #include "cpu/embedding_backward.h"
 #include "cpu/matmul_backward.h"
 #include "cpu/matmul_nn.h"
+#include "cpu/matmul_nn_bf16.h"
 #include "cpu/matrix_view.h"
 #include "cpu/rmsnorm.h"
 #include "cpu/rmsnorm_backward.h"
@@ -58,9 +59,9 @@ size_t layer_activation_bytes(const Dims& d) {
 // out[M × N] = inp[M × K] · Wᵀ for the f32 weight W [N × K] at params + offset. The training path
 // goes through the C = A·B kernels of cpu/matmul_nn.h (no horizontal sums, so faster than the
 // inference kernels on the small hidden sizes of training runs): W is transposed once per call
-// into wt, whose cost is 1/M of the product's.
+// into wt, whose cost is 1/M of the product's. With bf16 precision the product rounds inp and wt.
 void linear(float* out, const float* inp, const float* params, size_t offset, int64_t M, int64_t N, int64_t K,
-            std::vector<float>& wt, ThreadPool& pool) {
+            std::vector<float>& wt, MatmulPrecision precision, ThreadPool& pool) {
   wt.resize(size_t(N * K));
   const float* w = params + offset;
   constexpr int64_t kBlock = 32;
@@ -76,7 +77,7 @@ void linear(float* out, const float* inp, const float* params, size_t offset, in
       }
     }
   });
-  cpu::matmul_nn(cpu::matmul_nn_args(out, inp, wt.data(), M, N, K, false), pool);
+  cpu::matmul_nn(cpu::matmul_nn_args(out, inp, wt.data(), M, N, K, false), precision, pool);
 }
 
 // The elementwise work goes to the pool in units of a fixed size, so that no result depends on the
@@ -131,10 +132,11 @@ void layer_forward(const Qwen3Config& c, const Dims& d, const Qwen3ParamLayout::
                    const Qwen3TrainBatch& batch, const Qwen3TrainState& state, const float* xin, float* xout,
                    LayerActivations& a, std::vector<float>& scratch, std::vector<float>& wt, ThreadPool& pool) {
   const float eps = c.rms_norm_eps;
+  const MatmulPrecision mp = state.precision;
   rmsnorm_rows(a.h1.data(), xin, params + L.input_layernorm, d.T, d.C, eps, pool);
-  linear(a.q_raw.data(), a.h1.data(), params, L.q_proj, d.T, d.QD, d.C, wt, pool);
-  linear(a.k_raw.data(), a.h1.data(), params, L.k_proj, d.T, d.KD, d.C, wt, pool);
-  linear(a.v.data(), a.h1.data(), params, L.v_proj, d.T, d.KD, d.C, wt, pool);
+  linear(a.q_raw.data(), a.h1.data(), params, L.q_proj, d.T, d.QD, d.C, wt, mp, pool);
+  linear(a.k_raw.data(), a.h1.data(), params, L.k_proj, d.T, d.KD, d.C, wt, mp, pool);
+  linear(a.v.data(), a.h1.data(), params, L.v_proj, d.T, d.KD, d.C, wt, mp, pool);
   rmsnorm_rows(a.qr.data(), a.q_raw.data(), params + L.q_norm, d.T * d.NH, d.HD, eps, pool);
   rmsnorm_rows(a.kr.data(), a.k_raw.data(), params + L.k_norm, d.T * d.NKV, d.HD, eps, pool);
   cpu::rope_forward(a.qr.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
@@ -142,15 +144,15 @@ void layer_forward(const Qwen3Config& c, const Dims& d, const Qwen3ParamLayout::
   cpu::causal_attention_train_forward(a.att.data(), a.lse.data(), a.qr.data(), a.kr.data(), a.v.data(),
                                       attention_shape(d, batch), pool);
   scratch.resize(size_t(d.T * d.C));
-  linear(scratch.data(), a.att.data(), params, L.o_proj, d.T, d.C, d.QD, wt, pool);
+  linear(scratch.data(), a.att.data(), params, L.o_proj, d.T, d.C, d.QD, wt, mp, pool);
   add(a.xmid.data(), xin, scratch.data(), d.T * d.C, pool);
   rmsnorm_rows(a.h2.data(), a.xmid.data(), params + L.post_attention_layernorm, d.T, d.C, eps, pool);
-  linear(a.gate.data(), a.h2.data(), params, L.gate_proj, d.T, d.I, d.C, wt, pool);
-  linear(a.up.data(), a.h2.data(), params, L.up_proj, d.T, d.I, d.C, wt, pool);
+  linear(a.gate.data(), a.h2.data(), params, L.gate_proj, d.T, d.I, d.C, wt, mp, pool);
+  linear(a.up.data(), a.h2.data(), params, L.up_proj, d.T, d.I, d.C, wt, mp, pool);
   for_units(pool, d.T * d.I, kElementsPerUnit, [&](int64_t i0, int64_t i1) {
     cpu::swiglu_forward(a.act.data() + i0, a.gate.data() + i0, a.up.data() + i0, i1 - i0);
   });
-  linear(scratch.data(), a.act.data(), params, L.down_proj, d.T, d.C, d.I, wt, pool);
+  linear(scratch.data(), a.act.data(), params, L.down_proj, d.T, d.C, d.I, wt, mp, pool);
   add(xout, a.xmid.data(), scratch.data(), d.T * d.C, pool);
 }
 
@@ -200,8 +202,10 @@ struct Qwen3SavedLayers {
 };
 
 void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, const float* params,
-                         const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool) {
+                         const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool,
+                         MatmulPrecision precision) {
   check_qwen3_train_batch(c, batch);
+  state.precision = precision;
   const Dims d(c, batch.T);
   const size_t TC = size_t(d.T * d.C);
   const int64_t L = c.num_hidden_layers;
@@ -242,6 +246,7 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
   const size_t TC = size_t(d.T * d.C);
   const int64_t L = c.num_hidden_layers;
   const float eps = c.rms_norm_eps;
+  const MatmulPrecision mp = state.precision;
   const float* x0 = state.layer_inputs.data();
   std::vector<float> dx(TC), dxmid(TC), tmpC(TC), dh(TC), scratch, partial;
   std::vector<float> d_act(size_t(d.T * d.I)), dgate(size_t(d.T * d.I)), dup(size_t(d.T * d.I));
@@ -263,22 +268,22 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
     // MLP: xout = xmid + down(swiglu(gate(h2), up(h2))), h2 = norm(xmid).
     dxmid = dx;
     cpu::matmul_backward(d_act.data(), grads + W.down_proj, dx.data(), a.act.data(), params + W.down_proj, d.T, d.C,
-                         d.I, pool);
+                         d.I, pool, mp);
     for_units(pool, d.T * d.I, kElementsPerUnit, [&](int64_t i0, int64_t i1) {
       cpu::swiglu_backward(dgate.data() + i0, dup.data() + i0, d_act.data() + i0, a.gate.data() + i0, a.up.data() + i0,
                            i1 - i0);
     });
     cpu::matmul_backward(dh.data(), grads + W.gate_proj, dgate.data(), a.h2.data(), params + W.gate_proj, d.T, d.I,
-                         d.C, pool);
+                         d.C, pool, mp);
     cpu::matmul_backward(tmpC.data(), grads + W.up_proj, dup.data(), a.h2.data(), params + W.up_proj, d.T, d.I, d.C,
-                         pool);
+                         pool, mp);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
     rmsnorm_backward_rows(tmpC.data(), grads + W.post_attention_layernorm, dh.data(), a.xmid.data(),
                           params + W.post_attention_layernorm, d.T, d.C, eps, partial, pool);
     add(dxmid.data(), dxmid.data(), tmpC.data(), d.T * d.C, pool);
     // Attention: xmid = xin + o_proj(attn(rope(qnorm(q)), rope(knorm(k)), v)), from h1 = norm(xin).
     cpu::matmul_backward(datt.data(), grads + W.o_proj, dxmid.data(), a.att.data(), params + W.o_proj, d.T, d.C, d.QD,
-                         pool);
+                         pool, mp);
     cpu::causal_attention_backward(dq.data(), dk.data(), dv.data(), datt.data(), a.att.data(), a.lse.data(),
                                    a.qr.data(), a.kr.data(), a.v.data(), shape, pool);
     cpu::rope_backward(dq.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
@@ -288,12 +293,12 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
     rmsnorm_backward_rows(dk_raw.data(), grads + W.k_norm, dk.data(), a.k_raw.data(), params + W.k_norm, d.T * d.NKV,
                           d.HD, eps, partial, pool);
     cpu::matmul_backward(dh.data(), grads + W.q_proj, dq_raw.data(), a.h1.data(), params + W.q_proj, d.T, d.QD, d.C,
-                         pool);
+                         pool, mp);
     cpu::matmul_backward(tmpC.data(), grads + W.k_proj, dk_raw.data(), a.h1.data(), params + W.k_proj, d.T, d.KD, d.C,
-                         pool);
+                         pool, mp);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
     cpu::matmul_backward(tmpC.data(), grads + W.v_proj, dv.data(), a.h1.data(), params + W.v_proj, d.T, d.KD, d.C,
-                         pool);
+                         pool, mp);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
     rmsnorm_backward_rows(tmpC.data(), grads + W.input_layernorm, dh.data(), xin, params + W.input_layernorm, d.T, d.C,
                           eps, partial, pool);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/matmul_precision.h"
 #include "core/thread_pool.h"
 #include "model/qwen3_config.h"
 #include "model/qwen3_param_layout.h"
@@ -55,14 +56,20 @@ struct Qwen3TrainState {
   std::vector<float> final_normed;  // [T × C]: model.norm of the last residual, the LM head's input
   std::vector<float> cos, sin;      // rope tables [T × HD/2]
   std::shared_ptr<Qwen3SavedLayers> saved;  // null when the backward recomputes each layer
+  // The precision of the linear layers' products in the forward, which the backward's products
+  // (and any recompute) then use too. Attention, norms, RoPE and SwiGLU are f32 at either.
+  MatmulPrecision precision = MatmulPrecision::F32;
 };
 
-// Fills state (layer inputs, final_normed) for the batch.
+// Fills state (layer inputs, final_normed) for the batch. With bf16 precision every linear layer
+// multiplies BF16-rounded inputs and weights, accumulating in f32 (cpu/matmul_nn_bf16.h).
 void qwen3_train_forward(const Qwen3Config& config, const Qwen3ParamLayout& layout, const float* params,
-                         const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool);
+                         const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool,
+                         MatmulPrecision precision = MatmulPrecision::F32);
 
 // d_final_normed [T × C]: the loss gradient with respect to state.final_normed. Adds the
-// parameter gradients into grads (same layout as params). Recomputes each layer's activations.
+// parameter gradients into grads (same layout as params). Recomputes each layer's activations
+// when the forward did not keep them. The linear layers' products run at state.precision.
 void qwen3_train_backward(const Qwen3Config& config, const Qwen3ParamLayout& layout, const float* params, float* grads,
                           const Qwen3TrainBatch& batch, const Qwen3TrainState& state, const float* d_final_normed,
                           ThreadPool& pool);

@@ -43,6 +43,13 @@ train::TrainerOptions parse_options(Napi::Env env, const Napi::Value& value) {
     }
     o.adamw.state_dtype = *state_dtype;
   }
+  const Napi::Value precision_value = options.get("matmulPrecision");
+  if (!precision_value.IsUndefined()) {
+    const std::string precision_name = precision_value.ToString().Utf8Value();
+    if (!precision_value.IsString() || !parse_matmul_precision(precision_name.c_str(), &o.matmul_precision)) {
+      throw Napi::TypeError::New(env, "Trainer options: matmulPrecision must be 'f32' or 'bf16', got " + precision_name);
+    }
+  }
   return o;
 }
 

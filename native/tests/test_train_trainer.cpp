@@ -5,7 +5,8 @@
 // Qwen3Weights::load and resume bit-identically, and a checkpoint of the other moment dtype is
 // refused; the KL penalty's loss matches the naive forward, kl_coef 0 changes no gradient bit, and
 // a small gradient step on the penalty alone lowers it; accumulate returns the ratio quantiles of
-// the weighted tokens (IcePop-masked ones included).
+// the weighted tokens (IcePop-masked ones included); BF16 products (matmul_precision) resume
+// bit-identically, are recorded in trainer_state.json and stay within BF16 tolerance of f32.
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -162,14 +163,17 @@ namespace {
 // Three steps, a checkpoint, two more steps of `micro_batches` micro-batches each; a trainer
 // resumed from the directory (with a pool of `resume_threads`) and one that loads it take the same
 // two steps to the same bits. The checkpoint holds the moments in the state dtype, names that dtype
-// in trainer_state.json, and is an ordinary Hugging Face directory for the inference path.
+// in trainer_state.json, and is an ordinary Hugging Face directory for the inference path. The
+// steps multiply at `precision`, which trainer_state.json records too.
 void check_checkpoint_resumes_bit_identically(s3::train::OptimizerStateDtype state_dtype, uint64_t model_seed,
-                                              uint64_t batch_seed, int micro_batches, size_t resume_threads) {
+                                              uint64_t batch_seed, int micro_batches, size_t resume_threads,
+                                              s3::MatmulPrecision precision = s3::MatmulPrecision::F32) {
   const Fixture f(model_seed);
   s3test::TempDir dir;
   const std::string ckpt = dir.file("ckpt");
   TrainerOptions o = options(1e-3);
   o.adamw.state_dtype = state_dtype;
+  o.matmul_precision = precision;
   const auto b1 = sft_batch(random_tokens(12, f.model.config.vocab_size, batch_seed));
   const auto b2 = sft_batch(random_tokens(10, f.model.config.vocab_size, batch_seed + 1));
   auto two_more_steps = [&](Trainer& t) {
@@ -193,6 +197,8 @@ void check_checkpoint_resumes_bit_identically(s3::train::OptimizerStateDtype sta
   std::stringstream state;
   state << state_file.rdbuf();
   CHECK(state.str().find(std::string("\"state_dtype\": \"") + (bf16 ? "bf16" : "f32") + "\"") != std::string::npos);
+  CHECK(state.str().find(std::string("\"matmul_precision\": \"") + s3::matmul_precision_name(precision) + "\"") !=
+        std::string::npos);
   TrainerOptions resume_options = o;
   resume_options.threads = resume_threads;
   Trainer b(ckpt, resume_options);  // resumes from the directory
@@ -223,6 +229,34 @@ TEST(train_bf16_optimizer_state_saves_as_bf16_and_resumes_bit_identically) {
   // bf16 moments, resumed on another pool: the stochastic rounding does not depend on it.
   check_checkpoint_resumes_bit_identically(s3::train::OptimizerStateDtype::Bf16, /*model_seed=*/26, /*batch_seed=*/8,
                                            /*micro_batches=*/1, /*resume_threads=*/3);
+}
+
+// precision.train: bf16 (the paper's exploration setting): the steps' products take BF16 operands,
+// and a checkpoint resumes to the same bits, on another thread count too.
+TEST(train_bf16_products_resume_bit_identically_and_record_their_precision) {
+  check_checkpoint_resumes_bit_identically(s3::train::OptimizerStateDtype::F32, /*model_seed=*/27, /*batch_seed=*/9,
+                                           /*micro_batches=*/2, /*resume_threads=*/1, s3::MatmulPrecision::Bf16);
+}
+
+// The default trainer multiplies in f32 (options.matmul_precision F32, what the mini preset and
+// `npx swarm train` run); asking for bf16 changes the gradients, within BF16 tolerance of f32's.
+TEST(train_matmul_precision_defaults_to_f32_and_bf16_changes_the_gradients) {
+  const Fixture f(28, /*tied=*/false);
+  const auto batch = sft_batch(random_tokens(14, f.model.config.vocab_size, 10));
+  CHECK(TrainerOptions{}.matmul_precision == s3::MatmulPrecision::F32);
+  TrainerOptions bf16_options = options(1e-3);
+  bf16_options.matmul_precision = s3::MatmulPrecision::Bf16;
+  Trainer f32 = f.trainer(options(1e-3)), bf16 = f.trainer(bf16_options);
+  const double f32_loss = f32.accumulate(batch).loss, bf16_loss = bf16.accumulate(batch).loss;
+  CHECK(f32_loss != bf16_loss);
+  CHECK_NEAR(bf16_loss, f32_loss, 1e-2 * std::fabs(f32_loss));
+  double gmax = 0.0, diff = 0.0;
+  for (size_t i = 0; i < f32.grads().size(); i++) {
+    gmax = std::fmax(gmax, std::fabs(double(f32.grads()[i])));
+    diff = std::fmax(diff, std::fabs(double(bf16.grads()[i]) - double(f32.grads()[i])));
+  }
+  CHECK(diff > 0.0);
+  CHECK(diff <= 4e-2 * gmax);  // the tolerance of test_model_qwen3_train.cpp's bf16 comparison
 }
 
 TEST(train_checkpoint_of_the_other_optimizer_state_dtype_is_refused) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/matmul_precision.h"
 #include "core/ops/token_loss.h"
 #include "core/thread_pool.h"
 
@@ -42,6 +43,10 @@ struct LossOptions {
   // Policy gradient: π_θ is softmax(logits / temperature), the distribution the sampler drew from
   // (and recorded μ's log-probs under); 1 leaves every bit as without it. SFT ignores it.
   double temperature = 1.0;
+  // The LM head's three products (logits = h·headᵀ, dh = dlogits·head, dhead += dlogitsᵀ·h): f32,
+  // or BF16-rounded operands with f32 sums (cpu/matmul_nn_bf16.h). The softmax, the per-row
+  // arithmetic and every statistic are f32/f64 at either.
+  MatmulPrecision precision = MatmulPrecision::F32;
 };
 
 struct LossInputs {

@@ -220,7 +220,7 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
   const model::Qwen3TrainBatch batch{in.tokens.data(), rows, begins.data(), int64_t(begins.size() - 1), parents.data()};
   model::Qwen3TrainState state;
   try {
-    model::qwen3_train_forward(config_, layout_, params_.data(), batch, state, *pool_);
+    model::qwen3_train_forward(config_, layout_, params_.data(), batch, state, *pool_, options_.matmul_precision);
   } catch (const std::invalid_argument& e) {
     throw TrainerError(std::string("accumulate: ") + e.what());
   }
@@ -231,6 +231,7 @@ StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
   lo.chunk_rows = options_.loss_chunk_rows;
   lo.kl_coef = b.kl_coef;
   lo.temperature = b.temperature;
+  lo.precision = options_.matmul_precision;
   std::vector<float> dh(state.final_normed.size());
   const LossStats s = fused_head_loss(dh.data(), grads_.data() + layout_.lm_head, state.final_normed.data(),
                                       params_.data() + layout_.lm_head, rows, config_.hidden_size, config_.vocab_size,
@@ -304,7 +305,8 @@ void Trainer::save(const std::string& dir, const std::string& run_config_json) c
                       ", \"max_grad_norm\": " + number(a.max_grad_norm) +
                       ", \"warmup_steps\": " + std::to_string(a.warmup_steps) + ", \"state_dtype\": \"" +
                       optimizer_state_dtype_name(a.state_dtype) + "\"}, \"loss\": {\"icepop_low\": " +
-                      number(options_.icepop_low) + ", \"icepop_high\": " + number(options_.icepop_high) + "}}\n";
+                      number(options_.icepop_low) + ", \"icepop_high\": " + number(options_.icepop_high) +
+                      "}, \"matmul_precision\": \"" + matmul_precision_name(options_.matmul_precision) + "\"}\n";
   write_file_atomic(dir + "/trainer_state.json", state.data(), state.size());
 }
 

@@ -7,8 +7,9 @@
 //   DIR/optimizer.safetensors   exp_avg.NAME and exp_avg_sq.NAME per parameter, in the dtype of
 //                               the moments (options.adamw.state_dtype: F32, or BF16)
 //   DIR/run_config.json         the caller's run configuration (JSON text), when one is given
-//   DIR/trainer_state.json      {"step", "adamw": {..., "state_dtype": "f32" | "bf16"}, "loss": {...}},
-//                               written last
+//   DIR/trainer_state.json      {"step", "adamw": {..., "state_dtype": "f32" | "bf16"}, "loss": {...},
+//                               "matmul_precision": "f32" | "bf16"}, written last (the precision is
+//                               a record of how the step ran; a trainer of either may load it)
 // Every file is written atomically (temp + fsync + rename). A checkpoint whose moments are of the
 // other dtype than the trainer's is refused on load (TrainerError naming the file, the tensor and
 // the dtype expected), not converted: open the trainer with the checkpoint's state dtype.
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/matmul_precision.h"
 #include "core/thread_pool.h"
 #include "model/qwen3_train.h"
 #include "model/qwen3_config.h"
@@ -42,6 +44,10 @@ struct TrainerOptions {
   // when at least this many tokens long; 0 turns sharing off (every sequence computed whole).
   int64_t shared_prefix_min_tokens = 16;
   size_t threads = 0;  // 0: default_thread_count()
+  // precision.train: the matmuls of the forward, the backward and the LM-head loss in f32, or with
+  // BF16-rounded operands and f32 sums (the paper's exploration setting, App. A.1); master
+  // weights, gradients, AdamW and every reduction stay f32 either way.
+  MatmulPrecision matmul_precision = MatmulPrecision::F32;
   // Opening a folder written by save(): restore its optimizer state and step (resume), or start
   // AdamW afresh from its weights (a new training stage on a saved model).
   bool restore_optimizer = true;
