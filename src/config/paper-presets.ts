@@ -113,8 +113,9 @@ export const PAPER_EXPLORATION: TrainConfig = {
   pgCorrection: { icePopLow: 0.2, icePopHigh: 5.0, klCoefficient: 0, klEstimator: 'none', scoreCenteringDraws: 32 },
   // Appendix A.1: "model weights use blockwise FP8 quantization and the KV cache uses FP8 E4M3 with computed
   // scales; activations use BF16. Training uses BF16 forward and backward computation with FP32 optimization
-  // parameters" — the CPU trainer computes in f32 (deviations).
-  precision: { rolloutWeights: 'fp8', rolloutKvCache: 'fp8', train: 'f32' },
+  // parameters" — the trainer's matmuls take BF16 operands with f32 sums (native/cpu/matmul_nn_bf16.h), its master
+  // weights, AdamW states and reductions are f32; attention stays f32 (train-plan.ts: implementationDeviations).
+  precision: { rolloutWeights: 'fp8', rolloutKvCache: 'fp8', train: 'bf16' },
   // Table 4: checkpoints — every update.
   checkpointEvery: 1,
   // App. K.1: exploration analyses use "a 20% sample of the event logs".
@@ -125,7 +126,5 @@ export const PAPER_EXPLORATION: TrainConfig = {
   sft: { demonstrations: 512, demonstrationTeamSizes: [4], excerptUpdates: 0, excerptLearningRate: 1e-5, updates: 50, warmupUpdates: 0, packedSequences: 8, maxSequenceTokens: 32_768, learningRate: 1e-5, weightDecay: 0 },
   // Appendix M: N ∈ {1, 2, 4, 6, 8, 12, 16}, six seeds, 32 held-out problems, temperature 0.7 for exploration.
   evaluation: { teamSizes: [1, 2, 4, 6, 8, 12, 16], seeds: 6, problems: 32, temperature: explorationTask.defaults.evaluationTemperature },
-  deviations: [
-    'precision.train = f32: App. A.1 trains exploration with BF16 forward and backward (FP32 master weights, AdamW states and reduction); the CPU trainer computes in f32, and BF16 training needs the CUDA trainer, not built yet',
-  ],
+  deviations: [],
 };

@@ -69,8 +69,8 @@ export const ROLLOUT_WEIGHT_FORMATS = ['f32', 'bf16', 'fp8'] as const;
 export type RolloutWeightFormat = (typeof ROLLOUT_WEIGHT_FORMATS)[number];
 /** KV-cache dtypes of the rollout engine (FP8 E4M3 with computed scales). */
 export const ROLLOUT_KV_CACHE_DTYPES = ['f32', 'bf16', 'fp8'] as const;
-/** The trainer's arithmetic: f32 on the CPU (BF16 forward/backward needs the CUDA trainer, not built yet). */
-export const TRAIN_PRECISIONS = ['f32'] as const;
+/** The trainer's matmuls: f32, or bf16 (operands rounded to BF16, f32 sums; App. A.1's BF16 forward and backward). */
+export const TRAIN_PRECISIONS = ['f32', 'bf16'] as const;
 
 /** Numerical precision of the sampler and the trainer (Appendix A.1); the importance ratio corrects their mismatch. */
 export interface PrecisionConfig {
@@ -78,7 +78,7 @@ export interface PrecisionConfig {
   rolloutWeights: RolloutWeightFormat;
   /** The rollout engine's KV cache. */
   rolloutKvCache: (typeof ROLLOUT_KV_CACHE_DTYPES)[number];
-  /** The trainer's forward and backward arithmetic (master weights, AdamW and reduction are f32 always). */
+  /** The trainer's forward, backward and LM-head products (master weights, AdamW, attention and reductions are f32 always). */
   train: (typeof TRAIN_PRECISIONS)[number];
 }
 

@@ -32,6 +32,11 @@ export function implementationDeviations(config: TrainConfig): string[] {
       `precision: rollouts sample from ${config.precision.rolloutWeights} weights with a ${config.precision.rolloutKvCache} KV cache, but the CPU engine computes activations in f32 (App. A.1: BF16 activations)`,
     );
   }
+  if (config.precision.train === 'bf16') {
+    deviations.push(
+      'precision.train = bf16: the linear layers\' and the LM head\'s products (forward and backward) take BF16-rounded operands with f32 sums, but attention (QKᵀ, PV and their gradients), the norms, RoPE and SwiGLU compute in f32 and activations are kept in f32 (App. A.1: BF16 forward and backward)',
+    );
+  }
   return deviations;
 }
 
@@ -47,7 +52,7 @@ export function trainPlanReadings(config: TrainConfig): string[] {
     );
   }
   readings.push(
-    `precision: the sampler runs ${config.precision.rolloutWeights} weights (converted from the trainer's f32 at every weight swap) and a ${config.precision.rolloutKvCache} KV cache; the trainer computes in ${config.precision.train}; the importance ratio corrects the mismatch, reported as meanAbsLogRatio and maskFraction ("These numerical differences and the lag between collection and training cause the sampling distribution µ to" differ, App. A.1)`,
+    `precision: the sampler runs ${config.precision.rolloutWeights} weights (converted from the trainer's f32 at every weight swap) and a ${config.precision.rolloutKvCache} KV cache; ${config.precision.train === 'bf16' ? 'the trainer multiplies BF16-rounded operands with f32 sums on f32 master weights' : 'the trainer computes in f32'}; the importance ratio corrects the mismatch, reported as meanAbsLogRatio and maskFraction ("These numerical differences and the lag between collection and training cause the sampling distribution µ to" differ, App. A.1)`,
   );
   if (config.learner === 'no-comm') {
     readings.push('no-comm starts from the team SFT policy and loses the messaging tools in RL and evaluation ("The no-communication and individual-reward exploration controls start from the same fine-tuned team policy", App. A)');

@@ -254,6 +254,12 @@ export interface NativeTrainerOptions {
    * dtype it was saved with; loading it into a trainer of the other dtype is refused.
    */
   optimizerStateDtype?: 'f32' | 'bf16';
+  /**
+   * The matmuls of the forward, the backward and the LM-head loss (precision.train): 'f32' (default),
+   * or 'bf16': operands rounded to BF16, products summed in f32 (native/cpu/matmul_nn_bf16.h); master
+   * weights, gradients and AdamW stay f32. Recorded in a checkpoint's trainer_state.json.
+   */
+  matmulPrecision?: 'f32' | 'bf16';
   /** Open a folder written by save() with a fresh AdamW (step 0, zero moments) instead of restoring its optimizer state. */
   freshOptimizer?: boolean;
 }

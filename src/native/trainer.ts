@@ -11,6 +11,9 @@ export type { NativeNamedTensor, NativeTrainDiagnostics, NativeTrainerOptions } 
 /** Storage of AdamW's moments (NativeTrainerOptions.optimizerStateDtype): f32, or bf16 with stochastic rounding (half the memory). */
 export type OptimizerStateDtype = NonNullable<NativeTrainerOptions['optimizerStateDtype']>;
 export const OPTIMIZER_STATE_DTYPES: readonly OptimizerStateDtype[] = ['f32', 'bf16'];
+/** The trainer's matmul precision (NativeTrainerOptions.matmulPrecision): f32, or BF16 operands with f32 sums. */
+export type MatmulPrecision = NonNullable<NativeTrainerOptions['matmulPrecision']>;
+export const MATMUL_PRECISIONS: readonly MatmulPrecision[] = ['f32', 'bf16'];
 
 /** One sequence of a micro-batch: coef[t] weights log p(tokens[t+1] | tokens[0..t]), so coef has tokens.length − 1 entries. */
 export interface TrainSequence {

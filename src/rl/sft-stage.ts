@@ -52,6 +52,7 @@ export async function runSftStage(options: SftStageOptions): Promise<{ kept: num
     weightDecay: sft.weightDecay,
     maxGradNorm: config.optimizer.gradClipNorm,
     optimizerStateDtype: config.optimizer.stateDtype,
+    matmulPrecision: config.precision.train,
     warmupSteps: sft.warmupUpdates,
   });
   const turnStartId = Tokenizer.fromFile(tokenizerPath).tokenToId(IM_START);

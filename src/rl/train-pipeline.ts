@@ -215,6 +215,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       weightDecay: config.optimizer.weightDecay,
       maxGradNorm: config.optimizer.gradClipNorm,
       optimizerStateDtype: config.optimizer.stateDtype,
+      matmulPrecision: config.precision.train,
       // RL starts AdamW afresh on the model it is given (a saved folder may carry another stage's moments); a resumed run restores its own.
       freshOptimizer: run.state.checkpoint === null,
       warmupSteps: config.optimizer.warmupUpdates,

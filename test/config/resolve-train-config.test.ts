@@ -72,6 +72,15 @@ describe('--set overrides', () => {
     expect(() => resolveTrainConfig({ sets: ['optimizer.stateDtype=fp16'] })).toThrow(/optimizer.stateDtype must be one of f32, bf16, got "fp16"/);
   });
 
+  it('trains in f32 unless precision.train says bf16 (paper-exploration does, App. A.1), and refuses other precisions', () => {
+    expect(resolveTrainConfig({}).config.precision.train).toBe('f32');
+    expect(resolveTrainConfig({ preset: 'paper-aggregation' }).config.precision.train).toBe('f32');
+    expect(resolveTrainConfig({ preset: 'paper-exploration' }).config.precision.train).toBe('bf16');
+    expect(resolveTrainConfig({ preset: 'paper-exploration', learner: 'no-comm' }).config.precision.train).toBe('bf16');
+    expect(resolveTrainConfig({ sets: ['precision.train=bf16'] }).config.precision.train).toBe('bf16');
+    expect(() => resolveTrainConfig({ sets: ['precision.train=fp16'] })).toThrow(/precision.train must be one of f32, bf16, got "fp16"/);
+  });
+
   it('applies overrides in order, the last one winning', () => {
     expect(resolveTrainConfig({ sets: ['rlUpdates=3', 'rlUpdates=4'] }).config.rlUpdates).toBe(4);
   });

@@ -60,6 +60,7 @@ const TABLE4_EXPLORATION: Record<string, string> = {
   'model.thinking': 'true',
   'precision.rolloutWeights': 'fp8', // FP8 weights and KV cache
   'precision.rolloutKvCache': 'fp8',
+  'precision.train': 'bf16', // App. A.1: BF16 forward and backward, FP32 optimization parameters
   'sft.updates': '50',
   'sft.packedSequences': '8',
   'sft.maxSequenceTokens': '32768',
@@ -133,11 +134,14 @@ describe('swarm train --dry-run', () => {
   it('never says "deviations: none" where a setting is recorded but not applied', () => {
     const exploration = train(['--dry-run', '--preset', 'paper-exploration']);
     expect(exploration.stdout).not.toMatch(/deviations from the paper: none/);
-    expect(exploration.stdout).toMatch(/- precision\.train = f32: App\. A\.1 trains exploration with BF16 forward and backward/);
+    expect(exploration.stdout).not.toMatch(/- precision\.train = f32/);
+    expect(exploration.stdout).toMatch(/- precision\.train = bf16: the linear layers' and the LM head's products .* but attention .* compute in f32/);
     expect(exploration.stdout).toMatch(/- precision: rollouts sample from fp8 weights with a fp8 KV cache, but the CPU engine computes activations in f32/);
     const aggregation = train(['--dry-run', '--preset', 'paper-aggregation']);
     expect(aggregation.stdout).toMatch(/- precision: rollouts sample from bf16 weights with a bf16 KV cache/);
     expect(train(['--dry-run']).stdout).not.toMatch(/- precision: rollouts sample/); // the mini samples in f32
+    expect(train(['--dry-run']).stdout).not.toMatch(/- precision\.train/); // and trains in f32
+    expect(aggregation.stdout).not.toMatch(/- precision\.train/); // Table 4: FP32 in aggregation
   });
 
   it('states its readings of the paper, with the sentences they rest on', () => {

@@ -2,7 +2,8 @@
 // gradient reports its diagnostics, weights come out as named tensors, a saved checkpoint
 // resumes bit-identically (also with bf16 optimizer moments), and the optimizer state dtype is
 // checked: unknown values and checkpoints of the other dtype are refused; a fresh optimizer can be asked for;
-// the policy gradient's log-probs are taken at the sampling temperature.
+// the policy gradient's log-probs are taken at the sampling temperature; BF16 products (matmulPrecision) are
+// taken, recorded and checked.
 import { describe, expect, it, beforeAll } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -214,6 +215,22 @@ describe('Trainer', () => {
     fresh.tensors().forEach((t, i) => expect(Buffer.from(t.data.buffer).equals(Buffer.from(saved[i].data.buffer))).toBe(true));
     expect(restored.tensors().some((t, i) => !Buffer.from(t.data.buffer).equals(Buffer.from(saved[i].data.buffer)))).toBe(true);
     expect(() => Trainer.open(ckpt, { freshOptimizer: 'yes' as unknown as boolean })).toThrow(/freshOptimizer must be a boolean/);
+  });
+
+  it('multiplies with BF16 operands when matmulPrecision is bf16: another loss, near f32\'s, recorded in the checkpoint', async () => {
+    const f32 = Trainer.open(model, { lr: 1e-3, threads: 2 });
+    const bf16 = Trainer.open(model, { lr: 1e-3, threads: 2, matmulPrecision: 'bf16' });
+    const [lossF32, lossBf16] = [(await f32.accumulate('sft', [seq, other])).loss, (await bf16.accumulate('sft', [seq, other])).loss];
+    expect(lossBf16).not.toBe(lossF32);
+    expect(Math.abs(lossBf16 - lossF32)).toBeLessThan(1e-2 * Math.abs(lossF32));
+    const ckpt = path.join(work, 'ckpt-bf16-products');
+    bf16.step();
+    bf16.save(ckpt);
+    expect(JSON.parse(fs.readFileSync(path.join(ckpt, 'trainer_state.json'), 'utf8')).matmul_precision).toBe('bf16');
+    f32.step();
+    f32.save(path.join(work, 'ckpt-f32-products'));
+    expect(JSON.parse(fs.readFileSync(path.join(work, 'ckpt-f32-products', 'trainer_state.json'), 'utf8')).matmul_precision).toBe('f32');
+    expect(() => Trainer.open(model, { matmulPrecision: 'fp8' as 'bf16' })).toThrow(/matmulPrecision must be 'f32' or 'bf16', got fp8/);
   });
 
   it('refuses an unknown optimizer state dtype', () => {
