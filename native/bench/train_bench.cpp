@@ -52,8 +52,10 @@ double train_flops_per_token(const Qwen3Config& c, int64_t T) {
 }
 
 TrainBenchFigures bench_train(const std::string& checkpoint_dir, int64_t tokens, int repetitions, bool warm_up,
-                              size_t threads, train::OptimizerStateDtype optimizer_state) {
+                              size_t threads, train::OptimizerStateDtype optimizer_state,
+                              MatmulPrecision matmul_precision) {
   train::TrainerOptions options;
+  options.matmul_precision = matmul_precision;
   options.threads = threads;
   options.adamw.state_dtype = optimizer_state;
   options.adamw.lr = 1e-6;  // small: repeated steps on one batch stay near the initial weights

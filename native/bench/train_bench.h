@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/matmul_precision.h"
 #include "model/qwen3_config.h"
 #include "train/adamw.h"
 
@@ -36,10 +37,12 @@ double train_flops_per_token(const Qwen3Config& config, int64_t T);
 
 // Loads checkpoint_dir into a trainer with `threads` threads (0: the default), then times
 // `repetitions` steps after one warm-up step (none when warm_up is false: a step of a big model
-// takes minutes). AdamW keeps its moments in `optimizer_state` (train/adamw.h). Tokens are drawn
-// uniformly from the vocabulary with a fixed seed.
+// takes minutes). AdamW keeps its moments in `optimizer_state` (train/adamw.h); the trainer's
+// matmuls run at `matmul_precision` (train/trainer.h). Tokens are drawn uniformly from the
+// vocabulary with a fixed seed, so runs at two precisions train on the same batch.
 TrainBenchFigures bench_train(const std::string& checkpoint_dir, int64_t tokens, int repetitions, bool warm_up,
                               size_t threads,
-                              train::OptimizerStateDtype optimizer_state = train::OptimizerStateDtype::F32);
+                              train::OptimizerStateDtype optimizer_state = train::OptimizerStateDtype::F32,
+                              MatmulPrecision matmul_precision = MatmulPrecision::F32);
 
 }  // namespace s3::model

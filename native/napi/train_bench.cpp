@@ -11,7 +11,7 @@
 namespace s3::napi {
 namespace {
 
-// benchTrain(directory, {tokens, repetitions, warmUp, optimizerStateDtype?}) → figures (see
+// benchTrain(directory, {tokens, repetitions, warmUp, optimizerStateDtype?, matmulPrecision?}) → figures (see
 // src/bench/train-bench.ts).
 Napi::Value bench_train(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -27,8 +27,15 @@ Napi::Value bench_train(const Napi::CallbackInfo& info) {
   if (!optimizer_state) {
     throw Napi::TypeError::New(env, "benchTrain: optimizerStateDtype must be 'f32' or 'bf16', got " + state_name);
   }
-  const model::TrainBenchFigures f = guarded(
-      env, [&] { return model::bench_train(directory, tokens, repetitions, warm_up, 0, *optimizer_state); });
+  const Napi::Value precision_value = options.get("matmulPrecision");
+  const std::string precision_name = precision_value.IsUndefined() ? "f32" : precision_value.ToString().Utf8Value();
+  MatmulPrecision precision = MatmulPrecision::F32;
+  if (!parse_matmul_precision(precision_name.c_str(), &precision)) {
+    throw Napi::TypeError::New(env, "benchTrain: matmulPrecision must be 'f32' or 'bf16', got " + precision_name);
+  }
+  const model::TrainBenchFigures f = guarded(env, [&] {
+    return model::bench_train(directory, tokens, repetitions, warm_up, 0, *optimizer_state, precision);
+  });
   Napi::Object o = Napi::Object::New(env);
   o.Set("tokens", double(f.tokens));
   o.Set("bestSeconds", f.best_seconds);

@@ -1,11 +1,12 @@
 // The training benchmark behind `swarm bench train`: forward + backward of the SFT loss over one
-// packed sequence and an AdamW step on the CPU trainer, with the machine's FMA peak measured in
-// the same run (native/bench/train_bench.h gives the FLOPs-per-token formula).
+// packed sequence and an AdamW step on the CPU trainer, at one or more matmul precisions side by
+// side (the same batch, machine and run), with the machine's FMA and BF16 dot-product peaks measured
+// in the same run (native/bench/train_bench.h gives the FLOPs-per-token formula).
 import { benchCheckpointDirectory } from '../native/random-checkpoint.js';
 import { loadAddon } from '../native/addon.js';
 import { measureMachineLimits } from '../native/model.js';
 import type { NativeMachineLimits } from '../native/binding.js';
-import type { OptimizerStateDtype } from '../native/trainer.js';
+import type { MatmulPrecision, OptimizerStateDtype } from '../native/trainer.js';
 
 /** The native figures of one `benchTrain` run (native/napi/train_bench.cpp). */
 export interface NativeTrainBenchFigures {
@@ -22,7 +23,10 @@ export interface NativeTrainBenchFigures {
 }
 
 type TrainBenchBinding = {
-  benchTrain(directory: string, options: { tokens: number; repetitions: number; warmUp: boolean; optimizerStateDtype: OptimizerStateDtype }): NativeTrainBenchFigures;
+  benchTrain(
+    directory: string,
+    options: { tokens: number; repetitions: number; warmUp: boolean; optimizerStateDtype: OptimizerStateDtype; matmulPrecision: MatmulPrecision },
+  ): NativeTrainBenchFigures;
 };
 
 /** Options of `swarm bench train`. */
@@ -36,14 +40,29 @@ export interface TrainBenchOptions {
   readonly warmUp?: boolean;
   /** AdamW's moments in f32 (default) or bf16. */
   readonly optimizerStateDtype?: OptimizerStateDtype;
+  /** The trainer's matmul precisions to time, one run each in this order (default ['f32']). */
+  readonly precisions?: readonly MatmulPrecision[];
 }
+
+/** The figures of one precision's run, with their fractions of the machine's peaks. */
+export type TrainBenchFigures = NativeTrainBenchFigures & {
+  readonly fractionOfFmaPeak: number;
+  /** gflops / the VDPBF16PS peak: the ceiling of BF16 products (null below the avx512bf16 level). */
+  readonly fractionOfBf16DotPeak: number | null;
+  readonly peakMemoryGiB: number;
+};
 
 /** `swarm bench train --json`. */
 export interface TrainBenchReport {
   readonly model: string;
   readonly limits: NativeMachineLimits;
   readonly optimizerStateDtype: OptimizerStateDtype;
-  readonly train: NativeTrainBenchFigures & { readonly fractionOfFmaPeak: number; readonly peakMemoryGiB: number };
+  /** The first run's precision and figures (the only run unless several precisions were asked for). */
+  readonly matmulPrecision: MatmulPrecision;
+  readonly train: TrainBenchFigures;
+  /** Every run, in the order asked for; with f32 and bf16, bf16's tokens/s over f32's as bf16OverF32. */
+  readonly runs: readonly { readonly matmulPrecision: MatmulPrecision; readonly train: TrainBenchFigures }[];
+  readonly bf16OverF32: number | null;
   readonly flopsFormula: string;
 }
 
@@ -59,7 +78,7 @@ export const TRAIN_FLOPS_FORMULA =
 function benchCheckpoint(options: { model?: string; shape?: string }): { directory: string; label: string } {
   if (options.model) return { directory: options.model, label: options.model };
   const name = options.shape ?? 'small';
-  return { directory: benchCheckpointDirectory(name), label: `${name} (random bf16 weights, trained in f32)` };
+  return { directory: benchCheckpointDirectory(name), label: `${name} (random bf16 weights, f32 master weights)` };
 }
 
 /** Times training steps on the folder, or on the cached random bf16 checkpoint of the shape. */
@@ -68,12 +87,28 @@ export function benchTrain(options: TrainBenchOptions): TrainBenchReport {
   const limits = measureMachineLimits();
   const binding = loadAddon().binding as unknown as TrainBenchBinding;
   const optimizerStateDtype = options.optimizerStateDtype ?? 'f32';
-  const figures = binding.benchTrain(directory, { tokens: options.seq, repetitions: options.repetitions, warmUp: options.warmUp ?? true, optimizerStateDtype });
+  const precisions = options.precisions ?? ['f32'];
+  if (precisions.length === 0) throw new Error('benchTrain: no precision to time');
+  const runs = precisions.map((matmulPrecision) => {
+    const figures = binding.benchTrain(directory, { tokens: options.seq, repetitions: options.repetitions, warmUp: options.warmUp ?? true, optimizerStateDtype, matmulPrecision });
+    const train: TrainBenchFigures = {
+      ...figures,
+      fractionOfFmaPeak: figures.gflops / limits.fmaGflops,
+      fractionOfBf16DotPeak: limits.bf16DotGflops > 0 ? figures.gflops / limits.bf16DotGflops : null,
+      peakMemoryGiB: figures.peakRssBytes / 2 ** 30,
+    };
+    return { matmulPrecision, train };
+  });
+  const rate = (precision: MatmulPrecision) => runs.find((run) => run.matmulPrecision === precision)?.train.tokensPerSecond;
+  const f32Rate = rate('f32'), bf16Rate = rate('bf16');
   return {
     model: label,
     limits,
     optimizerStateDtype,
-    train: { ...figures, fractionOfFmaPeak: figures.gflops / limits.fmaGflops, peakMemoryGiB: figures.peakRssBytes / 2 ** 30 },
+    matmulPrecision: runs[0].matmulPrecision,
+    train: runs[0].train,
+    runs,
+    bf16OverF32: f32Rate !== undefined && bf16Rate !== undefined ? bf16Rate / f32Rate : null,
     flopsFormula: TRAIN_FLOPS_FORMULA,
   };
 }

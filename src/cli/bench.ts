@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { benchDecode, benchDeviceDecode, benchDeviceForward, benchForward, usesRunnerBench } from '../bench/model-bench.js';
 import { resolveDevice } from '../native/device.js';
 import { benchTrain } from '../bench/train-bench.js';
-import { OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
+import { MATMUL_PRECISIONS, OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
 import { benchEngine, soakEngine } from '../bench/engine-bench.js';
 import { benchLockstep, type LockstepModeFigures } from '../bench/lockstep-bench.js';
 import { KV_CACHE_DTYPES } from '../native/engine.js';
@@ -114,8 +114,9 @@ export function registerBench(program: Command): void {
     .option('--repetitions <n>', 'timed steps (median reported)', '3')
     .option('--no-warm-up', 'skip the untimed first step (a 0.6B step takes minutes)')
     .option('--optimizer-state <dtype>', 'AdamW moments: f32 | bf16 (stochastically rounded, half the memory)', 'f32')
+    .option('--precision <list>', 'trainer matmuls: f32 | bf16 (BF16 operands, f32 sums) | f32,bf16 (both, side by side in one run)', 'f32')
     .option('--json', 'print JSON')
-    .action((options: { model?: string; shape: string; seq: string; repetitions: string; warmUp: boolean; optimizerState: string; json?: boolean }) => {
+    .action((options: { model?: string; shape: string; seq: string; repetitions: string; warmUp: boolean; optimizerState: string; precision: string; json?: boolean }) => {
       const report = benchTrain({
         model: options.model,
         shape: options.shape,
@@ -123,14 +124,20 @@ export function registerBench(program: Command): void {
         repetitions: parseIntegerFlag('--repetitions', options.repetitions, 1),
         warmUp: options.warmUp,
         optimizerStateDtype: parseChoiceFlag('--optimizer-state', options.optimizerState, OPTIMIZER_STATE_DTYPES),
+        precisions: [...new Set(options.precision.split(','))].map((p) => parseChoiceFlag('--precision', p, MATMUL_PRECISIONS)),
       });
-      const f = report.train;
+      const peaks = `${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak` + (report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot peak` : '');
       print(options.json, report, () =>
         [
-          `model ${report.model}, ${report.optimizerStateDtype} AdamW moments; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak (${report.limits.threads} threads, ${report.limits.simd})`,
-          `train ${f.tokens} tokens: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
-            `${f.gflops.toFixed(0)} GFLOP/s = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of peak, peak memory ${f.peakMemoryGiB.toFixed(2)} GiB`,
-          `FLOPs per token: ${report.flopsFormula} = ${(f.flopsPerToken / 1e9).toFixed(3)} GFLOP`,
+          `model ${report.model}, ${report.optimizerStateDtype} AdamW moments; machine: ${peaks} (${report.limits.threads} threads, ${report.limits.simd})`,
+          ...report.runs.map(({ matmulPrecision, train: f }) =>
+            `train ${f.tokens} tokens, ${matmulPrecision} matmuls: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
+              `${f.gflops.toFixed(0)} GFLOP/s = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of the FMA peak` +
+              (f.fractionOfBf16DotPeak === null || matmulPrecision !== 'bf16' ? '' : ` (${(100 * f.fractionOfBf16DotPeak).toFixed(0)}% of the BF16 dot peak)`) +
+              `, peak memory ${f.peakMemoryGiB.toFixed(2)} GiB, loss ${f.loss.toFixed(5)}`,
+          ),
+          ...(report.bf16OverF32 === null ? [] : [`bf16 / f32: ${report.bf16OverF32.toFixed(2)}× tokens/s`]),
+          `FLOPs per token: ${report.flopsFormula} = ${(report.train.flopsPerToken / 1e9).toFixed(3)} GFLOP`,
         ].join('\n'),
       );
     });

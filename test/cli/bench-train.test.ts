@@ -1,5 +1,6 @@
-// `swarm bench train --json`: the figures of a training step and how they relate (the speed itself
-// is measured and recorded in docs/benchmarks.md, never asserted in a test).
+// `swarm bench train --json`: the figures of a training step and how they relate, at one matmul
+// precision or f32 and bf16 side by side (the speed itself is measured and recorded in
+// docs/benchmarks.md, never asserted in a test).
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -14,6 +15,7 @@ describe('swarm bench train', () => {
     );
     const f = report.train;
     expect(report.optimizerStateDtype).toBe('f32');
+    expect([report.matmulPrecision, report.runs.length, report.bf16OverF32]).toEqual(['f32', 1, null]);
     expect(f.tokens).toBe(48);
     expect(f.tokensPerSecond).toBeCloseTo(48 / f.medianSeconds, 6);
     expect(f.medianSeconds).toBeGreaterThanOrEqual(f.bestSeconds);
@@ -25,6 +27,25 @@ describe('swarm bench train', () => {
     // tiny: hidden 64, 2 layers, 4 heads of 16, 2 KV heads, MLP 128, vocab 512 (src/model/shapes.ts).
     const layer = 64 * (64 + 2 * 32) + 64 * 64 + 3 * 64 * 128;
     expect(f.flopsPerToken).toBe(6 * (2 * layer + 512 * 64) + (12 * 2 * 48 * 64) / 2);
+  });
+
+  it('times f32 and bf16 matmuls side by side with --precision f32,bf16, on the same batch, and refuses other precisions', () => {
+    const run = (precision: string) =>
+      execFileSync(process.execPath, [swarm, 'bench', 'train', '--shape', 'tiny', '--seq', '32', '--repetitions', '1', '--no-warm-up', '--precision', precision, '--json'], { stdio: 'pipe' }).toString();
+    const report = JSON.parse(run('f32,bf16'));
+    expect(report.runs.map((r: { matmulPrecision: string }) => r.matmulPrecision)).toEqual(['f32', 'bf16']);
+    expect(report.matmulPrecision).toBe('f32');
+    expect(report.train).toEqual(report.runs[0].train);
+    const [f32, bf16] = report.runs.map((r: { train: { loss: number; tokensPerSecond: number } }) => r.train);
+    // The same batch at two precisions: BF16 products move the loss, by BF16 rounding only.
+    expect(bf16.loss).not.toBe(f32.loss);
+    expect(Math.abs(bf16.loss - f32.loss)).toBeLessThan(1e-2 * Math.abs(f32.loss));
+    expect(report.bf16OverF32).toBeCloseTo(bf16.tokensPerSecond / f32.tokensPerSecond, 9);
+    if (report.limits.bf16DotGflops > 0) expect(bf16.fractionOfBf16DotPeak).toBeCloseTo(bf16.gflops / report.limits.bf16DotGflops, 9);
+    else expect(bf16.fractionOfBf16DotPeak).toBeNull();
+    const single = JSON.parse(run('bf16'));
+    expect([single.matmulPrecision, single.runs.length, single.bf16OverF32]).toEqual(['bf16', 1, null]);
+    expect(() => run('fp8')).toThrow(/--precision must be f32 or bf16, got "fp8"/);
   });
 
   it('keeps the AdamW moments in bf16 with --optimizer-state bf16 and refuses other dtypes', () => {
