@@ -1,10 +1,10 @@
 // AVX-512 bulk conversions (compiled with -mavx512f/bw/vl; called only after run-time detection).
-// f32→bf16 uses integer rounding, not VCVTNEPS2BF16, because that instruction flushes subnormal
-// inputs to zero and would disagree with the scalar reference.
+// f32→bf16 rounds with integer arithmetic (f32_to_bf16_avx512.h).
 #include <immintrin.h>
 
 #include "core/dtype.h"
 #include "cpu/convert.h"
+#include "cpu/f32_to_bf16_avx512.h"
 
 namespace s3::cpu {
 namespace {
@@ -24,15 +24,7 @@ void bf16_to_f32_avx512(const uint16_t* src, float* dst, size_t n) {
   }
 }
 
-inline __m256i f32_to_bf16_block(__m512i bits) {
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), lsb)), 16);
-  const __m512i exponent = _mm512_and_si512(bits, _mm512_set1_epi32(0x7F800000));
-  const __mmask16 is_nan = _mm512_cmpeq_epi32_mask(exponent, _mm512_set1_epi32(0x7F800000)) &
-                           _mm512_test_epi32_mask(bits, _mm512_set1_epi32(0x007FFFFF));
-  const __m512i quiet_nan = _mm512_srli_epi32(_mm512_or_si512(bits, _mm512_set1_epi32(0x00400000)), 16);
-  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(is_nan, rounded, quiet_nan));
-}
+inline __m256i f32_to_bf16_block(__m512i bits) { return _mm512_cvtepi32_epi16(f32_to_bf16_lanes(bits)); }
 
 void f32_to_bf16_avx512(const float* src, uint16_t* dst, size_t n) {
   size_t i = 0;

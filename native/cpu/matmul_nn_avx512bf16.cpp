@@ -10,6 +10,7 @@
 // each element's single chain over the pairs in increasing k unchanged.
 #include <immintrin.h>
 
+#include "cpu/f32_to_bf16_avx512.h"
 #include "cpu/matmul_nn_bf16.h"
 
 namespace s3::cpu {
@@ -45,7 +46,7 @@ void tile(const MatmulNnBf16Args& p, int64_t i, int64_t n, int64_t q0, int64_t q
       }
     }
   }
-  const uint16_t* a = p.a + i * p.lda;
+  const uint16_t* a = p.a + i * p.a_row;
   for (int64_t q = q0; q < q1; q++) {
     const uint16_t* brow = p.b + q * p.ldb + 2 * n;
     __m512i bv[V];
@@ -54,10 +55,10 @@ void tile(const MatmulNnBf16Args& p, int64_t i, int64_t n, int64_t q0, int64_t q
       bv[v] = (kMaskLast && v == V - 1) ? _mm512_maskz_loadu_epi32(last, brow + v * 2 * kLanes)
                                         : _mm512_loadu_si512(brow + v * 2 * kLanes);
     }
-    const uint16_t* aq = a + 2 * q;
+    const uint16_t* aq = a + q * p.a_pair;
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) {
-      const __m512i av = _mm512_broadcastd_epi32(_mm_loadu_si32(aq + r * p.lda));
+      const __m512i av = _mm512_broadcastd_epi32(_mm_loadu_si32(aq + r * p.a_row));
 #pragma GCC unroll 4
       for (int v = 0; v < V; v++) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], as_bf16(av), as_bf16(bv[v]));
     }
@@ -124,8 +125,21 @@ void matmul_nn_bf16_columns_avx512bf16(const MatmulNnBf16Args& p, int64_t n_begi
   }
 }
 
+// 16 columns at a time: the even row's BF16 in each 32-bit word's low half, the odd row's in its
+// high half, which is the pair layout with no shuffle.
+void pack_pairs_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out) {
+  for (int64_t j = 0; j < n; j += kLanes) {
+    const __mmask16 mask = n - j >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (n - j)) - 1u);
+    const __m512i low = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(mask, even + j)));
+    const __m512i high = odd == nullptr ? _mm512_setzero_si512()
+                                        : f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(mask, odd + j)));
+    _mm512_mask_storeu_epi32(out + 2 * j, mask, _mm512_or_si512(low, _mm512_slli_epi32(high, 16)));
+  }
+}
+
 }  // namespace
 
-const MatmulNnBf16Kernels kMatmulNnAvx512Bf16 = {"avx512bf16", matmul_nn_bf16_columns_avx512bf16};
+const MatmulNnBf16Kernels kMatmulNnAvx512Bf16 = {"avx512bf16", matmul_nn_bf16_columns_avx512bf16,
+                                                 pack_pairs_avx512bf16};
 
 }  // namespace s3::cpu

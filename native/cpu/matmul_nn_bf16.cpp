@@ -35,9 +35,21 @@ void for_row_units(ThreadPool* pool, int64_t n, Fn fn) {
   }
 }
 
-// A as BF16 rows (k padded with zeros to lda), B as BF16 k pairs (the odd k of a last, unpaired
-// step zero), into scratch.
-MatmulNnBf16Args pack(const MatmulNnArgs& p, MatmulNnBf16Scratch& scratch, ThreadPool* pool) {
+// The `count` columns of the rows k = 0 … K − 1 of a row-major f32 matrix (row k at src + k·ld)
+// as pair-interleaved BF16 rows, pair q at out + q·2·count (the odd row of a last, unpaired pair zero).
+void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
+                    uint16_t* out, ThreadPool* pool) {
+  for_row_units(pool, (K + 1) / 2, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; q++) {
+      const float* even = src + 2 * q * ld;
+      kernels.pack_pairs(even, 2 * q + 1 < K ? even + ld : nullptr, count, out + q * 2 * count);
+    }
+  });
+}
+
+// A and B packed for the VDPBF16PS kernels into scratch.
+MatmulNnBf16Args pack(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, MatmulNnBf16Scratch& scratch,
+                      ThreadPool* pool) {
   MatmulNnBf16Args out;
   out.M = p.M;
   out.N = p.N;
@@ -46,38 +58,33 @@ MatmulNnBf16Args pack(const MatmulNnArgs& p, MatmulNnBf16Scratch& scratch, Threa
   out.ldc = p.ldc;
   out.accumulate = p.accumulate;
   const int64_t pairs = (p.K + 1) / 2;
-  out.lda = 2 * pairs;
   out.ldb = 2 * p.N;
-  scratch.a.resize(size_t(p.M * out.lda));
+  scratch.a.resize(size_t(p.M * 2 * pairs));
   scratch.b.resize(size_t(pairs * out.ldb));
   uint16_t* a = scratch.a.data();
-  uint16_t* b = scratch.b.data();
-  const ConvertKernels& convert = convert_kernels();
-  for_row_units(pool, p.M, [&](int64_t i0, int64_t i1) {
-    if (p.a_col == 1) {  // contiguous rows: the bulk SIMD rounding (bit-identical to f32_to_bf16)
-      for (int64_t i = i0; i < i1; i++) convert.f32_to_bf16(p.a + i * p.a_row, a + i * out.lda, size_t(p.K));
-    } else {  // A read transposed (dW = doutᵀ·inp): k outermost, so each k reads the unit's rows side by side
-      for (int64_t k = 0; k < p.K; k++) {
-        for (int64_t i = i0; i < i1; i++) a[i * out.lda + k] = f32_to_bf16(a_at(p, i, k));
+  if (p.a_row == 1) {  // A stored [K × M] (dW = doutᵀ·inp): its stored rows are B-like, pair them
+    out.a_row = 2;
+    out.a_pair = 2 * p.M;
+    pack_pair_rows(kernels, p.a, p.a_col, p.K, p.M, a, pool);
+  } else {  // BF16 rows, padded to an even length
+    out.a_row = 2 * pairs;
+    out.a_pair = 2;
+    const ConvertKernels& convert = convert_kernels();
+    for_row_units(pool, p.M, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; i++) {
+        uint16_t* row = a + i * out.a_row;
+        if (p.a_col == 1) {  // contiguous: the bulk SIMD rounding (bit-identical to f32_to_bf16)
+          convert.f32_to_bf16(p.a + i * p.a_row, row, size_t(p.K));
+        } else {
+          for (int64_t k = 0; k < p.K; k++) row[k] = f32_to_bf16(a_at(p, i, k));
+        }
+        if (out.a_row > p.K) row[p.K] = 0;
       }
-    }
-    if (out.lda > p.K) {
-      for (int64_t i = i0; i < i1; i++) a[i * out.lda + p.K] = 0;
-    }
-  });
-  for_row_units(pool, pairs, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; q++) {
-      const float* even = p.b + 2 * q * p.ldb;
-      const float* odd = 2 * q + 1 < p.K ? even + p.ldb : nullptr;
-      uint16_t* row = b + q * out.ldb;
-      for (int64_t n = 0; n < p.N; n++) {
-        row[2 * n] = f32_to_bf16(even[n]);
-        row[2 * n + 1] = odd != nullptr ? f32_to_bf16(odd[n]) : uint16_t(0);
-      }
-    }
-  });
+    });
+  }
+  pack_pair_rows(kernels, p.b, p.ldb, p.K, p.N, scratch.b.data(), pool);
   out.a = a;
-  out.b = b;
+  out.b = scratch.b.data();
   return out;
 }
 
@@ -117,7 +124,7 @@ void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, SimdLevel level)
   // buffers of the LM head's size would be faulted in again each time.
   thread_local MatmulNnBf16Scratch scratch;
   if (const MatmulNnBf16Kernels* kernels = matmul_nn_bf16_kernels_for(level)) {
-    const MatmulNnBf16Args packed = pack(args, scratch, &pool);
+    const MatmulNnBf16Args packed = pack(*kernels, args, scratch, &pool);
     const int64_t units = (args.N + kMatmulNnColumnsPerUnit - 1) / kMatmulNnColumnsPerUnit;
     pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
       kernels->columns(packed, int64_t(begin) * kMatmulNnColumnsPerUnit,
@@ -132,7 +139,7 @@ void matmul_nn_bf16_serial(const MatmulNnArgs& args, MatmulNnBf16Scratch& scratc
   if (args.M <= 0 || args.N <= 0) return;
   const SimdLevel level = cpu_info().level;
   if (const MatmulNnBf16Kernels* kernels = matmul_nn_bf16_kernels_for(level)) {
-    kernels->columns(pack(args, scratch, nullptr), 0, args.N);
+    kernels->columns(pack(*kernels, args, scratch, nullptr), 0, args.N);
   } else {
     matmul_nn_kernels_for(level)->columns(round_operands(args, scratch, nullptr), 0, args.N);
   }

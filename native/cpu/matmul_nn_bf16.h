@@ -4,9 +4,11 @@
 // matmul_nn's (MatmulNnArgs: A through its strides, B row-major).
 //
 // Two paths, chosen by the SIMD level:
-// - avx512bf16 (VDPBF16PS): A is rounded into BF16 rows with k padded to an even count, B into
-//   k-pair-interleaved BF16 rows (pair p holds B[2p][n], B[2p + 1][n] side by side for every n),
-//   both once per call (the driver below). Each C element is one chain over the k pairs in
+// - avx512bf16 (VDPBF16PS): B is rounded into k-pair-interleaved BF16 rows (pair p holds
+//   B[2p][n], B[2p + 1][n] side by side for every n); A into BF16 rows with k padded to an even
+//   count, or, when A is read transposed (the dW = doutᵀ·inp product, whose A is stored [K × M]),
+//   into the same pair-interleaved rows as B, as that is a streaming pass over the stored rows
+//   rather than a transposition. Both once per call (the driver below). Each C element is one chain over the k pairs in
 //   increasing order, starting from C (accumulate) or 0; one VDPBF16PS per pair adds both products
 //   (exact in f32) to the lane. The order depends only on K: not on M, the register tile, the
 //   cache blocking, the column split or the thread count.
@@ -30,13 +32,15 @@
 
 namespace s3::cpu {
 
-// The packed operands of the VDPBF16PS kernels.
+// The packed operands of the VDPBF16PS kernels. A's pair (k, k + 1) of row i, for even k, is the
+// two BF16 values at a + i·a_row + (k / 2)·a_pair: BF16 rows have a_row = the row length (even)
+// and a_pair = 2; pair-interleaved rows have a_row = 2 and a_pair = 2M. Values past K are zero.
 struct MatmulNnBf16Args {
   float* c = nullptr;           // [M × N] f32, rows ldc apart
-  const uint16_t* a = nullptr;  // BF16 rows: element (i, k) at a[i·lda + k]; lda even, zero for K ≤ k < lda
-  const uint16_t* b = nullptr;  // BF16 k pairs: element (k, n) at b[(k / 2)·ldb + 2n + k % 2]; zero for k ≥ K
+  const uint16_t* a = nullptr;
+  const uint16_t* b = nullptr;  // BF16 k pairs: element (k, n) at b[(k / 2)·ldb + 2n + k % 2]
   int64_t M = 0, N = 0, K = 0;
-  int64_t lda = 0, ldb = 0, ldc = 0;  // ldb ≥ 2N
+  int64_t a_row = 0, a_pair = 0, ldb = 0, ldc = 0;  // ldb ≥ 2N
   bool accumulate = false;
 };
 
@@ -44,6 +48,9 @@ struct MatmulNnBf16Kernels {
   const char* name;
   // Columns [n_begin, n_end) of C; allocates nothing.
   void (*columns)(const MatmulNnBf16Args& args, int64_t n_begin, int64_t n_end);
+  // One pair-interleaved row: out[2j] = bf16(even[j]), out[2j + 1] = bf16(odd[j]) (0 when odd is
+  // null: the last, unpaired k) for j < n, rounded exactly as core/dtype.h's f32_to_bf16.
+  void (*pack_pairs)(const float* even, const float* odd, int64_t n, uint16_t* out);
 };
 
 // The VDPBF16PS kernels for `level`; nullptr below avx512bf16 (those levels take the portable path).

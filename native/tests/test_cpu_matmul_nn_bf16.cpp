@@ -132,18 +132,46 @@ TEST(matmul_nn_bf16_avx512bf16_kernel_is_the_pairwise_chain_of_vdpbf16ps) {
     const Operands op(shape[0], shape[1], shape[2], 31);
     const std::vector<float> ar = rounded(op.a), br = rounded(op.b);
     const std::vector<float> c0 = random_vector(size_t(op.M * op.N), 4);
-    std::vector<float> c = c0;
-    s3::cpu::matmul_nn_bf16(op.args(c.data(), false, true), pool, SimdLevel::Avx512Bf16);
-    for (int64_t i = 0; i < op.M; i++) {
-      for (int64_t n = 0; n < op.N; n++) {
-        float acc = c0[size_t(i * op.N + n)];
-        for (int64_t k = 0; k < op.K; k += 2) {
-          const float even = ar[size_t(i * op.K + k)] * br[size_t(k * op.N + n)];
-          const float odd = k + 1 < op.K ? ar[size_t(i * op.K + k + 1)] * br[size_t((k + 1) * op.N + n)] : 0.0f;
-          acc = (acc + odd) + even;
+    for (int transposed = 0; transposed < 2; transposed++) {  // A packed as rows, or pair-interleaved
+      std::vector<float> c = c0;
+      s3::cpu::matmul_nn_bf16(op.args(c.data(), transposed != 0, true), pool, SimdLevel::Avx512Bf16);
+      for (int64_t i = 0; i < op.M; i++) {
+        for (int64_t n = 0; n < op.N; n++) {
+          float acc = c0[size_t(i * op.N + n)];
+          for (int64_t k = 0; k < op.K; k += 2) {
+            const float even = ar[size_t(i * op.K + k)] * br[size_t(k * op.N + n)];
+            const float odd = k + 1 < op.K ? ar[size_t(i * op.K + k + 1)] * br[size_t((k + 1) * op.N + n)] : 0.0f;
+            acc = (acc + odd) + even;
+          }
+          CHECK_EQ(c[size_t(i * op.N + n)], acc);
         }
-        CHECK_EQ(c[size_t(i * op.N + n)], acc);
       }
+    }
+  }
+}
+
+// The avx512bf16 level's pair packing rounds exactly as core/dtype.h's f32_to_bf16 (nearest even,
+// ties both ways, subnormals kept, NaN made quiet, overflow to inf) and zeroes the missing odd row,
+// at every length (vector tails).
+TEST(matmul_nn_bf16_pair_packing_rounds_like_f32_to_bf16) {
+  const s3::cpu::MatmulNnBf16Kernels* kernels = s3::cpu::matmul_nn_bf16_kernels_for(SimdLevel::Avx512Bf16);
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16 || kernels == nullptr) {
+    SKIP("this CPU lacks AVX512-BF16: the avx512bf16 matmul_nn level cannot run here");
+  }
+  const uint32_t special[] = {0x3F808000u, 0x3F818000u, 0x3F80FFFFu, 0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu,
+                              0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFFC12345u, 0x00000000u, 0x80000000u};
+  std::vector<float> even = random_vector(40, 61), odd = random_vector(40, 62);
+  for (size_t i = 0; i < 12; i++) std::memcpy(&even[i * 3], &special[i], 4);
+  for (size_t i = 0; i < 12; i++) std::memcpy(&odd[39 - i * 3], &special[i], 4);
+  for (int64_t n : {1, 15, 16, 17, 40}) {
+    for (int with_odd = 0; with_odd < 2; with_odd++) {
+      std::vector<uint16_t> out(size_t(2 * n + 2), 0xBEEF);
+      kernels->pack_pairs(even.data(), with_odd ? odd.data() : nullptr, n, out.data());
+      for (int64_t j = 0; j < n; j++) {
+        CHECK_EQ(out[size_t(2 * j)], s3::f32_to_bf16(even[size_t(j)]));
+        CHECK_EQ(out[size_t(2 * j + 1)], with_odd ? s3::f32_to_bf16(odd[size_t(j)]) : uint16_t(0));
+      }
+      CHECK_EQ(out[size_t(2 * n)], uint16_t(0xBEEF));  // nothing written past the row
     }
   }
 }
