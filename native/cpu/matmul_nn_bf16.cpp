@@ -20,25 +20,19 @@ inline float round_to_bf16(float x) { return bf16_to_f32(f32_to_bf16(x)); }
 
 inline float a_at(const MatmulNnArgs& p, int64_t i, int64_t k) { return p.a[i * p.a_row + k * p.a_col]; }
 
-// Calls fn(begin, end) on consecutive ranges of at most kRowsPerUnit of [0, n): over the pool, or
-// (pool null) on this thread.
+// Calls fn(begin, end) over the pool on consecutive ranges of at most kRowsPerUnit of [0, n).
 template <typename Fn>
-void for_row_units(ThreadPool* pool, int64_t n, Fn fn) {
+void for_row_units(ThreadPool& pool, int64_t n, Fn fn) {
   const int64_t units = (n + kRowsPerUnit - 1) / kRowsPerUnit;
-  const auto run = [&](size_t begin, size_t end) {
+  pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
     for (size_t u = begin; u < end; u++) fn(int64_t(u) * kRowsPerUnit, std::min(n, int64_t(u + 1) * kRowsPerUnit));
-  };
-  if (pool == nullptr) {
-    run(0, size_t(units));
-  } else {
-    pool->parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) { run(begin, end); });
-  }
+  });
 }
 
 // The `count` columns of the rows k = 0 … K − 1 of a row-major f32 matrix (row k at src + k·ld)
 // as pair-interleaved BF16 rows, pair q at out + q·2·count (the odd row of a last, unpaired pair zero).
 void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
-                    uint16_t* out, ThreadPool* pool) {
+                    uint16_t* out, ThreadPool& pool) {
   for_row_units(pool, (K + 1) / 2, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; q++) {
       const float* even = src + 2 * q * ld;
@@ -49,7 +43,7 @@ void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_
 
 // A and B packed for the VDPBF16PS kernels into scratch.
 MatmulNnBf16Args pack(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, MatmulNnBf16Scratch& scratch,
-                      ThreadPool* pool) {
+                      ThreadPool& pool) {
   MatmulNnBf16Args out;
   out.M = p.M;
   out.N = p.N;
@@ -90,7 +84,7 @@ MatmulNnBf16Args pack(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p,
 
 // A [M × K] and B [K × N] rounded to BF16 values in f32 (row-major, contiguous) into scratch, as
 // the f32 kernels' arguments.
-MatmulNnArgs round_operands(const MatmulNnArgs& p, MatmulNnBf16Scratch& scratch, ThreadPool* pool) {
+MatmulNnArgs round_operands(const MatmulNnArgs& p, MatmulNnBf16Scratch& scratch, ThreadPool& pool) {
   scratch.a_f32.resize(size_t(p.M * p.K));
   scratch.b_f32.resize(size_t(p.K * p.N));
   float* a = scratch.a_f32.data();
@@ -124,24 +118,14 @@ void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, SimdLevel level)
   // buffers of the LM head's size would be faulted in again each time.
   thread_local MatmulNnBf16Scratch scratch;
   if (const MatmulNnBf16Kernels* kernels = matmul_nn_bf16_kernels_for(level)) {
-    const MatmulNnBf16Args packed = pack(*kernels, args, scratch, &pool);
+    const MatmulNnBf16Args packed = pack(*kernels, args, scratch, pool);
     const int64_t units = (args.N + kMatmulNnColumnsPerUnit - 1) / kMatmulNnColumnsPerUnit;
     pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
       kernels->columns(packed, int64_t(begin) * kMatmulNnColumnsPerUnit,
                        std::min(args.N, int64_t(end) * kMatmulNnColumnsPerUnit));
     });
   } else {
-    matmul_nn(round_operands(args, scratch, &pool), pool, *matmul_nn_kernels_for(level));
-  }
-}
-
-void matmul_nn_bf16_serial(const MatmulNnArgs& args, MatmulNnBf16Scratch& scratch) {
-  if (args.M <= 0 || args.N <= 0) return;
-  const SimdLevel level = cpu_info().level;
-  if (const MatmulNnBf16Kernels* kernels = matmul_nn_bf16_kernels_for(level)) {
-    kernels->columns(pack(*kernels, args, scratch, nullptr), 0, args.N);
-  } else {
-    matmul_nn_kernels_for(level)->columns(round_operands(args, scratch, nullptr), 0, args.N);
+    matmul_nn(round_operands(args, scratch, pool), pool, *matmul_nn_kernels_for(level));
   }
 }
 

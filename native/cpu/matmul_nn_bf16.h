@@ -58,7 +58,7 @@ const MatmulNnBf16Kernels* matmul_nn_bf16_kernels_for(SimdLevel level);
 
 extern const MatmulNnBf16Kernels kMatmulNnAvx512Bf16;
 
-// The rounded operands of one call, kept by a caller that makes many calls (no allocation per call).
+// The rounded operands of one call (the driver keeps one per calling thread).
 struct MatmulNnBf16Scratch {
   std::vector<uint16_t> a, b;        // avx512bf16: packed as MatmulNnBf16Args describes
   std::vector<float> a_f32, b_f32;   // other levels: A [M × K] and B [K × N] as BF16 values in f32
@@ -68,8 +68,6 @@ struct MatmulNnBf16Scratch {
 // pool rounds the operands and then splits C's columns as matmul_nn does.
 void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool);
 void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, SimdLevel level);
-// On this thread (inside another parallel_for), the operands rounded into `scratch`.
-void matmul_nn_bf16_serial(const MatmulNnArgs& args, MatmulNnBf16Scratch& scratch);
 
 // matmul_nn (f32) or matmul_nn_bf16, by the trainer's precision.
 void matmul_nn(const MatmulNnArgs& args, MatmulPrecision precision, ThreadPool& pool);

@@ -10,7 +10,7 @@
 #include "cpu/embedding_backward.h"
 #include "cpu/matmul_backward.h"
 #include "cpu/matmul_nn.h"
-#include "cpu/matmul_nn_bf16.h"
+#include "cpu/linear_bf16.h"
 #include "cpu/matrix_view.h"
 #include "cpu/rmsnorm.h"
 #include "cpu/rmsnorm_backward.h"
@@ -56,14 +56,30 @@ size_t layer_activation_bytes(const Dims& d) {
   return per_token * size_t(d.T) * sizeof(float);
 }
 
-// out[M × N] = inp[M × K] · Wᵀ for the f32 weight W [N × K] at params + offset. The training path
-// goes through the C = A·B kernels of cpu/matmul_nn.h (no horizontal sums, so faster than the
-// inference kernels on the small hidden sizes of training runs): W is transposed once per call
-// into wt, whose cost is 1/M of the product's. With bf16 precision the product rounds inp and wt.
+// Buffers of the linear layers, reused across calls.
+struct LinearScratch {
+  std::vector<float> wt;              // f32: Wᵀ
+  std::vector<uint16_t> weight_bf16;  // bf16: W rounded
+  std::vector<float> input;           // bf16, at levels whose kernels do not round the input
+};
+
+// out[M × N] = inp[M × K] · Wᵀ for the f32 weight W [N × K] at params + offset. In f32 the
+// training path goes through the C = A·B kernels of cpu/matmul_nn.h (no horizontal sums, so faster
+// than the inference kernels on the small hidden sizes of training runs): W is transposed once per
+// call into wt, whose cost is 1/M of the product's. In bf16, W is rounded to BF16 rows once per
+// call and multiplied by the BF16-weight forward kernels (cpu/linear_bf16.h), which need no
+// transposition.
 void linear(float* out, const float* inp, const float* params, size_t offset, int64_t M, int64_t N, int64_t K,
-            std::vector<float>& wt, MatmulPrecision precision, ThreadPool& pool) {
-  wt.resize(size_t(N * K));
+            LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool) {
   const float* w = params + offset;
+  if (precision == MatmulPrecision::Bf16) {
+    scratch.weight_bf16.resize(size_t(N * K));
+    cpu::round_to_bf16(scratch.weight_bf16.data(), w, N * K, pool);
+    cpu::linear_bf16(out, inp, scratch.weight_bf16.data(), M, N, K, scratch.input, pool);
+    return;
+  }
+  std::vector<float>& wt = scratch.wt;
+  wt.resize(size_t(N * K));
   constexpr int64_t kBlock = 32;
   const int64_t blocks = (N + kBlock - 1) / kBlock;
   pool.parallel_for(size_t(blocks), [&](size_t begin, size_t end, size_t) {
@@ -77,7 +93,7 @@ void linear(float* out, const float* inp, const float* params, size_t offset, in
       }
     }
   });
-  cpu::matmul_nn(cpu::matmul_nn_args(out, inp, wt.data(), M, N, K, false), precision, pool);
+  cpu::matmul_nn(cpu::matmul_nn_args(out, inp, wt.data(), M, N, K, false), pool);
 }
 
 // The elementwise work goes to the pool in units of a fixed size, so that no result depends on the
@@ -130,13 +146,13 @@ cpu::PackedAttentionShape attention_shape(const Dims& d, const Qwen3TrainBatch& 
 // One decoder layer: xout = layer(xin), keeping everything the backward needs in a.
 void layer_forward(const Qwen3Config& c, const Dims& d, const Qwen3ParamLayout::Layer& L, const float* params,
                    const Qwen3TrainBatch& batch, const Qwen3TrainState& state, const float* xin, float* xout,
-                   LayerActivations& a, std::vector<float>& scratch, std::vector<float>& wt, ThreadPool& pool) {
+                   LayerActivations& a, std::vector<float>& scratch, LinearScratch& linear_scratch, ThreadPool& pool) {
   const float eps = c.rms_norm_eps;
   const MatmulPrecision mp = state.precision;
   rmsnorm_rows(a.h1.data(), xin, params + L.input_layernorm, d.T, d.C, eps, pool);
-  linear(a.q_raw.data(), a.h1.data(), params, L.q_proj, d.T, d.QD, d.C, wt, mp, pool);
-  linear(a.k_raw.data(), a.h1.data(), params, L.k_proj, d.T, d.KD, d.C, wt, mp, pool);
-  linear(a.v.data(), a.h1.data(), params, L.v_proj, d.T, d.KD, d.C, wt, mp, pool);
+  linear(a.q_raw.data(), a.h1.data(), params, L.q_proj, d.T, d.QD, d.C, linear_scratch, mp, pool);
+  linear(a.k_raw.data(), a.h1.data(), params, L.k_proj, d.T, d.KD, d.C, linear_scratch, mp, pool);
+  linear(a.v.data(), a.h1.data(), params, L.v_proj, d.T, d.KD, d.C, linear_scratch, mp, pool);
   rmsnorm_rows(a.qr.data(), a.q_raw.data(), params + L.q_norm, d.T * d.NH, d.HD, eps, pool);
   rmsnorm_rows(a.kr.data(), a.k_raw.data(), params + L.k_norm, d.T * d.NKV, d.HD, eps, pool);
   cpu::rope_forward(a.qr.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
@@ -144,15 +160,15 @@ void layer_forward(const Qwen3Config& c, const Dims& d, const Qwen3ParamLayout::
   cpu::causal_attention_train_forward(a.att.data(), a.lse.data(), a.qr.data(), a.kr.data(), a.v.data(),
                                       attention_shape(d, batch), pool);
   scratch.resize(size_t(d.T * d.C));
-  linear(scratch.data(), a.att.data(), params, L.o_proj, d.T, d.C, d.QD, wt, mp, pool);
+  linear(scratch.data(), a.att.data(), params, L.o_proj, d.T, d.C, d.QD, linear_scratch, mp, pool);
   add(a.xmid.data(), xin, scratch.data(), d.T * d.C, pool);
   rmsnorm_rows(a.h2.data(), a.xmid.data(), params + L.post_attention_layernorm, d.T, d.C, eps, pool);
-  linear(a.gate.data(), a.h2.data(), params, L.gate_proj, d.T, d.I, d.C, wt, mp, pool);
-  linear(a.up.data(), a.h2.data(), params, L.up_proj, d.T, d.I, d.C, wt, mp, pool);
+  linear(a.gate.data(), a.h2.data(), params, L.gate_proj, d.T, d.I, d.C, linear_scratch, mp, pool);
+  linear(a.up.data(), a.h2.data(), params, L.up_proj, d.T, d.I, d.C, linear_scratch, mp, pool);
   for_units(pool, d.T * d.I, kElementsPerUnit, [&](int64_t i0, int64_t i1) {
     cpu::swiglu_forward(a.act.data() + i0, a.gate.data() + i0, a.up.data() + i0, i1 - i0);
   });
-  linear(scratch.data(), a.act.data(), params, L.down_proj, d.T, d.C, d.I, wt, mp, pool);
+  linear(scratch.data(), a.act.data(), params, L.down_proj, d.T, d.C, d.I, linear_scratch, mp, pool);
   add(xout, a.xmid.data(), scratch.data(), d.T * d.C, pool);
 }
 
@@ -229,12 +245,13 @@ void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, c
     state.saved.reset();
   }
   LayerActivations a;
-  std::vector<float> scratch, wt;
+  std::vector<float> scratch;
+  LinearScratch linear_scratch;
   for (int64_t l = 0; l < L; l++) {
     LayerActivations& out = save ? state.saved->layers[size_t(l)] : a;
     out.resize(d);
     layer_forward(c, d, layout.layers[size_t(l)], params, batch, state, x0 + size_t(l) * TC, x0 + size_t(l + 1) * TC, out,
-                  scratch, wt, pool);
+                  scratch, linear_scratch, pool);
   }
   cpu::rmsnorm_forward(state.final_normed.data(), x0 + size_t(L) * TC, params + layout.norm, d.T, d.C, c.rms_norm_eps);
 }
@@ -255,14 +272,14 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
   cpu::rmsnorm_backward(dx.data(), grads + layout.norm, d_final_normed, x0 + size_t(L) * TC, params + layout.norm, d.T,
                         d.C, eps);
   LayerActivations recomputed;
-  std::vector<float> wt;
+  LinearScratch linear_scratch;
   const cpu::PackedAttentionShape shape = attention_shape(d, batch);
   for (int64_t l = L - 1; l >= 0; l--) {
     const Qwen3ParamLayout::Layer& W = layout.layers[size_t(l)];
     const float* xin = x0 + size_t(l) * TC;
     if (!state.saved) {
       recomputed.resize(d);
-      layer_forward(c, d, W, params, batch, state, xin, tmpC.data(), recomputed, scratch, wt, pool);
+      layer_forward(c, d, W, params, batch, state, xin, tmpC.data(), recomputed, scratch, linear_scratch, pool);
     }
     const LayerActivations& a = state.saved ? state.saved->layers[size_t(l)] : recomputed;
     // MLP: xout = xmid + down(swiglu(gate(h2), up(h2))), h2 = norm(xmid).

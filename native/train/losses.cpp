@@ -10,7 +10,7 @@
 #include "core/ops/token_loss.h"
 #include "cpu/matmul_backward.h"
 #include "cpu/matmul_nn.h"
-#include "cpu/matmul_nn_bf16.h"
+#include "cpu/linear_bf16.h"
 
 namespace s3::train {
 namespace {
@@ -22,28 +22,19 @@ constexpr int64_t kVocabBlock = 256;
 // logits[n × V] = hc[n × C] · headᵀ through the matmul_nn kernels, which want a row-major B: each
 // fixed block of vocabulary rows is computed transposed, head[block × C] · hcᵀ[C × n], into the
 // thread's scratch [kVocabBlock × n] and transposed into its columns of logits. hc_t [C × n] is
-// scratch for hcᵀ. Each logit is one FMA chain in increasing c, whatever the thread count. With
-// bf16 precision each block's product rounds its operands in the thread's bf16_scratch (the head
-// block and hcᵀ: (rows + n)·C roundings for rows·n·C products) and is then one chain over c pairs.
-void head_logits(float* logits, float* hc_t, std::vector<float>& scratch,
-                 std::vector<cpu::MatmulNnBf16Scratch>& bf16_scratch, const float* hc, const float* head, int64_t n,
-                 int64_t C, int64_t V, MatmulPrecision precision, ThreadPool& pool) {
+// scratch for hcᵀ. Each logit is one FMA chain in increasing c, whatever the thread count.
+void head_logits(float* logits, float* hc_t, std::vector<float>& scratch, const float* hc, const float* head, int64_t n,
+                 int64_t C, int64_t V, ThreadPool& pool) {
   for (int64_t i = 0; i < n; i++) {
     for (int64_t c = 0; c < C; c++) hc_t[c * n + i] = hc[i * C + c];
   }
   scratch.resize(pool.num_threads() * size_t(kVocabBlock * n));
-  bf16_scratch.resize(precision == MatmulPrecision::Bf16 ? pool.num_threads() : 0);
   const int64_t blocks = (V + kVocabBlock - 1) / kVocabBlock;
   pool.parallel_for(size_t(blocks), [&](size_t begin, size_t end, size_t thread) {
     float* block_t = scratch.data() + thread * size_t(kVocabBlock * n);
     for (size_t b = begin; b < end; b++) {
       const int64_t v0 = int64_t(b) * kVocabBlock, rows = std::min(kVocabBlock, V - v0);
-      const cpu::MatmulNnArgs args = cpu::matmul_nn_args(block_t, head + v0 * C, hc_t, rows, n, C, false);
-      if (precision == MatmulPrecision::Bf16) {
-        cpu::matmul_nn_bf16_serial(args, bf16_scratch[thread]);
-      } else {
-        cpu::matmul_nn_serial(args);
-      }
+      cpu::matmul_nn_serial(cpu::matmul_nn_args(block_t, head + v0 * C, hc_t, rows, n, C, false));
       for (int64_t i = 0; i < n; i++) {
         for (int64_t v = 0; v < rows; v++) logits[i * V + v0 + v] = block_t[v * n + i];
       }
@@ -155,7 +146,12 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   // Rows per chunk, no more than there are (the buffers below hold one chunk's R × V logits).
   const int64_t R = std::max<int64_t>(1, std::min<int64_t>(options.chunk_rows > 0 ? options.chunk_rows : 256, int64_t(rows.size())));
   std::vector<float> hc(size_t(R * C)), hc_t(size_t(R * C)), logits(size_t(R * V)), dhc(size_t(R * C)), logits_scratch;
-  std::vector<cpu::MatmulNnBf16Scratch> bf16_scratch;
+  // bf16: the head rounded to BF16 rows once per call, for every chunk's logits (cpu/linear_bf16.h:
+  // no transposition, and V × C roundings instead of one set per chunk).
+  const bool bf16 = options.precision == MatmulPrecision::Bf16;
+  std::vector<uint16_t> head_bf16(bf16 ? size_t(V * C) : 0);
+  std::vector<float> rounded_input;
+  if (bf16) cpu::round_to_bf16(head_bf16.data(), head, V * C, pool);
   std::vector<ops::TokenLossRow> row_results(static_cast<size_t>(R));
   const double temperature = settings.temperature;
   // exp(z_v − max) of the row each thread is on, computed once for the sums and the gradient; and
@@ -165,8 +161,11 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(R)) {
     const int64_t n = int64_t(std::min(rows.size() - r0, size_t(R)));
     for (int64_t i = 0; i < n; i++) std::memcpy(&hc[size_t(i * C)], h + rows[r0 + size_t(i)] * C, size_t(C) * sizeof(float));
-    head_logits(logits.data(), hc_t.data(), logits_scratch, bf16_scratch, hc.data(), head, n, C, V, options.precision,
-                pool);
+    if (bf16) {
+      cpu::linear_bf16(logits.data(), hc.data(), head_bf16.data(), n, V, C, rounded_input, pool);
+    } else {
+      head_logits(logits.data(), hc_t.data(), logits_scratch, hc.data(), head, n, C, V, pool);
+    }
     // logits → dlogits in place, row by row.
     pool.parallel_for(size_t(n), [&](size_t begin, size_t end, size_t thread) {
       double* e = row_exp[thread].data();

@@ -44,8 +44,9 @@ struct LossOptions {
   // (and recorded μ's log-probs under); 1 leaves every bit as without it. SFT ignores it.
   double temperature = 1.0;
   // The LM head's three products (logits = h·headᵀ, dh = dlogits·head, dhead += dlogitsᵀ·h): f32,
-  // or BF16-rounded operands with f32 sums (cpu/matmul_nn_bf16.h). The softmax, the per-row
-  // arithmetic and every statistic are f32/f64 at either.
+  // or BF16-rounded operands with f32 sums (the logits through cpu/linear_bf16.h, the other two
+  // through cpu/matmul_nn_bf16.h). The softmax, the per-row arithmetic and every statistic are
+  // f32/f64 at either.
   MatmulPrecision precision = MatmulPrecision::F32;
 };
 
