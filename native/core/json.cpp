@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 namespace s3 {
 
@@ -391,6 +392,12 @@ bool is_valid_utf8(std::string_view text) {
     position += length;
   }
   return true;
+}
+
+std::string json_number(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", value);
+  return buf;
 }
 
 std::string json_quote(std::string_view text) {

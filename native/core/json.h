@@ -84,4 +84,7 @@ bool is_valid_utf8(std::string_view text);
 // characters, passes other UTF-8 through. The caller guarantees valid UTF-8.
 std::string json_quote(std::string_view text);
 
+// A double as "%.17g" text: 17 significant digits, which read back to the same value.
+std::string json_number(double value);
+
 }  // namespace s3

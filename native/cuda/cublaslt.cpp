@@ -2,6 +2,7 @@
 #include "cuda/cublaslt.h"
 
 #include <mutex>
+#include <stdexcept>
 #include <type_traits>
 
 namespace s3::cuda {
@@ -85,6 +86,12 @@ const CublasLtLoad& cublaslt() {
   static CublasLtLoad load;
   std::call_once(once, [] { load = load_cublaslt(); });
   return load;
+}
+
+std::shared_ptr<const CublasLtLibrary> usable_cublaslt() {
+  const CublasLtLoad& load = cublaslt();
+  if (load.library == nullptr) throw std::runtime_error("device cuda: " + load.error);
+  return load.library;
 }
 
 bool fp8_block_scaling(const CublasLtLibrary& library, int compute_major, int compute_minor) {

@@ -43,6 +43,8 @@ CublasLtLoad load_cublaslt_from(const std::vector<std::string>& directories);
 // The process's cuBLASLt, opened on first use and kept; its library is null when it could not be
 // opened, and error then says why.
 const CublasLtLoad& cublaslt();
+// The process's cuBLASLt; throws std::runtime_error("device cuda: <why>") when it cannot be opened.
+std::shared_ptr<const CublasLtLibrary> usable_cublaslt();
 
 // Whether block-scaled FP8 GEMMs can run: cuBLASLt ≥ 12.9 and compute capability 9.0 exactly
 // (the VEC128 / BLK128x128 modes are Hopper-only; Blackwell uses MX formats instead).

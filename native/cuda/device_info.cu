@@ -3,6 +3,8 @@
 
 #include <cuda_runtime.h>
 
+#include <stdexcept>
+
 namespace s3::cuda {
 
 DeviceQuery query_devices() {
@@ -38,6 +40,12 @@ DeviceQuery query_devices() {
     query.devices.push_back(info);
   }
   return query;
+}
+
+DeviceInfo first_device() {
+  const DeviceQuery query = query_devices();
+  if (query.devices.empty()) throw std::runtime_error("device cuda: no CUDA device is visible (" + query.error + ")");
+  return query.devices.front();
 }
 
 }  // namespace s3::cuda

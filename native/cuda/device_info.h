@@ -30,4 +30,8 @@ struct DeviceQuery {
 // Queries the runtime once per call; never throws.
 DeviceQuery query_devices();
 
+// Device 0, the one the runner and the trainer use; throws std::runtime_error("device cuda: no CUDA
+// device is visible (<why>)") when there is none.
+DeviceInfo first_device();
+
 }  // namespace s3::cuda

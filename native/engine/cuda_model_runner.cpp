@@ -28,19 +28,12 @@ std::string gib(double bytes) {
   return text;
 }
 
-// The process's cuBLASLt, or the reason it cannot be opened as an exception.
-std::shared_ptr<const cuda::CublasLtLibrary> usable_cublaslt() {
-  const cuda::CublasLtLoad& load = cuda::cublaslt();
-  if (load.library == nullptr) throw std::runtime_error("device cuda: " + load.error);
-  return load.library;
-}
-
 class CudaModelRunner final : public ModelRunner {
  public:
   CudaModelRunner(const RunnerOptions& options, std::shared_ptr<const model::Qwen3Weights> weights)
       : options_(options),
-        library_(usable_cublaslt()),
-        info_(device_info()),
+        library_(cuda::usable_cublaslt()),
+        info_(cuda::first_device()),
         allocator_("lower kvCacheBytes (the engine's KV cache) or maxBatchTokens (tokens per step)"),
         gemm_(library_, allocator_, stream_.get(), options.max_batch_tokens),
         // Block-scaled FP8 where cuBLASLt and the device offer it, and only if this cuBLASLt has an
@@ -147,12 +140,6 @@ class CudaModelRunner final : public ModelRunner {
   }
 
  private:
-  static cuda::DeviceInfo device_info() {
-    const cuda::DeviceQuery query = cuda::query_devices();
-    if (query.devices.empty()) throw std::runtime_error("device cuda: no CUDA device is visible (" + query.error + ")");
-    return query.devices.front();
-  }
-
   std::string device_name() const { return "cuda:" + std::to_string(kDevice) + " (" + info_.name + ")"; }
 
   void copy_back(void* host, const void* device, size_t bytes) {

@@ -68,9 +68,7 @@ class ConfigReader {
   static std::string text(const JsonValue& value) {
     if (value.is_bool()) return value.as_bool() ? "true" : "false";
     if (value.is_null()) return "null";
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.17g", value.as_number());
-    return buffer;
+    return json_number(value.as_number());
   }
 
   const JsonValue& root_;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "napi/device_option.h"
 #include "napi/guarded.h"
 #include "napi/options.h"
 #include "napi/trainer_handle.h"
@@ -32,6 +33,10 @@ train::TrainerOptions parse_options(Napi::Env env, const Napi::Value& value) {
   o.icepop_low = options.number("icepopLow", o.icepop_low);
   o.icepop_high = options.number("icepopHigh", o.icepop_high);
   o.threads = size_t(options.integer("threads", 0));
+  o.device = device_option(env, options.object(), "Trainer options");
+  const int64_t activation_bytes = options.integer("deviceActivationBytes", 0);
+  if (activation_bytes < 0) throw Napi::TypeError::New(env, "Trainer options: deviceActivationBytes must be ≥ 0");
+  o.device_activation_bytes = size_t(activation_bytes);
   o.shared_prefix_min_tokens = options.integer("sharedPrefixMinTokens", o.shared_prefix_min_tokens);
   o.restore_optimizer = !options.boolean("freshOptimizer", !o.restore_optimizer);
   const Napi::Value state_value = options.get("optimizerStateDtype");
@@ -145,7 +150,8 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
                         InstanceMethod("zeroGrad", &Trainer::zero_grad), InstanceMethod("save", &Trainer::save),
                         InstanceMethod("load", &Trainer::load), InstanceMethod("saveGradients", &Trainer::save_gradients),
                         InstanceMethod("stepCount", &Trainer::step_count), InstanceMethod("setLr", &Trainer::set_lr),
-                        InstanceMethod("tensors", &Trainer::tensors), InstanceMethod("gradients", &Trainer::gradients)});
+                        InstanceMethod("tensors", &Trainer::tensors), InstanceMethod("gradients", &Trainer::gradients),
+                        InstanceMethod("device", &Trainer::device)});
   }
 
   explicit Trainer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Trainer>(info) {
@@ -232,7 +238,7 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
 
   Napi::Value zero_grad(const Napi::CallbackInfo& info) {
     idle(info.Env());
-    trainer_->zero_grad();
+    guarded(info.Env(), [&] { trainer_->zero_grad(); return 0; });
     return info.Env().Undefined();
   }
 
@@ -264,6 +270,9 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
     return env.Undefined();
   }
 
+  // device() → "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)".
+  Napi::Value device(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), trainer_->device_description()); }
+
   Napi::Value step_count(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), double(trainer_->step_count())); }
 
   Napi::Value set_lr(const Napi::CallbackInfo& info) {
@@ -276,12 +285,12 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
 
   Napi::Value tensors(const Napi::CallbackInfo& info) {
     idle(info.Env());
-    return tensor_list(info.Env(), *trainer_, trainer_->params());
+    return guarded(info.Env(), [&] { return tensor_list(info.Env(), *trainer_, trainer_->params()); });
   }
 
   Napi::Value gradients(const Napi::CallbackInfo& info) {
     idle(info.Env());
-    return tensor_list(info.Env(), *trainer_, trainer_->grads());
+    return guarded(info.Env(), [&] { return tensor_list(info.Env(), *trainer_, trainer_->grads()); });
   }
 
   std::shared_ptr<train::Trainer> trainer_;

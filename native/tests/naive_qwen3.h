@@ -20,6 +20,18 @@
 
 namespace s3test {
 
+// The config.json of `c` (f32), as a checkpoint folder or Trainer::save holds it.
+inline std::string qwen3_config_json(const s3::model::Qwen3Config& c) {
+  return "{\"architectures\": [\"Qwen3ForCausalLM\"], \"model_type\": \"qwen3\", \"hidden_act\": \"silu\", "
+         "\"hidden_size\": " + std::to_string(c.hidden_size) + ", \"num_hidden_layers\": " +
+         std::to_string(c.num_hidden_layers) + ", \"num_attention_heads\": " + std::to_string(c.num_attention_heads) +
+         ", \"num_key_value_heads\": " + std::to_string(c.num_key_value_heads) + ", \"head_dim\": " +
+         std::to_string(c.head_dim) + ", \"intermediate_size\": " + std::to_string(c.intermediate_size) +
+         ", \"vocab_size\": " + std::to_string(c.vocab_size) + ", \"max_position_embeddings\": " +
+         std::to_string(c.max_position_embeddings) + ", \"rope_theta\": 1000000.0, \"rms_norm_eps\": 1e-06, " +
+         "\"tie_word_embeddings\": " + (c.tie_word_embeddings ? "true" : "false") + ", \"torch_dtype\": \"float32\"}";
+}
+
 // hidden 64, 2 layers, 4 heads / 2 KV heads, head_dim 16, MLP 128, vocab 512, tied.
 inline s3::model::Qwen3Config tiny_qwen3_config() {
   s3::model::Qwen3Config c;

@@ -31,17 +31,6 @@ using s3::train::TrainBatch;
 using s3::train::Trainer;
 using s3::train::TrainerOptions;
 
-std::string config_json(const s3::model::Qwen3Config& c) {
-  return "{\"architectures\": [\"Qwen3ForCausalLM\"], \"model_type\": \"qwen3\", \"hidden_act\": \"silu\", "
-         "\"hidden_size\": " + std::to_string(c.hidden_size) + ", \"num_hidden_layers\": " +
-         std::to_string(c.num_hidden_layers) + ", \"num_attention_heads\": " + std::to_string(c.num_attention_heads) +
-         ", \"num_key_value_heads\": " + std::to_string(c.num_key_value_heads) + ", \"head_dim\": " +
-         std::to_string(c.head_dim) + ", \"intermediate_size\": " + std::to_string(c.intermediate_size) +
-         ", \"vocab_size\": " + std::to_string(c.vocab_size) + ", \"max_position_embeddings\": " +
-         std::to_string(c.max_position_embeddings) + ", \"rope_theta\": 1000000.0, \"rms_norm_eps\": 1e-06, " +
-         "\"tie_word_embeddings\": " + (c.tie_word_embeddings ? "true" : "false") + ", \"torch_dtype\": \"float32\"}";
-}
-
 struct Fixture {
   s3test::TestModel model;
   s3::model::Qwen3Weights weights;
@@ -54,7 +43,7 @@ struct Fixture {
     c.tie_word_embeddings = tied;
     return s3test::make_test_model(c, DType::F32, seed, DType::F32);
   }
-  Trainer trainer(const TrainerOptions& o) const { return Trainer(weights, config_json(model.config), o); }
+  Trainer trainer(const TrainerOptions& o) const { return Trainer(weights, s3test::qwen3_config_json(model.config), o); }
 };
 
 std::vector<int32_t> random_tokens(size_t n, int64_t vocab, uint64_t seed) {
@@ -397,7 +386,9 @@ TEST(train_kl_penalty_alone_lowers_under_a_small_gradient_step_and_checks_its_in
   float gmax = 0.0f;
   for (float g : trainer.grads()) gmax = std::max(gmax, std::fabs(g));
   CHECK(gmax > 0.0f);
-  for (size_t i = 0; i < trainer.params().size(); i++) trainer.mutable_params()[i] -= 1e-4f / gmax * trainer.grads()[i];
+  std::vector<float> moved = trainer.params();
+  for (size_t i = 0; i < moved.size(); i++) moved[i] -= 1e-4f / gmax * trainer.grads()[i];
+  trainer.set_params(moved);
   trainer.zero_grad();
   const double last = trainer.accumulate(b).kl_mean;
   CHECK(first > 0.0);

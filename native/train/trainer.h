@@ -1,6 +1,9 @@
-// trainer: the s³ CPU trainer. f32 master weights of a Qwen3 checkpoint, gradients accumulated
+// trainer: the s³ trainer. f32 master weights of a Qwen3 checkpoint, gradients accumulated
 // over micro-batches (accumulate), AdamW updates (step), and checkpoints (save / load) that
-// resume bit-identically:
+// resume bit-identically. Batches are checked and laid out (train/train_rows.h) and checkpoints
+// read and written here for every device; the parameters, gradients and moments live, and the
+// pass, loss and update run, in the compute of options.device (train/trainer_compute.h: the CPU,
+// or a CUDA device). Checkpoint folder:
 //   DIR/config.json             the model's Hugging Face config (copied from the source checkpoint)
 //   DIR/model.safetensors       the weights, F32, under the checkpoint's tensor names (loadable
 //                               by Qwen3Weights::load and transformers)
@@ -21,19 +24,16 @@
 #include <vector>
 
 #include "core/matmul_precision.h"
-#include "core/thread_pool.h"
-#include "model/qwen3_train.h"
+#include "model/device.h"
 #include "model/qwen3_config.h"
+#include "model/qwen3_param_layout.h"
 #include "model/qwen3_weights.h"
 #include "train/adamw.h"
 #include "train/losses.h"
+#include "train/train_batch.h"
+#include "train/trainer_compute.h"
 
 namespace s3::train {
-
-class TrainerError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct TrainerOptions {
   AdamWOptions adamw;
@@ -43,7 +43,12 @@ struct TrainerOptions {
   // Compute a prompt prefix that sequences of a micro-batch share once (train/shared_prefixes.h),
   // when at least this many tokens long; 0 turns sharing off (every sequence computed whole).
   int64_t shared_prefix_min_tokens = 16;
-  size_t threads = 0;  // 0: default_thread_count()
+  // Where the parameters live and the training runs (the CPU, or CUDA device 0).
+  model::Device device = model::Device::Cpu;
+  size_t threads = 0;  // CPU: 0 is default_thread_count()
+  // CUDA: bytes the forward may keep activations in for the backward, beyond which layers are
+  // recomputed; 0: half the device memory left free by the trainer's own buffers.
+  size_t device_activation_bytes = 0;
   // precision.train: the matmuls of the forward, the backward and the LM-head loss in f32, or with
   // BF16-rounded operands and f32 sums (the paper's exploration setting, App. A.1); master
   // weights, gradients, AdamW and every reduction stay f32 either way.
@@ -51,49 +56,6 @@ struct TrainerOptions {
   // Opening a folder written by save(): restore its optimizer state and step (resume), or start
   // AdamW afresh from its weights (a new training stage on a saved model).
   bool restore_optimizer = true;
-};
-
-// One micro-batch of packed sequences. coef[t] (and old_logprobs[t] for the policy gradient)
-// weight log p(tokens[t + 1] | the sequence up to t); it must be 0 at the last token of each
-// sequence. SFT: coef = mask · weight. Policy gradient: coef = team advantage · 1/|T_g| · w.
-struct TrainBatch {
-  LossKind kind = LossKind::Sft;
-  std::vector<int32_t> tokens;
-  std::vector<int64_t> seq_lengths;  // sum = tokens.size(); empty: one sequence
-  std::vector<float> coef;
-  std::vector<float> old_logprobs;   // policy gradient only
-  // Score centering (policy gradient, optional): K draws per token, [T × K] each, recorded at
-  // inference for the same positions as coef (token −1: no draw).
-  int64_t num_draws = 0;
-  std::vector<int32_t> draw_tokens;
-  std::vector<float> draw_logprobs;
-  // KL penalty towards a frozen reference policy (policy gradient, optional; see losses.h):
-  // kl_coef β > 0 turns it on; ref_logprobs[t] and kl_weight[t] ≥ 0 are aligned with coef.
-  float kl_coef = 0.0f;
-  std::vector<float> ref_logprobs;
-  std::vector<float> kl_weight;
-  // Policy gradient: the sampling temperature, so π_θ is the distribution μ's log-probs were recorded under.
-  double temperature = 1.0;
-};
-
-struct StepDiagnostics {
-  double loss = 0.0;
-  int64_t tokens = 0;
-  double mean_ratio = 0.0;        // policy gradient: mean ρ over weighted tokens
-  double fraction_masked = 0.0;   // policy gradient: IcePop-masked share of weighted tokens
-  // Policy gradient: mean |log π_θ − log μ| over weighted tokens, masked ones included: how far the
-  // sampler's log-probabilities (its weights, precision and lag) are from the trainer's. SFT: 0.
-  double mean_abs_log_ratio = 0.0;
-  double mean_entropy = 0.0;
-  double mean_logprob = 0.0;
-  double centering = 0.0;         // the score-centering surrogate (not in loss)
-  double mean_draw_weight = 0.0;  // mean detached w_k per weighted token and draw
-  double kl_mean = 0.0;           // KL penalty: mean k3 estimate over tokens with kl_weight > 0 (0 when off)
-  int64_t shared_prefix_tokens = 0;  // rows not computed because a shared prefix stood in for them
-  // Policy gradient: exact quantiles (losses.h: ratio_quantiles) of ρ_t over the `tokens` weighted
-  // tokens, IcePop-masked ones included; all 0 when tokens is 0. SFT: all 1 (ρ ≡ 1, like mean_ratio)
-  // when tokens > 0, else all 0.
-  RatioQuantiles ratio_quantiles;
 };
 
 class Trainer {
@@ -115,11 +77,16 @@ class Trainer {
 
   const model::Qwen3Config& config() const { return config_; }
   const model::Qwen3ParamLayout& layout() const { return layout_; }
-  const std::vector<float>& params() const { return params_; }
-  std::vector<float>& mutable_params() { return params_; }
-  const std::vector<float>& grads() const { return grads_; }
-  int64_t step_count() const { return adam_.step; }
+  // Host copies of the parameters and gradients (on CUDA downloaded when asked for), in layout()'s
+  // order, valid until the next call that changes them.
+  const std::vector<float>& params() const { return compute_->params(); }
+  const std::vector<float>& grads() const { return compute_->grads(); }
+  // Replaces the parameters ([layout().total]); gradients and moments stay.
+  void set_params(const std::vector<float>& values);
+  int64_t step_count() const { return compute_->step_count(); }
   const TrainerOptions& options() const { return options_; }
+  // Where it computes: "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)".
+  std::string device_description() const { return compute_->description(); }
   void set_lr(double lr) { options_.adamw.lr = lr; }
   // Copies of the current weights, F32, for the inference engine.
   model::Qwen3Weights weights() const;
@@ -130,9 +97,7 @@ class Trainer {
   std::string config_json_;
   TrainerOptions options_;
   model::Qwen3ParamLayout layout_;
-  std::vector<float> params_, grads_;
-  AdamWState adam_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<TrainerCompute> compute_;
 };
 
 }  // namespace s3::train

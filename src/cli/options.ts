@@ -38,6 +38,16 @@ export function addDeviceFlags(command: Command): Command {
     .option('--weights <format>', 'stored (the checkpoint\'s dtypes) | bf16 (f32 tensors rounded to BF16 at load) | fp8 (linear weights quantized to FP8 with 128×128 block scales at load)', 'stored');
 }
 
+/** Adds --device to a command that trains (train, sft): the config's `device`, which places the trainer and the engine. */
+export function addTrainDeviceFlag(command: Command): Command {
+  return command.option('--device <device>', "where the trainer and the engine run: auto (CUDA when a usable GPU exists, else the CPU) | cpu | cuda; the same as --set device=… (default: the preset's)");
+}
+
+/** The --set list with --device folded in (it is the config field `device`; given last, it wins over a --set). */
+export function withDeviceSet(sets: readonly string[] | undefined, device: string | undefined): string[] | undefined {
+  return device === undefined ? sets?.slice() : [...(sets ?? []), `device=${device}`];
+}
+
 /** Adds --nondeterministic: the engine runs ahead of the harness instead of in lockstep (docs/determinism.md). */
 export function addDeterminismFlag(command: Command): Command {
   return command.option('--nondeterministic', 'let the inference engine run ahead while the harness reacts (results then depend on timing; docs/determinism.md)');

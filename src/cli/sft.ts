@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { addTrainDeviceFlag, withDeviceSet } from './options.js';
 import { resolveTrainConfig } from '../config/resolve-train-config.js';
 import { ConfigError } from '../errors.js';
 import { writeFileAtomic } from '../common/atomic-file.js';
@@ -20,6 +21,7 @@ interface SftFlags {
   model?: string;
   out: string;
   solo?: boolean;
+  device?: string;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -28,8 +30,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
 
 /** Registers `swarm sft`. */
 export function registerSft(program: Command): void {
-  program
-    .command('sft')
+  addTrainDeviceFlag(program.command('sft'))
     .description("fine-tune on the task's scripted demonstrations (Appendix L): the sft stage of a training config on its own")
     .option('--preset <name>', 'mini (default), paper-aggregation or paper-exploration: task, episode settings and the sft section')
     .option('--config <file>', 'a JSON config file: optional "preset" plus any settings')
@@ -38,7 +39,7 @@ export function registerSft(program: Command): void {
     .option('--solo', 'the solo variant: single explorers without messaging')
     .requiredOption('--out <dir>', 'the folder to write the fine-tuned model into')
     .action(async (flags: SftFlags) => {
-      const { config } = resolveTrainConfig({ preset: flags.preset, configFile: flags.config, sets: flags.set, model: flags.model });
+      const { config } = resolveTrainConfig({ preset: flags.preset, configFile: flags.config, sets: withDeviceSet(flags.set, flags.device), model: flags.model });
       if (config.sft === null) throw new ConfigError('the config has no sft section (sft is null); give one with --set sft.… or a preset that has it.');
       const out = path.resolve(flags.out);
       if (fs.existsSync(path.join(out, 'model.safetensors'))) throw new ConfigError(`${out} already holds a model; choose another --out.`);

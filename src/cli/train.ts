@@ -12,7 +12,7 @@ import { RunDirectory } from '../rl/run-directory.js';
 import { runTrainPipeline } from '../rl/train-pipeline.js';
 import { writeRunReport } from './run-report.js';
 import { TrainView } from './train-view.js';
-import { parseServerList } from './options.js';
+import { addTrainDeviceFlag, parseServerList, withDeviceSet } from './options.js';
 import { resolveTrainConfig } from '../config/resolve-train-config.js';
 import { formatTrainPlan } from '../config/train-plan.js';
 import { LEARNERS } from '../config/train-config.js';
@@ -31,6 +31,7 @@ interface TrainCommandOptions {
   eval?: boolean;
   nondeterministic?: boolean;
   inferenceServers?: string;
+  device?: string;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -39,8 +40,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
 
 /** Registers the train command. */
 export function registerTrain(program: Command): void {
-  program
-    .command('train')
+  addTrainDeviceFlag(program.command('train'))
     .description('train a swarm with cooperative multi-agent RL: optional SFT on scripted demonstrations, evaluation, RL, evaluation, report')
     .option('--preset <name>', 'mini (default), paper-aggregation or paper-exploration')
     .option('--config <file>', 'a JSON config file: optional "preset" plus any settings')
@@ -58,7 +58,7 @@ export function registerTrain(program: Command): void {
       const resolved = resolveTrainConfig({
         preset: options.preset,
         configFile: options.config,
-        sets: options.nondeterministic === true ? [...(options.set ?? []), 'deterministicCollection=false'] : options.set,
+        sets: withDeviceSet(options.nondeterministic === true ? [...(options.set ?? []), 'deterministicCollection=false'] : options.set, options.device),
         model: options.model,
         out: options.out,
         learner: options.learner,

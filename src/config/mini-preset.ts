@@ -20,6 +20,8 @@ export const MINI: TrainConfig = {
   synchronousCollection: true,
   // Events, not timing, order the collection: the same seed gives the same run (docs/determinism.md).
   deterministicCollection: true,
+  // The CPU on every machine: the mini is built for a laptop's cores, and its results compare across machines.
+  device: 'cpu',
   // 50 updates instead of 200: 800 team attempts at N = 4, what the 15 minutes hold with room to
   // spare once the shared system turn is computed once (trainer and engine); a weak SFT start has
   // more groups to train on and took 15 min 21 s with 60 (docs/benchmarks.md, "Why 50 RL updates at lr 3e-5").
@@ -72,6 +74,7 @@ export const MINI: TrainConfig = {
     'model: built-in s3-mini (4 layers, hidden 256, its own 1,671-token BPE) instead of Qwen3-0.6B',
     'promptStyle: compact prompts (ours) instead of the verbatim Appendix G prompts',
     'synchronousCollection: rollouts wait for the latest weights instead of overlapping training',
+    'device: the CPU on every machine instead of GPUs',
     'task: aggregation-digits, private numbers 1..9 instead of 1..99 (same prompts, protocol and grading)',
     'sft: warm start on scripted demonstrations at N ∈ {2, 3, 4}, 200 updates on excerpts (lr 2e-3) then 60 on whole histories (lr 1e-3) (training problems hold 4 numbers; the paper starts aggregation from the base model)',
     'rlUpdates: 50 instead of 200',

@@ -22,6 +22,8 @@ export const PAPER_AGGREGATION: TrainConfig = {
   synchronousCollection: false,
   // Ours: events, not timing, order the collection (the same run from the same seed; docs/determinism.md).
   deterministicCollection: true,
+  // The GPU where there is one (the paper trains on GPUs), else the CPU.
+  device: 'auto',
   // Table 4: RL updates — 200.
   rlUpdates: 200,
   // Table 4: teams per update — 256 = 32 problems × 8 attempts.
@@ -82,6 +84,8 @@ export const PAPER_EXPLORATION: TrainConfig = {
   synchronousCollection: false,
   // Ours: events, not timing, order the collection (the same run from the same seed; docs/determinism.md).
   deterministicCollection: true,
+  // The GPU where there is one (the paper trains on GPUs), else the CPU.
+  device: 'auto',
   // Table 4: RL updates — 200.
   rlUpdates: 200,
   // Table 4: teams per update — 128 = 16 problems × 8 attempts.

@@ -4,6 +4,7 @@
 import { PROMPT_STYLES } from '../tasks/task.js';
 import { KL_ESTIMATORS, LEARNERS, ROLLOUT_KV_CACHE_DTYPES, ROLLOUT_WEIGHT_FORMATS, TRAIN_PRECISIONS, TRAIN_TASKS } from './train-config.js';
 import { OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
+import { DEVICE_CHOICES } from '../native/device.js';
 
 /** The type and range of one config leaf. */
 export type FieldType =
@@ -46,6 +47,7 @@ export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
   { path: 'promptStyle', type: { kind: 'enum', values: PROMPT_STYLES }, reference: 'Appendix G (paper) or ours (compact)' },
   { path: 'synchronousCollection', type: { kind: 'boolean' }, reference: 'Table 4 (asynchronous) or ours (synchronous)' },
   { path: 'deterministicCollection', type: { kind: 'boolean' }, reference: 'ours: the engine in lockstep with the harness (docs/determinism.md)' },
+  { path: 'device', type: { kind: 'enum', values: DEVICE_CHOICES }, reference: 'Table 4: hardware (the paper trains on GPUs); --device' },
   { path: 'rlUpdates', type: positive(), reference: 'Table 4: RL updates' },
   { path: 'problemsPerUpdate', type: positive(), reference: 'Table 4: teams per update (problems M)' },
   { path: 'attemptsPerProblem', type: positive(), reference: 'Table 4: teams per update (attempts G)' },

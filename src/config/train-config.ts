@@ -5,6 +5,7 @@
 
 import type { PromptStyle } from '../tasks/task.js';
 import type { OptimizerStateDtype } from '../native/trainer.js';
+import type { DeviceChoice } from '../native/device.js';
 
 /** The learners of Table 1 (Appendix C). */
 export const LEARNERS = ['s3', 'no-comm', 'individual', 'online-sft', 'solo'] as const;
@@ -133,6 +134,11 @@ export interface TrainConfig {
    * while JavaScript reacts (`--nondeterministic`).
    */
   deterministicCollection: boolean;
+  /**
+   * Where the trainer and the rollout engine run: 'auto' (CUDA when this build, a visible GPU and cuBLASLt allow
+   * it, else the CPU), 'cpu' or 'cuda' (refused with the reason where CUDA cannot run). Both share the one device.
+   */
+  device: DeviceChoice;
   rlUpdates: number;
   /** Problems per update, M. */
   problemsPerUpdate: number;

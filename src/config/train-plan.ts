@@ -29,7 +29,7 @@ export function implementationDeviations(config: TrainConfig): string[] {
   const deviations: string[] = [];
   if (config.precision.rolloutWeights !== 'f32' || config.precision.rolloutKvCache !== 'f32') {
     deviations.push(
-      `precision: rollouts sample from ${config.precision.rolloutWeights} weights with a ${config.precision.rolloutKvCache} KV cache, but the CPU engine computes activations in f32 (App. A.1: BF16 activations)`,
+      `precision: rollouts sample from ${config.precision.rolloutWeights} weights with a ${config.precision.rolloutKvCache} KV cache, but the engine (CPU and CUDA alike) computes activations in f32 (App. A.1: BF16 activations)`,
     );
   }
   if (config.precision.train === 'bf16') {

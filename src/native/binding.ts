@@ -262,6 +262,13 @@ export interface NativeTrainerOptions {
   matmulPrecision?: 'f32' | 'bf16';
   /** Open a folder written by save() with a fresh AdamW (step 0, zero moments) instead of restoring its optimizer state. */
   freshOptimizer?: boolean;
+  /**
+   * Where the parameters live and the training runs: 'auto' (default: CUDA when usable, else the CPU), 'cpu' or
+   * 'cuda' (refused with the reason where CUDA cannot run). The CUDA trainer is unverified on a GPU (docs/cuda.md).
+   */
+  device?: 'auto' | 'cpu' | 'cuda';
+  /** CUDA: bytes the forward may keep activations in for the backward (beyond them layers are recomputed); 0 (default): half the free device memory. */
+  deviceActivationBytes?: number;
 }
 
 /** One packed micro-batch: coef[t] (and oldLogprobs[t]) weight log p(tokens[t+1] | its sequence up to t). */
@@ -327,6 +334,8 @@ export interface NativeTrainer {
   setLr(lr: number): void;
   tensors(): NativeNamedTensor[];
   gradients(): NativeNamedTensor[];
+  /** Where it computes: "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)". */
+  device(): string;
 }
 
 /** The functions and classes exported by s3_native.node. */

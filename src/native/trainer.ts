@@ -1,7 +1,7 @@
-// Typed access to the native CPU trainer (native/train): f32 master weights of a Qwen3 checkpoint,
+// Typed access to the native trainer (native/train): f32 master weights of a Qwen3 checkpoint,
 // gradients of the s³ losses (SFT / weighted cross-entropy and the IcePop policy gradient of
 // SPEC §6) accumulated over packed micro-batches, AdamW steps, and checkpoints that resume
-// bit-identically.
+// bit-identically; on the CPU or a CUDA device (the `device` option).
 import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
 import type { NativeNamedTensor, NativeTrainDiagnostics, NativeTrainer, NativeTrainerOptions } from './binding.js';
@@ -153,6 +153,11 @@ export class Trainer {
 
   stepCount(): number {
     return this.native.stepCount();
+  }
+
+  /** Where it computes: "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)". */
+  get device(): string {
+    return this.native.device();
   }
 
   setLr(lr: number): void {

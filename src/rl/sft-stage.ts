@@ -48,6 +48,7 @@ export async function runSftStage(options: SftStageOptions): Promise<{ kept: num
     throw new ConfigError(`none of the ${demonstrations.episodes} scripted demonstrations solved the task within the allowance (workAllowance ${config.workAllowance}); raise it.`);
   }
   const trainer = Trainer.open(options.initialModel, {
+    device: config.device,
     lr: sft.learningRate,
     weightDecay: sft.weightDecay,
     maxGradNorm: config.optimizer.gradClipNorm,

@@ -108,7 +108,7 @@ async function openRollouts(args: {
     kind: 'model',
     directory: engineFrom,
     tokenizerPath,
-    device: { weights: precision.weights },
+    device: { device: config.device, weights: precision.weights },
     kvCacheDtype: precision.kvCacheDtype,
     deterministic: config.deterministicCollection,
     engine: { ...engineLimits(config), policyVersion: firstVersion },
@@ -176,7 +176,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
   const evaluate = async (which: 'before' | 'after', model: string): Promise<EvaluationResult> => {
     emit({ kind: 'stage', stage: `eval-${which}`, detail: `N ∈ {${config.evaluation.teamSizes.join(', ')}}, ${config.evaluation.seeds} seeds, ${config.evaluation.problems} held-out problems` });
     const precision = rolloutPrecision(config);
-    const policy = openPolicy({ kind: 'model', directory: model, tokenizerPath, deterministic: config.deterministicCollection, device: { weights: precision.weights }, kvCacheDtype: precision.kvCacheDtype });
+    const policy = openPolicy({ kind: 'model', directory: model, tokenizerPath, deterministic: config.deterministicCollection, device: { device: config.device, weights: precision.weights }, kvCacheDtype: precision.kvCacheDtype });
     try {
       const result = await runEvaluation({
         task,
@@ -208,6 +208,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
   if (run.state.updates < config.rlUpdates) {
     const from = run.state.checkpoint === null ? initialModel : run.resolve(run.state.checkpoint);
     const trainer = Trainer.open(from, {
+      device: config.device,
       lr: config.optimizer.learningRate,
       beta1: config.optimizer.betas[0],
       beta2: config.optimizer.betas[1],
@@ -230,10 +231,10 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
     emit({
       kind: 'stage',
       stage: 'rl',
-      detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner}); rollouts on ${sampler.where} with ${config.precision.rolloutWeights} weights and a ${precision.kvCacheDtype} KV cache`,
+      detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner}); rollouts on ${sampler.where} with ${config.precision.rolloutWeights} weights and a ${precision.kvCacheDtype} KV cache; training on ${trainer.device} with ${config.precision.train} products`,
     });
     // The KL penalty's frozen reference: the policy RL started from.
-    const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, { ...engineLimits(config), deterministic: config.deterministicCollection }) : undefined;
+    const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, { ...engineLimits(config), device: config.device, deterministic: config.deterministicCollection }) : undefined;
     try {
       const policy = sampler.policy;
       const problems = await task.loadProblems({ split: 'train', ...dataDir });

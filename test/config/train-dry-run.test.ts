@@ -124,6 +124,15 @@ describe('swarm train --dry-run', () => {
     expect(rows.get('contextLength')).toEqual(['40960', 'preset']);
   });
 
+  it('places trainer and engine by the config\'s device: auto in the paper presets, cpu in mini, --device as a flag', () => {
+    expect(planRows(train(['--preset', 'paper-aggregation', '--model', '/nonexistent', '--dry-run']).stdout).get('device')).toEqual(['auto', 'preset']);
+    expect(planRows(train(['--dry-run']).stdout).get('device')).toEqual(['cpu', 'preset']);
+    expect(planRows(train(['--device', 'cuda', '--dry-run']).stdout).get('device')).toEqual(['cuda', 'flag']);
+    const bad = train(['--device', 'tpu', '--dry-run']);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/device/);
+  });
+
   it('lists the mini preset\'s deviations from the paper', () => {
     const result = train(['--dry-run']);
     expect(result.status).toBe(0);
@@ -136,7 +145,7 @@ describe('swarm train --dry-run', () => {
     expect(exploration.stdout).not.toMatch(/deviations from the paper: none/);
     expect(exploration.stdout).not.toMatch(/- precision\.train = f32/);
     expect(exploration.stdout).toMatch(/- precision\.train = bf16: the linear layers' and the LM head's products .* but attention .* compute in f32/);
-    expect(exploration.stdout).toMatch(/- precision: rollouts sample from fp8 weights with a fp8 KV cache, but the CPU engine computes activations in f32/);
+    expect(exploration.stdout).toMatch(/- precision: rollouts sample from fp8 weights with a fp8 KV cache, but the engine \(CPU and CUDA alike\) computes activations in f32/);
     const aggregation = train(['--dry-run', '--preset', 'paper-aggregation']);
     expect(aggregation.stdout).toMatch(/- precision: rollouts sample from bf16 weights with a bf16 KV cache/);
     expect(train(['--dry-run']).stdout).not.toMatch(/- precision: rollouts sample/); // the mini samples in f32

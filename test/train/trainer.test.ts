@@ -13,6 +13,7 @@ import { packageRoot } from '../../src/native/addon.js';
 import { Trainer } from '../../src/native/trainer.js';
 import { Qwen3Model } from '../../src/native/model.js';
 import { InferenceEngine } from '../../src/native/engine.js';
+import { resolveDevice } from '../../src/native/device.js';
 
 const swarm = path.join(packageRoot, 'bin', 'swarm.js');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 's3-trainer-'));
@@ -56,6 +57,17 @@ describe('Trainer', () => {
     expect(tensors[0].name).toBe('model.embed_tokens.weight');
     expect(tensors[0].shape).toEqual([512, 64]);
     expect(tensors[0].data).toBeInstanceOf(Float32Array);
+  });
+
+  it('says where it computes, and refuses CUDA with the reason where CUDA cannot run', async () => {
+    const onCpu = Trainer.open(model, { device: 'cpu', threads: 2 });
+    expect(onCpu.device).toMatch(/^cpu \(\w+, 2 threads\)$/);
+    if (resolveDevice('auto') === 'cpu') {
+      expect(() => Trainer.open(model, { device: 'cuda' })).toThrow(/cannot open a trainer on .*: --device cuda: .*use --device cpu/);
+      expect(Trainer.open(model, { threads: 2 }).device).toMatch(/^cpu /); // 'auto' without a usable GPU
+    }
+    expect(() => Trainer.open(model, { device: 'tpu' as never })).toThrow(/Trainer options: device must be 'cpu', 'cuda' or 'auto', got 'tpu'/);
+    expect(() => Trainer.open(model, { deviceActivationBytes: -1 })).toThrow(/deviceActivationBytes must be ≥ 0/);
   });
 
   it('reports ratio, IcePop masking and entropy for the policy gradient', async () => {

@@ -1,0 +1,59 @@
+// cpu_trainer_compute.cpp: the implementation of train/cpu_trainer_compute.h.
+#include "train/cpu_trainer_compute.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "cpu/matmul.h"
+#include "model/qwen3_train.h"
+
+namespace s3::train {
+
+CpuTrainerCompute::CpuTrainerCompute(const model::Qwen3Config& config, const model::Qwen3ParamLayout& layout,
+                                     std::vector<float> params, const TrainerComputeOptions& options)
+    : config_(config), layout_(layout), options_(options), params_(std::move(params)) {
+  if (params_.size() != layout_.total) throw std::invalid_argument("CpuTrainerCompute: params do not match the layout");
+  grads_.assign(layout_.total, 0.0f);
+  if (options_.state_dtype == OptimizerStateDtype::Bf16) {
+    adam_.m_bf16.assign(layout_.total, 0);
+    adam_.v_bf16.assign(layout_.total, 0);
+  } else {
+    adam_.m.assign(layout_.total, 0.0f);
+    adam_.v.assign(layout_.total, 0.0f);
+  }
+  pool_ = std::make_unique<ThreadPool>(options_.threads > 0 ? options_.threads : default_thread_count());
+}
+
+std::string CpuTrainerCompute::description() const {
+  return std::string("cpu (") + cpu::matmul_kernels().name + ", " + std::to_string(pool_->num_threads()) + " threads)";
+}
+
+LossStats CpuTrainerCompute::accumulate(const TrainRows& rows, const LossOptions& options) {
+  const model::Qwen3TrainBatch batch = rows.model_batch();
+  model::Qwen3TrainState state;
+  model::qwen3_train_forward(config_, layout_, params_.data(), batch, state, *pool_, options_.matmul_precision);
+  std::vector<float> dh(state.final_normed.size());
+  const LossStats stats =
+      fused_head_loss(dh.data(), grads_.data() + layout_.lm_head, state.final_normed.data(), params_.data() + layout_.lm_head,
+                      rows.rows(), config_.hidden_size, config_.vocab_size, rows.loss_inputs(), options, *pool_);
+  model::qwen3_train_backward(config_, layout_, params_.data(), grads_.data(), batch, state, dh.data(), *pool_);
+  return stats;
+}
+
+AdamWStepResult CpuTrainerCompute::step(const AdamWOptions& options) {
+  const AdamWStepResult r = adamw_step(params_.data(), grads_.data(), params_.size(), adam_, options, *pool_);
+  zero_grad();
+  return r;
+}
+
+void CpuTrainerCompute::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }
+
+void CpuTrainerCompute::set_params(const float* values) { std::copy(values, values + params_.size(), params_.begin()); }
+
+void CpuTrainerCompute::set_state(std::vector<float> params, AdamWState state) {
+  params_ = std::move(params);
+  adam_ = std::move(state);
+  zero_grad();
+}
+
+}  // namespace s3::train

@@ -1,0 +1,38 @@
+// cpu_trainer_compute.h: the trainer's compute on the host (train/trainer_compute.h): parameters,
+// gradients and moments in host vectors; model/qwen3_train.h's pass, train/losses.h's fused loss
+// and train/adamw.h's update on a thread pool, deterministic for any thread count.
+#pragma once
+
+#include <memory>
+
+#include "core/thread_pool.h"
+#include "train/trainer_compute.h"
+
+namespace s3::train {
+
+class CpuTrainerCompute final : public TrainerCompute {
+ public:
+  CpuTrainerCompute(const model::Qwen3Config& config, const model::Qwen3ParamLayout& layout, std::vector<float> params,
+                    const TrainerComputeOptions& options);
+
+  std::string description() const override;
+  LossStats accumulate(const TrainRows& rows, const LossOptions& options) override;
+  AdamWStepResult step(const AdamWOptions& options) override;
+  void zero_grad() override;
+  int64_t step_count() const override { return adam_.step; }
+  const std::vector<float>& params() const override { return params_; }
+  const std::vector<float>& grads() const override { return grads_; }
+  const AdamWState& optimizer_state() const override { return adam_; }
+  void set_params(const float* values) override;
+  void set_state(std::vector<float> params, AdamWState state) override;
+
+ private:
+  model::Qwen3Config config_;
+  model::Qwen3ParamLayout layout_;
+  TrainerComputeOptions options_;
+  std::vector<float> params_, grads_;
+  AdamWState adam_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace s3::train

@@ -1,0 +1,69 @@
+// trainer_compute.h: the device half of a train::Trainer. It owns the f32 master parameters, the
+// accumulated gradients and AdamW's moments where its device keeps them, and runs the training pass,
+// the fused LM-head loss and the update there. The Trainer around it checks batches, lays out rows,
+// reports diagnostics and reads and writes checkpoints, identically for every device, through host
+// copies this interface hands out. Implementations: cpu_trainer_compute.h (host memory, the thread
+// pool) and cuda_trainer_compute.h (device memory, one stream; built only with CUDA).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/matmul_precision.h"
+#include "model/device.h"
+#include "model/qwen3_config.h"
+#include "model/qwen3_param_layout.h"
+#include "train/adamw.h"
+#include "train/losses.h"
+#include "train/train_rows.h"
+
+namespace s3::train {
+
+struct TrainerComputeOptions {
+  MatmulPrecision matmul_precision = MatmulPrecision::F32;
+  OptimizerStateDtype state_dtype = OptimizerStateDtype::F32;
+  size_t threads = 0;  // CPU: the pool's threads (0: default_thread_count())
+  // CUDA: bytes the training forward may keep activations in for the backward (beyond it each layer
+  // is recomputed); 0: half the device memory free once the trainer's own buffers are allocated.
+  size_t activation_bytes = 0;
+};
+
+class TrainerCompute {
+ public:
+  virtual ~TrainerCompute() = default;
+
+  // "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)".
+  virtual std::string description() const = 0;
+
+  // The training pass over `rows`, the loss and its backward; the gradients are added into the
+  // accumulated ones. std::invalid_argument for a batch the model refuses (nothing changed).
+  virtual LossStats accumulate(const TrainRows& rows, const LossOptions& options) = 0;
+  // One AdamW update from the accumulated gradients (train::adamw_plan_update plans it), which are
+  // then zeroed; the step count advances.
+  virtual AdamWStepResult step(const AdamWOptions& options) = 0;
+  virtual void zero_grad() = 0;
+  virtual int64_t step_count() const = 0;
+
+  // Host copies (CPU: the storage itself), valid until the next call that changes them.
+  virtual const std::vector<float>& params() const = 0;
+  virtual const std::vector<float>& grads() const = 0;
+  // The moments (in the vectors of the state dtype) and the step.
+  virtual const AdamWState& optimizer_state() const = 0;
+
+  // Replaces the parameters (the gradients and moments stay).
+  virtual void set_params(const float* values) = 0;
+  // Replaces parameters, moments and step (a checkpoint's), zeroing the gradients.
+  virtual void set_state(std::vector<float> params, AdamWState state) = 0;
+};
+
+// A compute on `device` for a model of this config, its parameters `params` (in layout's order)
+// and fresh moments. CUDA where the addon was built without it, or cannot run, throws
+// std::runtime_error with the reason.
+std::unique_ptr<TrainerCompute> make_trainer_compute(model::Device device, const model::Qwen3Config& config,
+                                                     const model::Qwen3ParamLayout& layout, std::vector<float> params,
+                                                     const TrainerComputeOptions& options);
+
+}  // namespace s3::train
