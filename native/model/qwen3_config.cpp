@@ -145,6 +145,27 @@ Qwen3Config parse_qwen3_config(std::string_view json_text, const std::string& so
   const int64_t default_positions = 32768;
   config.max_position_embeddings = reader.positive_integer("max_position_embeddings", &default_positions);
   config.rope_theta = reader.positive_number("rope_theta", 10000.0f);
+  // transformers ≥ 5 writes RoPE's settings as "rope_parameters": {"rope_type": "default", "rope_theta": θ}.
+  if (const JsonValue* rope = reader.find("rope_parameters"); rope != nullptr && !rope->is_null()) {
+    if (!rope->is_object()) {
+      reader.fail("rope_parameters", ConfigReader::describe(*rope), "an object such as {\"rope_type\": \"default\", \"rope_theta\": 1000000}");
+    }
+    const std::string nested = source + " (rope_parameters)";
+    const ConfigReader inner(*rope, nested);
+    const JsonValue* type = inner.find("rope_type");
+    if (type != nullptr && !type->is_null() && !(type->is_string() && type->as_string() == "default")) {
+      inner.fail("rope_type", ConfigReader::describe(*type), "\"default\" (s3 implements plain RoPE only)");
+    }
+    if (inner.find("rope_theta") != nullptr && !inner.find("rope_theta")->is_null()) {
+      const float theta = inner.positive_number("rope_theta", 0.0f);
+      const JsonValue* top = reader.find("rope_theta");
+      if (top != nullptr && !top->is_null() && theta != config.rope_theta) {
+        reader.fail("rope_theta", ConfigReader::describe(*top),
+                    "the same value as rope_parameters.rope_theta (" + json_number(theta) + ")");
+      }
+      config.rope_theta = theta;
+    }
+  }
   config.rms_norm_eps = reader.positive_number("rms_norm_eps", 1e-6f);
   config.tie_word_embeddings = reader.boolean("tie_word_embeddings", false);
 

@@ -84,6 +84,21 @@ TEST(qwen3_config_defaults_follow_hugging_face) {
   CHECK(!c.tie_word_embeddings);
 }
 
+// transformers ≥ 5 writes {"rope_parameters": {"rope_type": "default", "rope_theta": θ}} and no top-level
+// rope_theta; reading only the top level took the default 10000 for such a checkpoint.
+TEST(qwen3_config_reads_rope_theta_from_rope_parameters) {
+  const std::string base = R"({"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "intermediate_size": 128, "vocab_size": 512)";
+  CHECK_EQ(parse_qwen3_config(base + R"(, "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}})", "c").rope_theta,
+           1e6f);
+  CHECK_EQ(parse_qwen3_config(base + R"(, "rope_theta": 5e5, "rope_parameters": {"rope_theta": 5e5}})", "c").rope_theta, 5e5f);
+  CHECK(contains(refusal(base + R"(, "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4.0}})"),
+                 "dir/config.json (rope_parameters): \"rope_type\" is \"yarn\"; expected \"default\""));
+  CHECK(contains(refusal(base + R"(, "rope_theta": 10000, "rope_parameters": {"rope_theta": 1e6}})"),
+                 "\"rope_theta\" is number 10000; expected the same value as rope_parameters.rope_theta (1000000)"));
+  CHECK(contains(refusal(base + R"(, "rope_parameters": 3})"), "\"rope_parameters\" is number 3; expected an object"));
+}
+
 TEST(qwen3_config_accepts_fp8_blockwise_quantization) {
   std::string json = kQwen3_0_6B;
   json.insert(json.rfind('}'), R"(, "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3",
