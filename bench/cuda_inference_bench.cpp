@@ -13,8 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -25,8 +23,8 @@
 #include "cuda/device_memory.h"
 #include "engine/engine.h"
 #include "engine/model_runner.h"
+#include "gpu_bench_support.h"
 #include "bench/runner_bench.h"
-#include "model/qwen3_init.h"
 #include "model/qwen3_weights.h"
 
 namespace {
@@ -34,20 +32,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string model_directory(const std::string& root) {
-  const std::string dir = root + "/s3-bench-qwen3-0.6b";
-  std::filesystem::create_directories(dir);
-  if (!std::filesystem::exists(dir + "/model.safetensors")) {
-    std::ofstream(dir + "/config.json")
-        << R"({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 28,
-               "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072,
-               "vocab_size": 151936, "max_position_embeddings": 40960, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06,
-               "tie_word_embeddings": true, "hidden_act": "silu", "attention_bias": false, "torch_dtype": "bfloat16"})";
-    s3::model::init_qwen3_checkpoint({dir, 1, s3::DType::BF16, 0.02f});
-  }
-  return dir;
-}
 
 s3::engine::RunnerOptions cuda_options(bool fp8) {
   s3::engine::RunnerOptions options;
@@ -122,20 +106,6 @@ std::string engine_figures(const std::shared_ptr<const s3::model::Qwen3Weights>&
   return text;
 }
 
-// Runs one section, turning a failure (out of memory, say) into {"error": ...} so the others still report.
-template <typename Section>
-std::string guarded(const Section& section) {
-  try {
-    return section();
-  } catch (const std::exception& e) {
-    std::string message = e.what();
-    for (char& c : message) {
-      if (c == '"' || c == '\\' || c == '\n') c = ' ';
-    }
-    return "{\"error\": \"" + message + "\"}";
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,18 +119,18 @@ int main(int argc, char** argv) {
     std::printf("{\"error\": \"no device: %s\"}\n", e.what());
     return 1;
   }
-  const auto weights = std::make_shared<const s3::model::Qwen3Weights>(s3::model::Qwen3Weights::load(model_directory(tmp ? tmp : "/tmp")));
+  const auto weights = std::make_shared<const s3::model::Qwen3Weights>(s3::model::Qwen3Weights::load(s3bench::qwen3_06b_checkpoint(tmp ? tmp : "/tmp")));
   const int64_t S = quick ? 32 : 256, C = quick ? 1024 : 4096, P = quick ? 8 : 32;
   std::printf("{\"copyBandwidthBytesPerSecond\": %.4g,\n", bandwidth);
   std::fflush(stdout);
-  std::printf(" \"decode\": [%s,\n", guarded([&] { return decode_figures(weights, false, S, C, bandwidth, pool); }).c_str());
+  std::printf(" \"decode\": [%s,\n", s3bench::guarded([&] { return decode_figures(weights, false, S, C, bandwidth, pool); }).c_str());
   std::fflush(stdout);
-  std::printf("            %s],\n", guarded([&] { return decode_figures(weights, true, S, C, bandwidth, pool); }).c_str());
+  std::printf("            %s],\n", s3bench::guarded([&] { return decode_figures(weights, true, S, C, bandwidth, pool); }).c_str());
   std::fflush(stdout);
-  std::printf(" \"prefill\": [%s,\n", guarded([&] { return prefill_figures(weights, false, P, 2048, 8192, pool); }).c_str());
+  std::printf(" \"prefill\": [%s,\n", s3bench::guarded([&] { return prefill_figures(weights, false, P, 2048, 8192, pool); }).c_str());
   std::fflush(stdout);
-  std::printf("             %s],\n", guarded([&] { return prefill_figures(weights, true, P, 2048, 8192, pool); }).c_str());
+  std::printf("             %s],\n", s3bench::guarded([&] { return prefill_figures(weights, true, P, 2048, 8192, pool); }).c_str());
   std::fflush(stdout);
-  std::printf(" \"engine\": %s}\n", guarded([&] { return engine_figures(weights, quick ? 32 : 256, 512, quick ? 64 : 256, pool); }).c_str());
+  std::printf(" \"engine\": %s}\n", s3bench::guarded([&] { return engine_figures(weights, quick ? 32 : 256, 512, quick ? 64 : 256, pool); }).c_str());
   return 0;
 }

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # The one prepared GPU validation run (for the device machine: nvcc, cmake, ninja, PyTorch and
-# transformers; no network, maybe no Node). Within about 8 minutes on a bare H200 it:
-#   1. builds the native tests and the CUDA inference benchmark for sm_90a only, without sanitizers
+# transformers; no network, maybe no Node). Within about 9 minutes on a bare H200 it:
+#   1. builds the native tests and the CUDA benchmarks for sm_90a only, without sanitizers
 #      (ASan and the CUDA driver disagree);
 #   2. writes randomly initialised transformers Qwen3 models (small and the 0.6B config, bf16) with
-#      their reference logits (scripts/gpu-check/transformers_reference.py);
-#   3. runs every native test (CUDA against the CPU, the engine on the device, and our logits against
-#      transformers' through S3_HF_CHECK_DIRS);
+#      their reference logits (scripts/gpu-check/transformers_reference.py) and, for small, reference
+#      gradients of a weighted SFT loss (scripts/gpu-check/transformers_gradients.py);
+#   3. runs every native test (CUDA against the CPU, the engine and the trainer on the device, and our
+#      logits and gradients against transformers' through S3_HF_CHECK_DIRS);
 #   4. runs compute-sanitizer memcheck on a small engine test;
-#   5. runs the benchmarks side by side (bench/cuda_inference_bench.cpp, bench/torch_prefill.py);
-#   6. writes $OUT/summary.json (what passed, every measured NMSE, the benchmark figures) and logs.
+#   5. runs the inference benchmarks side by side (bench/cuda_inference_bench.cpp, bench/torch_prefill.py);
+#   6. runs the training benchmarks side by side (bench/cuda_train_bench.cpp, bench/torch_train_step.py);
+#   7. writes $OUT/summary.json (what passed, every measured NMSE, the benchmark figures) and logs.
 #   bash scripts/gpu-check.sh            # from the repository root; OUT defaults to ./gpu-out
+#   S3_GPU_CHECK_STAGES="tests train-bench" bash scripts/gpu-check.sh   # only some stages (the build
+#   always runs): references, tests, sanitizer, inference-bench, train-bench; S3_GPU_CHECK_QUICK=1 runs
+#   the benchmarks at their --quick sizes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/gpu-out}"
@@ -19,6 +24,10 @@ WORK="${TMPDIR:-/tmp}/s3-gpu-check"
 mkdir -p "$WORK"
 exec > >(tee "$OUT/gpu-check.log") 2>&1
 stage() { echo "== $1 ($(date -u +%H:%M:%S))"; }
+STAGES="${S3_GPU_CHECK_STAGES:-references tests sanitizer inference-bench train-bench}"
+wanted() { case " $STAGES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+QUICK=""; [ "${S3_GPU_CHECK_QUICK:-0}" = 1 ] && QUICK="--quick"
+echo "stages: $STAGES${QUICK:+ (quick benchmarks)}"
 
 stage "machine"
 date -u; nvidia-smi || true; nvcc --version | tail -2; command -v node || echo "no node"
@@ -43,11 +52,16 @@ echo "build ok=$build_ok in $(( $(date +%s) - start )) s"
 
 stage "transformers reference models"
 hf_dirs=""
-for shape in small qwen3-0.6b; do
+wanted references || wanted tests || echo "(skipped)"
+for shape in $( (wanted references || wanted tests) && echo small qwen3-0.6b); do
   dir="$WORK/hf-$shape"
   rm -rf "$dir"
   if timeout 180 python3 scripts/gpu-check/transformers_reference.py "$dir" "$shape" >>"$OUT/transformers-reference.log" 2>&1; then
     hf_dirs="${hf_dirs:+$hf_dirs:}$dir"
+    if [ "$shape" = small ]; then
+      timeout 120 python3 scripts/gpu-check/transformers_gradients.py "$dir" >>"$OUT/transformers-reference.log" 2>&1 ||
+        { echo "transformers gradients for $shape failed"; tail -20 "$OUT/transformers-reference.log"; }
+    fi
   else
     echo "transformers reference for $shape failed"; tail -20 "$OUT/transformers-reference.log"
   fi
@@ -56,7 +70,7 @@ export S3_HF_CHECK_DIRS="$hf_dirs"
 
 stage "native tests (CUDA against CPU, engine on the device, logits against transformers)"
 tests_status=99
-if [ "$build_ok" = 1 ]; then
+if [ "$build_ok" = 1 ] && wanted tests; then
   timeout 300 ./build-gpu/s3_native_tests >"$OUT/native-tests.txt" 2>&1
   tests_status=$?
   grep -E "FAIL|nmse|passed" "$OUT/native-tests.txt" | tail -80
@@ -64,20 +78,32 @@ fi
 
 stage "compute-sanitizer memcheck on a small engine test"
 sanitizer_status=99
-if [ "$build_ok" = 1 ] && command -v compute-sanitizer >/dev/null; then
+if [ "$build_ok" = 1 ] && wanted sanitizer && command -v compute-sanitizer >/dev/null; then
   timeout 240 compute-sanitizer --tool memcheck --leak-check full ./build-gpu/s3_native_tests cuda_engine_cancel_release \
     >"$OUT/compute-sanitizer.txt" 2>&1
   sanitizer_status=$?
   tail -5 "$OUT/compute-sanitizer.txt"
 fi
 
-stage "benchmarks (side by side: ours, then PyTorch on the same GPU)"
-if [ "$build_ok" = 1 ]; then
-  timeout 300 ./build-gpu/s3_cuda_inference_bench >"$OUT/cuda-inference-bench.json" 2>"$OUT/cuda-inference-bench.log"
-  echo "cuda_inference_bench exit $?"; cat "$OUT/cuda-inference-bench.json"
+stage "inference benchmarks (side by side: ours, then PyTorch on the same GPU)"
+if wanted inference-bench; then
+  if [ "$build_ok" = 1 ]; then
+    timeout 300 ./build-gpu/s3_cuda_inference_bench $QUICK >"$OUT/cuda-inference-bench.json" 2>"$OUT/cuda-inference-bench.log"
+    echo "cuda_inference_bench exit $?"; cat "$OUT/cuda-inference-bench.json"
+  fi
+  timeout 180 python3 bench/torch_prefill.py >"$OUT/torch-prefill.json" 2>"$OUT/torch-prefill.log"
+  echo "torch_prefill exit $?"; cat "$OUT/torch-prefill.json"
 fi
-timeout 180 python3 bench/torch_prefill.py >"$OUT/torch-prefill.json" 2>"$OUT/torch-prefill.log"
-echo "torch_prefill exit $?"; cat "$OUT/torch-prefill.json"
+
+stage "training benchmarks (side by side: ours, then PyTorch on the same GPU)"
+if wanted train-bench; then
+  if [ "$build_ok" = 1 ]; then
+    timeout 240 ./build-gpu/s3_cuda_train_bench $QUICK >"$OUT/cuda-train-bench.json" 2>"$OUT/cuda-train-bench.log"
+    echo "cuda_train_bench exit $?"; cat "$OUT/cuda-train-bench.json"
+  fi
+  timeout 150 python3 bench/torch_train_step.py $QUICK >"$OUT/torch-train-step.json" 2>"$OUT/torch-train-step.log"
+  echo "torch_train_step exit $?"; cat "$OUT/torch-train-step.json"; tail -3 "$OUT/torch-train-step.log"
+fi
 
 stage "summary"
 python3 - "$OUT" "$build_ok" "$tests_status" "$sanitizer_status" <<'PY'
@@ -106,10 +132,15 @@ summary = {
     "computeSanitizer": {"exit": sanitizer_status, "errors": int(sanitizer.group(1)) if sanitizer else None},
     "bench": load("cuda-inference-bench.json"),
     "torchPrefill": load("torch-prefill.json"),
+    "trainBench": load("cuda-train-bench.json"),
+    "torchTrainStep": load("torch-train-step.json"),
 }
+ours, theirs = (summary["trainBench"] or {}).get("train") or {}, summary["torchTrainStep"] or {}
+if ours.get("tokensPerSecond") and theirs.get("tokensPerSecond"):
+    summary["trainOverTorch"] = ours["tokensPerSecond"] / theirs["tokensPerSecond"]
 (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 print(json.dumps({k: summary[k] for k in ("build", "computeSanitizer")}, indent=None), "tests:", summary["tests"]["passed"], "passed,",
       len(summary["tests"]["failed"]), "failed", summary["tests"]["failed"][:10])
 PY
 echo "== done"
-[ "$build_ok" = 1 ] && [ "$tests_status" = 0 ]
+[ "$build_ok" = 1 ] && { ! wanted tests || [ "$tests_status" = 0 ]; }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,29 +52,36 @@ double train_flops_per_token(const Qwen3Config& c, int64_t T) {
   return 6.0 * matmul_params + attention;
 }
 
-TrainBenchFigures bench_train(const std::string& checkpoint_dir, int64_t tokens, int repetitions, bool warm_up,
-                              size_t threads, train::OptimizerStateDtype optimizer_state,
-                              MatmulPrecision matmul_precision) {
+TrainBenchFigures bench_train(const std::string& checkpoint_dir, const TrainBenchOptions& o) {
+  if (o.tokens < 2 || o.sequences < 1 || o.tokens % o.sequences != 0 || o.tokens / o.sequences < 2) {
+    throw std::invalid_argument("bench_train: " + std::to_string(o.tokens) + " tokens do not split into " +
+                                std::to_string(o.sequences) + " sequences of at least 2 tokens each");
+  }
   train::TrainerOptions options;
-  options.matmul_precision = matmul_precision;
-  options.threads = threads;
-  options.adamw.state_dtype = optimizer_state;
+  options.device = o.device;
+  options.matmul_precision = o.matmul_precision;
+  options.threads = o.threads;
+  options.adamw.state_dtype = o.optimizer_state;
   options.adamw.lr = 1e-6;  // small: repeated steps on one batch stay near the initial weights
   train::Trainer trainer(checkpoint_dir, options);
   const Qwen3Config& c = trainer.config();
+  const int64_t length = o.tokens / o.sequences;
   train::TrainBatch batch;
   batch.kind = train::LossKind::Sft;
   std::mt19937 rng(1);
-  batch.tokens.resize(size_t(tokens));
+  batch.tokens.resize(size_t(o.tokens));
   for (int32_t& id : batch.tokens) id = int32_t(rng() % uint32_t(c.vocab_size));
-  batch.coef.assign(size_t(tokens), 1.0f / float(tokens));
-  batch.coef.back() = 0.0f;  // the last token has no next token
+  batch.coef.assign(size_t(o.tokens), 1.0f / float(o.tokens));
+  batch.seq_lengths.assign(size_t(o.sequences), length);
+  for (int64_t s = 1; s <= o.sequences; s++) batch.coef[size_t(s * length - 1)] = 0.0f;  // no next token
 
   reset_peak_rss();
   TrainBenchFigures figures;
-  figures.tokens = tokens;
+  figures.tokens = o.tokens;
+  figures.sequences = o.sequences;
+  figures.device = trainer.device_description();
   std::vector<double> total, forward_backward, optimizer;
-  const int steps = std::max(1, repetitions) + (warm_up ? 1 : 0);
+  const int steps = std::max(1, o.repetitions) + (o.warm_up ? 1 : 0);
   for (int r = 0; r < steps; r++) {
     const auto start = std::chrono::steady_clock::now();
     figures.loss = trainer.accumulate(batch).loss;
@@ -81,7 +89,7 @@ TrainBenchFigures bench_train(const std::string& checkpoint_dir, int64_t tokens,
     const auto step_start = std::chrono::steady_clock::now();
     trainer.step();
     const double opt = seconds_since(step_start);
-    if (warm_up && r == 0) continue;
+    if (o.warm_up && r == 0) continue;
     forward_backward.push_back(fb);
     optimizer.push_back(opt);
     total.push_back(fb + opt);
@@ -94,8 +102,8 @@ TrainBenchFigures bench_train(const std::string& checkpoint_dir, int64_t tokens,
   figures.median_seconds = median(total);
   figures.forward_backward_seconds = median(forward_backward);
   figures.optimizer_seconds = median(optimizer);
-  figures.tokens_per_second = double(tokens) / figures.median_seconds;
-  figures.flops_per_token = train_flops_per_token(c, tokens);
+  figures.tokens_per_second = double(o.tokens) / figures.median_seconds;
+  figures.flops_per_token = train_flops_per_token(c, length);
   figures.gflops = figures.tokens_per_second * figures.flops_per_token / 1e9;
   figures.peak_rss_bytes = peak_rss_bytes();
   return figures;

@@ -1,12 +1,13 @@
-// train_bench.h: timed training steps for `swarm bench train`: forward + backward of the SFT loss
-// over one packed sequence of `tokens` tokens, then one AdamW step, on the CPU trainer
-// (native/train/trainer). FLOPs per token follow the usual model-FLOPs count, so the fraction of
-// the FMA peak compares with other trainers (the recompute of each layer in the backward is extra
-// work the formula does not credit):
+// train_bench.h: timed training steps for `swarm bench train` and the GPU check's training benchmark:
+// forward + backward of the SFT loss over one micro-batch of `sequences` packed sequences of
+// tokens / sequences tokens each, then one AdamW step, on the trainer (native/train/trainer) of the
+// CPU or a CUDA device. FLOPs per token follow the usual model-FLOPs count, so the figures compare
+// with other trainers (the recompute of each layer in the backward is extra work the formula does
+// not credit):
 //   6 · (matmul parameters of the layers + LM head) + 12 · L · T · NH · HD / 2
 // where the first term is 2 FLOPs per multiply-add for the forward and 4 for the backward of every
 // linear layer, and the second the same for the causal q·k and p·v products (a token attends to
-// T / 2 keys on average).
+// T / 2 keys on average; T is the length of its sequence).
 #pragma once
 
 #include <cstddef>
@@ -14,13 +15,27 @@
 #include <string>
 
 #include "core/matmul_precision.h"
+#include "model/device.h"
 #include "model/qwen3_config.h"
 #include "train/adamw.h"
 
 namespace s3::model {
 
+struct TrainBenchOptions {
+  int64_t tokens = 0;     // per step, in all
+  int64_t sequences = 1;  // packed into the step's micro-batch, tokens / sequences each (must divide)
+  int repetitions = 1;    // timed steps
+  bool warm_up = true;    // one untimed step first (off: a CPU step of a big model takes minutes)
+  size_t threads = 0;     // CPU trainer threads (0: the default)
+  train::OptimizerStateDtype optimizer_state = train::OptimizerStateDtype::F32;
+  MatmulPrecision matmul_precision = MatmulPrecision::F32;
+  Device device = Device::Cpu;
+};
+
 struct TrainBenchFigures {
-  int64_t tokens = 0;                  // per step (one packed sequence)
+  int64_t tokens = 0;                  // per step
+  int64_t sequences = 1;               // per step
+  std::string device;                  // the trainer's description ("cpu (avx512, 2 threads)")
   double best_seconds = 0;             // accumulate + AdamW step, best repetition
   double median_seconds = 0;           // accumulate + AdamW step, median repetition
   double forward_backward_seconds = 0; // accumulate alone, median
@@ -35,14 +50,11 @@ struct TrainBenchFigures {
 // Model FLOPs per trained token at sequence length T (the formula in the header comment).
 double train_flops_per_token(const Qwen3Config& config, int64_t T);
 
-// Loads checkpoint_dir into a trainer with `threads` threads (0: the default), then times
-// `repetitions` steps after one warm-up step (none when warm_up is false: a step of a big model
-// takes minutes). AdamW keeps its moments in `optimizer_state` (train/adamw.h); the trainer's
-// matmuls run at `matmul_precision` (train/trainer.h). Tokens are drawn uniformly from the
-// vocabulary with a fixed seed, so runs at two precisions train on the same batch.
-TrainBenchFigures bench_train(const std::string& checkpoint_dir, int64_t tokens, int repetitions, bool warm_up,
-                              size_t threads,
-                              train::OptimizerStateDtype optimizer_state = train::OptimizerStateDtype::F32,
-                              MatmulPrecision matmul_precision = MatmulPrecision::F32);
+// Loads checkpoint_dir into a trainer on options.device, then times the steps. AdamW keeps its
+// moments in optimizer_state (train/adamw.h); the trainer's matmuls run at matmul_precision
+// (train/trainer.h). Tokens are drawn uniformly from the vocabulary with a fixed seed, so runs at
+// two precisions or on two devices train on the same batch. std::invalid_argument for options that
+// do not make a batch.
+TrainBenchFigures bench_train(const std::string& checkpoint_dir, const TrainBenchOptions& options);
 
 }  // namespace s3::model

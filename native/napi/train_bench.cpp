@@ -5,22 +5,26 @@
 #include <string>
 
 #include "bench/train_bench.h"
+#include "napi/device_option.h"
 #include "napi/guarded.h"
 #include "napi/options.h"
 
 namespace s3::napi {
 namespace {
 
-// benchTrain(directory, {tokens, repetitions, warmUp, optimizerStateDtype?, matmulPrecision?}) → figures (see
-// src/bench/train-bench.ts).
+// benchTrain(directory, {tokens, repetitions, warmUp, sequences?, device?, optimizerStateDtype?, matmulPrecision?})
+// → figures (see src/bench/train-bench.ts).
 Napi::Value bench_train(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "benchTrain(directory, options): directory must be a string");
   const std::string directory = info[0].As<Napi::String>();
   const Options options(env, info.Length() > 1 ? info[1] : env.Undefined(), "benchTrain");
-  const int64_t tokens = options.required_integer("tokens");
-  const int repetitions = int(options.required_integer("repetitions"));
-  const bool warm_up = options.required_boolean("warmUp");
+  model::TrainBenchOptions bench;
+  bench.tokens = options.required_integer("tokens");
+  bench.repetitions = int(options.required_integer("repetitions"));
+  bench.warm_up = options.required_boolean("warmUp");
+  bench.sequences = options.integer("sequences", 1);
+  bench.device = device_option(env, options.object(), "benchTrain");
   const Napi::Value state_value = options.get("optimizerStateDtype");
   const std::string state_name = state_value.IsUndefined() ? "f32" : state_value.ToString().Utf8Value();
   const auto optimizer_state = train::parse_optimizer_state_dtype(state_name);
@@ -33,11 +37,13 @@ Napi::Value bench_train(const Napi::CallbackInfo& info) {
   if (!parse_matmul_precision(precision_name.c_str(), &precision)) {
     throw Napi::TypeError::New(env, "benchTrain: matmulPrecision must be 'f32' or 'bf16', got " + precision_name);
   }
-  const model::TrainBenchFigures f = guarded(env, [&] {
-    return model::bench_train(directory, tokens, repetitions, warm_up, 0, *optimizer_state, precision);
-  });
+  bench.optimizer_state = *optimizer_state;
+  bench.matmul_precision = precision;
+  const model::TrainBenchFigures f = guarded(env, [&] { return model::bench_train(directory, bench); });
   Napi::Object o = Napi::Object::New(env);
   o.Set("tokens", double(f.tokens));
+  o.Set("sequences", double(f.sequences));
+  o.Set("device", f.device);
   o.Set("bestSeconds", f.best_seconds);
   o.Set("medianSeconds", f.median_seconds);
   o.Set("forwardBackwardSeconds", f.forward_backward_seconds);

@@ -1,10 +1,13 @@
 // cuda_test_support.h: what the CUDA tests share: skipping where CUDA cannot run, device arrays to
-// move test data up and down, and llama.cpp's test-backend-ops comparison (any NaN fails, an inf
-// must match in sign, then NMSE = Σ(a − b)² / Σ b² against a threshold stated in the test).
+// move test data up and down, seeded normal test values, a bit-for-bit comparison, and llama.cpp's
+// test-backend-ops comparison (any NaN fails, an inf must match in sign, then NMSE = Σ(a − b)² / Σ b²
+// against a threshold stated in the test).
 #pragma once
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,22 @@ inline void require_gpu() {
 #else
   SKIP("built without CUDA");
 #endif
+}
+
+// n values ~ N(0, scale²) from mt19937(seed).
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// How many values differ in any bit (every value of the longer one counts when the sizes differ).
+inline size_t exact_mismatches(const std::vector<float>& a, const std::vector<float>& b) {
+  size_t count = a.size() == b.size() ? 0 : a.size() + b.size();
+  for (size_t i = 0; i < a.size() && i < b.size(); i++) count += std::memcmp(&a[i], &b[i], 4) != 0;
+  return count;
 }
 
 // NMSE of got against want, or +inf when a NaN appears or an inf does not match.

@@ -22,14 +22,6 @@ using s3test::DeviceArray;
 
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
-
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
@@ -43,8 +35,8 @@ void compare(const Batch& batch, int64_t NH, int64_t NKV, int64_t HD, const std:
   s3::cpu::PackedAttentionShape cpu_shape{T, NH, NKV, HD, batch.begins.data(), n_seq, 64};
   if (!batch.parent.empty()) cpu_shape.seq_parent = batch.parent.data();
   const size_t qn = size_t(T * NH * HD), kn = size_t(T * NKV * HD);
-  const std::vector<float> q = random_floats(qn, 1, 1.5f), k = random_floats(kn, 2, 1.5f), v = random_floats(kn, 3);
-  const std::vector<float> dout = random_floats(qn, 4);
+  const std::vector<float> q = s3test::random_floats(qn, 1, 1.5f), k = s3test::random_floats(kn, 2, 1.5f), v = s3test::random_floats(kn, 3);
+  const std::vector<float> dout = s3test::random_floats(qn, 4);
   s3::ThreadPool pool(2);
   std::vector<float> out(qn), lse(size_t(T * NH)), dq(qn), dk(kn), dv(kn);
   s3::cpu::causal_attention_train_forward(out.data(), lse.data(), q.data(), k.data(), v.data(), cpu_shape, pool);

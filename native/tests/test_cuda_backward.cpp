@@ -37,20 +37,6 @@ using s3test::DeviceArray;
 
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
-
-size_t exact_mismatches(const std::vector<float>& a, const std::vector<float>& b) {
-  size_t count = a.size() == b.size() ? 0 : a.size() + b.size();
-  for (size_t i = 0; i < a.size() && i < b.size(); i++) count += std::memcmp(&a[i], &b[i], 4) != 0;
-  return count;
-}
-
 }  // namespace
 
 TEST(cuda_token_groups_list_each_tokens_positions_in_order) {
@@ -69,9 +55,9 @@ TEST(cuda_rmsnorm_backward_matches_cpu_for_rows_and_heads) {
   // 600 rows cross two chunk boundaries of dweight's sums; 3200 × 128 are per-head q/k norms.
   for (auto [N, C] : {std::pair<int64_t, int64_t>{37, 1024}, {3200, 128}, {5, 16}, {600, 300}}) {
     const std::string shape = " N=" + std::to_string(N) + " C=" + std::to_string(C);
-    const std::vector<float> x = random_floats(size_t(N * C), 1, 3.0f), w = random_floats(size_t(C), 2);
-    const std::vector<float> dy = random_floats(size_t(N * C), 3);
-    const std::vector<float> dw0 = random_floats(size_t(C), 4);  // dweight accumulates
+    const std::vector<float> x = s3test::random_floats(size_t(N * C), 1, 3.0f), w = s3test::random_floats(size_t(C), 2);
+    const std::vector<float> dy = s3test::random_floats(size_t(N * C), 3);
+    const std::vector<float> dw0 = s3test::random_floats(size_t(C), 4);  // dweight accumulates
     std::vector<float> want_dx(x.size()), want_dw = dw0;
     s3::cpu::rmsnorm_backward(want_dx.data(), want_dw.data(), dy.data(), x.data(), w.data(), N, C, 1e-6f);
     DeviceArray<float> d_x(x), d_w(w), d_dy(dy), d_dx(x.size()), d_dw(dw0);
@@ -81,12 +67,12 @@ TEST(cuda_rmsnorm_backward_matches_cpu_for_rows_and_heads) {
     CHECK_NMSE("rmsnorm_backward dx" + shape, dx.data(), want_dx.data(), dx.size(), 1e-12);
     CHECK_NMSE("rmsnorm_backward dweight" + shape, dw.data(), want_dw.data(), dw.size(), 1e-12);
     std::printf("  rmsnorm_backward%s: %zu of %zu dx and %zu of %zu dweight values differ in any bit\n", shape.c_str(),
-                exact_mismatches(dx, want_dx), dx.size(), exact_mismatches(dw, want_dw), dw.size());
+                s3test::exact_mismatches(dx, want_dx), dx.size(), s3test::exact_mismatches(dw, want_dw), dw.size());
     // In place over dout, and again: the same bits.
     d_dw.upload(dw0);
     s3::cuda::rmsnorm_backward(d_dy.get(), d_dw.get(), d_dy.get(), d_x.get(), d_w.get(), N, C, 1e-6f, scratch.get(), nullptr);
-    CHECK_EQ(exact_mismatches(d_dy.download(), dx), size_t(0));
-    CHECK_EQ(exact_mismatches(d_dw.download(), dw), size_t(0));
+    CHECK_EQ(s3test::exact_mismatches(d_dy.download(), dx), size_t(0));
+    CHECK_EQ(s3test::exact_mismatches(d_dw.download(), dw), size_t(0));
   }
 }
 
@@ -100,20 +86,20 @@ TEST(cuda_rope_backward_is_bit_identical_to_cpu) {
   std::vector<int32_t> positions(static_cast<size_t>(T));
   std::vector<int64_t> positions64(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; t++) positions64[size_t(t)] = positions[size_t(t)] = int32_t((t * 71 + 3) % P);
-  std::vector<float> dx = random_floats(size_t(T * NH * HD), 5), want = dx;
+  std::vector<float> dx = s3test::random_floats(size_t(T * NH * HD), 5), want = dx;
   std::vector<float> tcos(size_t(T * HD / 2)), tsin(tcos.size());
   s3::cpu::rope_tables(tcos.data(), tsin.data(), positions64.data(), T, HD, 1e6f);
   s3::cpu::rope_backward(want.data(), tcos.data(), tsin.data(), T, NH, HD);
   DeviceArray<float> d_dx(dx), d_cos(cos), d_sin(sin);
   DeviceArray<int32_t> d_pos(positions);
   s3::cuda::rope_backward(d_dx.get(), d_pos.get(), d_cos.get(), d_sin.get(), T, NH, HD, nullptr);
-  CHECK_EQ(exact_mismatches(d_dx.download(), want), size_t(0));
+  CHECK_EQ(s3test::exact_mismatches(d_dx.download(), want), size_t(0));
 }
 
 TEST(cuda_swiglu_backward_matches_cpu) {
   s3test::require_gpu();
   const int64_t N = 3 * 3072 + 5;
-  const std::vector<float> g = random_floats(size_t(N), 6, 4.0f), u = random_floats(size_t(N), 7), dy = random_floats(size_t(N), 8);
+  const std::vector<float> g = s3test::random_floats(size_t(N), 6, 4.0f), u = s3test::random_floats(size_t(N), 7), dy = s3test::random_floats(size_t(N), 8);
   std::vector<float> want_dg(static_cast<size_t>(N)), want_du(static_cast<size_t>(N));
   s3::cpu::swiglu_backward(want_dg.data(), want_du.data(), dy.data(), g.data(), u.data(), N);
   DeviceArray<float> d_g(g), d_u(u), d_dy(dy), d_dg(static_cast<size_t>(N)), d_du(static_cast<size_t>(N));
@@ -123,8 +109,8 @@ TEST(cuda_swiglu_backward_matches_cpu) {
   CHECK_NMSE("swiglu_backward dup", du.data(), want_du.data(), du.size(), 1e-7);
   // In place over gate and up (the trainer's buffers): the same bits.
   s3::cuda::swiglu_backward(d_g.get(), d_u.get(), d_dy.get(), d_g.get(), d_u.get(), N, nullptr);
-  CHECK_EQ(exact_mismatches(d_g.download(), dg), size_t(0));
-  CHECK_EQ(exact_mismatches(d_u.download(), du), size_t(0));
+  CHECK_EQ(s3test::exact_mismatches(d_g.download(), dg), size_t(0));
+  CHECK_EQ(s3test::exact_mismatches(d_u.download(), du), size_t(0));
 }
 
 TEST(cuda_embedding_backward_is_bit_identical_to_cpu) {
@@ -133,7 +119,7 @@ TEST(cuda_embedding_backward_is_bit_identical_to_cpu) {
   std::vector<int32_t> tokens(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; t++) tokens[size_t(t)] = int32_t((t * t * 7 + 11) % 61) * 67;  // many repeats
   tokens[3] = int32_t(V - 1);
-  const std::vector<float> dout = random_floats(size_t(T * C), 9), table0 = random_floats(size_t(V * C), 10);
+  const std::vector<float> dout = s3test::random_floats(size_t(T * C), 9), table0 = s3test::random_floats(size_t(V * C), 10);
   std::vector<float> want = table0;
   s3::cpu::embedding_backward(want.data(), dout.data(), tokens.data(), T, C);
   const s3::cuda::TokenGroups groups = s3::cuda::group_positions_by_token(tokens.data(), T);
@@ -141,7 +127,7 @@ TEST(cuda_embedding_backward_is_bit_identical_to_cpu) {
   DeviceArray<int32_t> d_tokens(groups.tokens), d_offsets(groups.offsets), d_positions(groups.positions);
   s3::cuda::embedding_backward(d_table.get(), d_dout.get(), d_tokens.get(), d_offsets.get(), d_positions.get(),
                                groups.count(), C, nullptr);
-  CHECK_EQ(exact_mismatches(d_table.download(), want), size_t(0));
+  CHECK_EQ(s3test::exact_mismatches(d_table.download(), want), size_t(0));
 }
 
 namespace {
@@ -150,7 +136,7 @@ namespace {
 // update from its own norm with train::adamw_plan_update, as a device trainer will.
 void compare_adamw(const s3::train::AdamWOptions& o, bool expect_exact) {
   const size_t n = 300007;  // not a multiple of 4: the bf16 kernel's last Philox block is partial
-  std::vector<float> p_cpu = random_floats(n, 11);
+  std::vector<float> p_cpu = s3test::random_floats(n, 11);
   s3::train::AdamWState state;
   s3::ThreadPool pool(2);
   DeviceArray<float> d_p(p_cpu), d_g(n), d_m(std::vector<float>(n, 0.0f)), d_v(std::vector<float>(n, 0.0f));
@@ -158,7 +144,7 @@ void compare_adamw(const s3::train::AdamWOptions& o, bool expect_exact) {
   DeviceArray<uint8_t> scratch(s3::cuda::gradient_norm_scratch_bytes());
   const bool bf16 = o.state_dtype == s3::train::OptimizerStateDtype::Bf16;
   for (int step = 1; step <= 3; step++) {
-    const std::vector<float> g = random_floats(n, uint32_t(100 + step), 0.01f * float(step));
+    const std::vector<float> g = s3test::random_floats(n, uint32_t(100 + step), 0.01f * float(step));
     const s3::train::AdamWStepResult cpu = s3::train::adamw_step(p_cpu.data(), g.data(), n, state, o, pool);
     d_g.upload(g);
     const double norm = s3::cuda::gradient_norm(d_g.get(), n, scratch.get(), nullptr);
@@ -173,8 +159,8 @@ void compare_adamw(const s3::train::AdamWOptions& o, bool expect_exact) {
   }
   const std::vector<float> p = d_p.download();
   CHECK_NMSE(std::string("adamw params, ") + (bf16 ? "bf16" : "f32") + " moments", p.data(), p_cpu.data(), n, 1e-14);
-  std::printf("  adamw: %zu of %zu parameters differ in any bit\n", exact_mismatches(p, p_cpu), n);
-  if (expect_exact) CHECK_EQ(exact_mismatches(p, p_cpu), size_t(0));
+  std::printf("  adamw: %zu of %zu parameters differ in any bit\n", s3test::exact_mismatches(p, p_cpu), n);
+  if (expect_exact) CHECK_EQ(s3test::exact_mismatches(p, p_cpu), size_t(0));
   if (expect_exact && bf16) {
     std::vector<uint16_t> m = d_m16.download(), v = d_v16.download();
     CHECK(m == state.m_bf16);
@@ -277,8 +263,8 @@ TEST(cuda_matmul_backward_matches_cpu) {
   // Qwen3-0.6B's shapes (o_proj, down_proj, q_proj) at a few token counts.
   for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{130, 1024, 2048}, {1, 1024, 3072}, {512, 2048, 1024}}) {
     const std::string shape = " M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K);
-    const std::vector<float> dout = random_floats(size_t(M * N), 20), inp = random_floats(size_t(M * K), 21);
-    const std::vector<float> w = random_floats(size_t(N * K), 22, 0.05f), dw0 = random_floats(size_t(N * K), 23, 0.1f);
+    const std::vector<float> dout = s3test::random_floats(size_t(M * N), 20), inp = s3test::random_floats(size_t(M * K), 21);
+    const std::vector<float> w = s3test::random_floats(size_t(N * K), 22, 0.05f), dw0 = s3test::random_floats(size_t(N * K), 23, 0.1f);
     for (s3::cuda::GemmDtype dtype : {s3::cuda::GemmDtype::F32, s3::cuda::GemmDtype::Bf16}) {
       const bool bf16 = dtype == s3::cuda::GemmDtype::Bf16;
       const std::vector<float> dout_r = bf16 ? rounded_to_bf16(dout) : dout, inp_r = bf16 ? rounded_to_bf16(inp) : inp;
@@ -291,8 +277,8 @@ TEST(cuda_matmul_backward_matches_cpu) {
       CHECK_NMSE("matmul_backward dinp" + what, got.dinp.data(), want_dinp.data(), got.dinp.size(), threshold);
       CHECK_NMSE("matmul_backward dweight" + what, got.dweight.data(), want_dw.data(), got.dweight.size(), threshold);
       const BackwardGemmResult again = device_backward(gemm, stream, dout, inp, w, dw0, M, N, K, dtype);
-      CHECK_EQ(exact_mismatches(again.dinp, got.dinp), size_t(0));
-      CHECK_EQ(exact_mismatches(again.dweight, got.dweight), size_t(0));
+      CHECK_EQ(s3test::exact_mismatches(again.dinp, got.dinp), size_t(0));
+      CHECK_EQ(s3test::exact_mismatches(again.dweight, got.dweight), size_t(0));
     }
   }
   CHECK_THROWS(s3::cuda::CudaError, gemm.run(nullptr, nullptr, nullptr, nullptr, nullptr, 1, 1, 1, s3::cuda::GemmDtype::Fp8));

@@ -49,14 +49,6 @@ struct GemmFixture {
   }
 };
 
-std::vector<float> normal_values(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
-
 std::vector<uint16_t> to_bf16(const std::vector<float>& v) {
   std::vector<uint16_t> out(v.size());
   for (size_t i = 0; i < v.size(); i++) out[i] = s3::f32_to_bf16(v[i]);
@@ -121,8 +113,8 @@ TEST(cuda_gemm_matches_the_cpu_on_the_same_inputs_and_is_batch_invariant) {
   GemmFixture f;
   for (auto [N, K] : {std::pair<int64_t, int64_t>{256, 256}, {1024, 1024}, {3072, 1024}, {1024, 3072}}) {
     const int64_t M_max = 130;
-    const std::vector<float> w = normal_values(size_t(N * K), 1, 1.0f / std::sqrt(float(K)));
-    const std::vector<float> x_all = normal_values(size_t(M_max * K), 2, 1.0f);
+    const std::vector<float> w = s3test::random_floats(size_t(N * K), 1, 1.0f / std::sqrt(float(K)));
+    const std::vector<float> x_all = s3test::random_floats(size_t(M_max * K), 2, 1.0f);
     const std::vector<uint16_t> w16 = to_bf16(w);
     std::vector<uint8_t> w8(w.size());
     std::vector<float> w_scales(size_t(ops::fp8_blocks(N) * ops::fp8_blocks(K)));

@@ -26,14 +26,6 @@ using s3test::DeviceArray;
 
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
-
 struct LossCase {
   std::vector<int32_t> targets, draws;
   std::vector<float> coef, old_lp, ref_lp, kl_weight, draw_lp;
@@ -76,8 +68,8 @@ TEST(cuda_fused_head_loss_matches_cpu) {
   s3::ThreadPool pool(2);
   for (bool bf16 : {false, true}) {
     const int64_t T = 300, C = 64, V = bf16 ? 4096 : 3001, K = 32;
-    const std::vector<float> h = random_floats(size_t(T * C), 1), head = random_floats(size_t(V * C), 2, 0.3f);
-    const std::vector<float> dhead0 = random_floats(size_t(V * C), 3, 0.01f);
+    const std::vector<float> h = s3test::random_floats(size_t(T * C), 1), head = s3test::random_floats(size_t(V * C), 2, 0.3f);
+    const std::vector<float> dhead0 = s3test::random_floats(size_t(V * C), 3, 0.01f);
     const LossCase c = make_case(T, V, K);
     s3::train::DeviceHeadLoss loss(s3::cuda::cublaslt().library, allocator, stream.get(), 64);
     DeviceArray<float> d_h(h), d_dh(size_t(T * C)), d_dhead(dhead0);

@@ -34,33 +34,19 @@ using s3test::DeviceArray;
 
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
-
-size_t exact_mismatches(const std::vector<float>& a, const std::vector<float>& b) {
-  size_t count = 0;
-  for (size_t i = 0; i < a.size(); i++) count += std::memcmp(&a[i], &b[i], 4) != 0;
-  return count;
-}
-
 }  // namespace
 
 TEST(cuda_rmsnorm_matches_cpu_for_rows_and_heads) {
   s3test::require_gpu();
   for (auto [N, C] : {std::pair<int64_t, int64_t>{37, 1024}, {200 * 16, 128}, {5, 16}, {3, 300}}) {
-    const std::vector<float> x = random_floats(size_t(N * C), 1, 3.0f), w = random_floats(size_t(C), 2);
+    const std::vector<float> x = s3test::random_floats(size_t(N * C), 1, 3.0f), w = s3test::random_floats(size_t(C), 2);
     std::vector<float> want(x.size());
     s3::cpu::rmsnorm_forward(want.data(), x.data(), w.data(), N, C, 1e-6f);
     DeviceArray<float> dx(x), dw(w), dout(x.size());
     s3::cuda::rmsnorm_forward(dout.get(), dx.get(), dw.get(), N, C, 1e-6f, nullptr);
     const std::vector<float> got = dout.download();
     CHECK_NMSE("rmsnorm N=" + std::to_string(N) + " C=" + std::to_string(C), got.data(), want.data(), got.size(), 1e-7);
-    std::printf("  rmsnorm: %zu of %zu values differ in any bit\n", exact_mismatches(got, want), got.size());
+    std::printf("  rmsnorm: %zu of %zu values differ in any bit\n", s3test::exact_mismatches(got, want), got.size());
     s3::cuda::rmsnorm_forward(dx.get(), dx.get(), dw.get(), N, C, 1e-6f, nullptr);  // in place
     CHECK(dx.download() == got);
   }
@@ -76,20 +62,20 @@ TEST(cuda_rope_is_bit_identical_to_cpu) {
   std::vector<int32_t> positions(static_cast<size_t>(T));
   std::vector<int64_t> positions64(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; t++) positions64[size_t(t)] = positions[size_t(t)] = int32_t((t * 71 + 3) % P);
-  std::vector<float> x = random_floats(size_t(T * NH * HD), 3), want = x;
+  std::vector<float> x = s3test::random_floats(size_t(T * NH * HD), 3), want = x;
   std::vector<float> tcos(size_t(T * HD / 2)), tsin(tcos.size());
   s3::cpu::rope_tables(tcos.data(), tsin.data(), positions64.data(), T, HD, 1e6f);
   s3::cpu::rope_forward(want.data(), tcos.data(), tsin.data(), T, NH, HD);
   DeviceArray<float> dx(x), dcos(cos), dsin(sin);
   DeviceArray<int32_t> dpos(positions);
   s3::cuda::rope_forward(dx.get(), dpos.get(), dcos.get(), dsin.get(), T, NH, HD, nullptr);
-  CHECK_EQ(exact_mismatches(dx.download(), want), size_t(0));
+  CHECK_EQ(s3test::exact_mismatches(dx.download(), want), size_t(0));
 }
 
 TEST(cuda_swiglu_and_residual_match_cpu) {
   s3test::require_gpu();
   const int64_t N = 3 * 3072 + 5;
-  const std::vector<float> g = random_floats(size_t(N), 4, 4.0f), u = random_floats(size_t(N), 5);
+  const std::vector<float> g = s3test::random_floats(size_t(N), 4, 4.0f), u = s3test::random_floats(size_t(N), 5);
   std::vector<float> want(static_cast<size_t>(N));
   s3::cpu::swiglu_forward(want.data(), g.data(), u.data(), N);
   DeviceArray<float> dg(g), du(u), dout(static_cast<size_t>(N));
@@ -99,7 +85,7 @@ TEST(cuda_swiglu_and_residual_match_cpu) {
   std::vector<float> x = g;
   s3::cpu::residual_forward(x.data(), u.data(), N);
   s3::cuda::residual_forward(dg.get(), du.get(), N, nullptr);
-  CHECK_EQ(exact_mismatches(dg.download(), x), size_t(0));
+  CHECK_EQ(s3test::exact_mismatches(dg.download(), x), size_t(0));
 }
 
 TEST(cuda_embedding_and_gather_are_exact) {
@@ -134,7 +120,7 @@ TEST(cuda_kv_store_writes_the_cpu_caches_bytes_and_scales) {
   const int32_t table_a[] = {4, 1}, table_b[] = {0, 5, 2};
   const s3::cpu::AttentionSequence seqs[] = {{3, 20, table_a, 2}, {30, 9, table_b, 3}};
   const int64_t T = 29;
-  std::vector<float> k = random_floats(size_t(T * NKV * HD), 6, 2.0f), v = random_floats(k.size(), 7);
+  std::vector<float> k = s3test::random_floats(size_t(T * NKV * HD), 6, 2.0f), v = s3test::random_floats(k.size(), 7);
   for (int64_t d = 0; d < HD; d++) k[size_t(2 * NKV * HD + d)] = 0.0f;  // one all-zero row
   std::vector<int64_t> rows;
   for (const auto& s : seqs) {
@@ -172,7 +158,7 @@ TEST(cuda_kv_store_writes_the_cpu_caches_bytes_and_scales) {
 TEST(cuda_fp8_activation_quantization_matches_the_shared_row_math) {
   s3test::require_gpu();
   for (auto [T, K] : {std::pair<int64_t, int64_t>{5, 256}, {1, 1024}, {8, 3072}, {3, 160}}) {
-    std::vector<float> x = random_floats(size_t(T * K), 8, 5.0f);
+    std::vector<float> x = s3test::random_floats(size_t(T * K), 8, 5.0f);
     const int64_t rows = s3::ops::fp8_activation_rows(T), groups = s3::ops::fp8_blocks(K);
     DeviceArray<float> dx(x);
     DeviceArray<uint8_t> dbytes(size_t(rows * K));
@@ -200,7 +186,7 @@ TEST(cuda_sampler_draws_the_cpu_tokens_and_logprobs) {
   s3test::require_gpu();
   for (int64_t V : {int64_t(4096), int64_t(151936)}) {
     const int64_t R = 12, width = 33;
-    std::vector<float> logits = random_floats(size_t(R * V), 9, V > 10000 ? 4.0f : 2.0f);
+    std::vector<float> logits = s3test::random_floats(size_t(R * V), 9, V > 10000 ? 4.0f : 2.0f);
     logits[5] = -INFINITY;
     std::vector<s3::cuda::SampleRow> rows;
     for (int64_t r = 0; r < R; r++) {

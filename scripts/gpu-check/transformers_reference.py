@@ -4,7 +4,9 @@ reference.safetensors holding the token ids and the logits transformers computes
 in bf16 and in f32 (the same bf16 weights cast up; TF32 off). An implementation nobody here wrote.
 
     python3 scripts/gpu-check/transformers_reference.py OUT_DIR small|qwen3-0.6b
+    S3_REFERENCE_DEVICE=cpu python3 ...   # the same on the CPU
 """
+import os
 import sys
 
 import torch
@@ -19,6 +21,9 @@ SHAPES = {
     "qwen3-0.6b": dict(vocab_size=151936, hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
                        num_attention_heads=16, num_key_value_heads=8, head_dim=128),
 }
+
+
+DEVICE = os.environ.get("S3_REFERENCE_DEVICE", "cuda")
 
 
 def main() -> None:
@@ -36,9 +41,15 @@ def main() -> None:
                 parameter.copy_(1.0 + 0.1 * torch.randn_like(parameter.float()))
     model.save_pretrained(out, safe_serialization=True)
     ids = torch.randint(0, config.vocab_size, (1, 96))
+    # Each dtype's logits from the saved folder loaded in it, as a user loads it: casting the bf16 model
+    # with .float() would keep RoPE's inverse frequencies (a buffer) rounded to bf16, errors that grow
+    # with the position.
     with torch.inference_mode():
-        bf16 = model.cuda().eval()(input_ids=ids.cuda()).logits[0].float().cpu()
-        f32 = model.float().eval()(input_ids=ids.cuda()).logits[0].float().cpu()
+        logits = {}
+        for name, dtype in (("bf16", torch.bfloat16), ("f32", torch.float32)):
+            loaded = Qwen3ForCausalLM.from_pretrained(out, torch_dtype=dtype).to(DEVICE).eval()
+            logits[name] = loaded(input_ids=ids.to(DEVICE)).logits[0].float().cpu()
+    bf16, f32 = logits["bf16"], logits["f32"]
     save_file({"ids": ids[0].to(torch.int32).contiguous(), "logits_bf16": bf16.contiguous(), "logits_f32": f32.contiguous()},
               f"{out}/reference.safetensors")
     print(f"{out}: {shape}, {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters, {ids.shape[1]} ids")

@@ -6,11 +6,16 @@ import { benchCheckpointDirectory } from '../native/random-checkpoint.js';
 import { loadAddon } from '../native/addon.js';
 import { measureMachineLimits } from '../native/model.js';
 import type { NativeMachineLimits } from '../native/binding.js';
+import type { DeviceChoice } from '../native/device.js';
 import type { MatmulPrecision, OptimizerStateDtype } from '../native/trainer.js';
 
 /** The native figures of one `benchTrain` run (native/napi/train_bench.cpp). */
 export interface NativeTrainBenchFigures {
   readonly tokens: number;
+  /** Sequences the step's tokens are packed in. */
+  readonly sequences: number;
+  /** Where the trainer ran: "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)". */
+  readonly device: string;
   readonly bestSeconds: number;
   readonly medianSeconds: number;
   readonly forwardBackwardSeconds: number;
@@ -25,7 +30,7 @@ export interface NativeTrainBenchFigures {
 type TrainBenchBinding = {
   benchTrain(
     directory: string,
-    options: { tokens: number; repetitions: number; warmUp: boolean; optimizerStateDtype: OptimizerStateDtype; matmulPrecision: MatmulPrecision },
+    options: { tokens: number; sequences: number; device: DeviceChoice; repetitions: number; warmUp: boolean; optimizerStateDtype: OptimizerStateDtype; matmulPrecision: MatmulPrecision },
   ): NativeTrainBenchFigures;
 };
 
@@ -33,8 +38,12 @@ type TrainBenchBinding = {
 export interface TrainBenchOptions {
   readonly model?: string;
   readonly shape?: string;
-  /** Tokens of the one packed sequence per step. */
+  /** Tokens per sequence. */
   readonly seq: number;
+  /** Sequences packed into each step's micro-batch (default 1): a step trains seq × sequences tokens. */
+  readonly sequences?: number;
+  /** Where the trainer runs (default 'auto': CUDA when usable, else the CPU). */
+  readonly device?: DeviceChoice;
   readonly repetitions: number;
   /** One untimed step first (default true; a 0.6B step takes minutes). */
   readonly warmUp?: boolean;
@@ -46,8 +55,9 @@ export interface TrainBenchOptions {
 
 /** The figures of one precision's run, with their fractions of the machine's peaks. */
 export type TrainBenchFigures = NativeTrainBenchFigures & {
-  readonly fractionOfFmaPeak: number;
-  /** gflops / the VDPBF16PS peak: the ceiling of BF16 products (null below the avx512bf16 level). */
+  /** gflops / this CPU's FMA peak (null when the trainer ran on a GPU). */
+  readonly fractionOfFmaPeak: number | null;
+  /** gflops / the VDPBF16PS peak: the ceiling of BF16 products (null below the avx512bf16 level, or on a GPU). */
   readonly fractionOfBf16DotPeak: number | null;
   readonly peakMemoryGiB: number;
 };
@@ -90,11 +100,13 @@ export function benchTrain(options: TrainBenchOptions): TrainBenchReport {
   const precisions = options.precisions ?? ['f32'];
   if (precisions.length === 0) throw new Error('benchTrain: no precision to time');
   const runs = precisions.map((matmulPrecision) => {
-    const figures = binding.benchTrain(directory, { tokens: options.seq, repetitions: options.repetitions, warmUp: options.warmUp ?? true, optimizerStateDtype, matmulPrecision });
+    const sequences = options.sequences ?? 1;
+    const figures = binding.benchTrain(directory, { tokens: options.seq * sequences, sequences, device: options.device ?? 'auto', repetitions: options.repetitions, warmUp: options.warmUp ?? true, optimizerStateDtype, matmulPrecision });
+    const onCpu = figures.device.startsWith('cpu');
     const train: TrainBenchFigures = {
       ...figures,
-      fractionOfFmaPeak: figures.gflops / limits.fmaGflops,
-      fractionOfBf16DotPeak: limits.bf16DotGflops > 0 ? figures.gflops / limits.bf16DotGflops : null,
+      fractionOfFmaPeak: onCpu ? figures.gflops / limits.fmaGflops : null,
+      fractionOfBf16DotPeak: onCpu && limits.bf16DotGflops > 0 ? figures.gflops / limits.bf16DotGflops : null,
       peakMemoryGiB: figures.peakRssBytes / 2 ** 30,
     };
     return { matmulPrecision, train };

@@ -2,7 +2,7 @@
 // machine's own limits (docs/benchmarks.md records them with the commands that made them).
 import type { Command } from 'commander';
 import { benchDecode, benchDeviceDecode, benchDeviceForward, benchForward, usesRunnerBench } from '../bench/model-bench.js';
-import { resolveDevice } from '../native/device.js';
+import { DEVICE_CHOICES, resolveDevice } from '../native/device.js';
 import { benchTrain } from '../bench/train-bench.js';
 import { MATMUL_PRECISIONS, OPTIMIZER_STATE_DTYPES } from '../native/trainer.js';
 import { benchEngine, soakEngine } from '../bench/engine-bench.js';
@@ -107,20 +107,24 @@ export function registerBench(program: Command): void {
 
   bench
     .command('train')
-    .description('tokens/s of a training step (forward + backward + AdamW, SFT loss, one packed sequence), as a fraction of the FMA peak')
+    .description('tokens/s of a training step (forward + backward + AdamW, SFT loss, packed sequences), on the CPU as a fraction of the FMA peak')
     .option('--model <dir>', 'a Qwen3 checkpoint folder')
     .option('--shape <name>', 'random weights of a shape: tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b', 'small')
-    .option('--seq <n>', 'tokens in the packed sequence', '2048')
+    .option('--seq <n>', 'tokens per sequence', '2048')
+    .option('--sequences <n>', 'sequences packed into each step (a step trains seq × sequences tokens)', '1')
+    .option('--device <device>', 'where the trainer runs: auto (CUDA when a usable GPU exists, else the CPU) | cpu | cuda', 'auto')
     .option('--repetitions <n>', 'timed steps (median reported)', '3')
     .option('--no-warm-up', 'skip the untimed first step (a 0.6B step takes minutes)')
     .option('--optimizer-state <dtype>', 'AdamW moments: f32 | bf16 (stochastically rounded, half the memory)', 'f32')
     .option('--precision <list>', 'trainer matmuls: f32 | bf16 (BF16 operands, f32 sums) | f32,bf16 (both, side by side in one run)', 'f32')
     .option('--json', 'print JSON')
-    .action((options: { model?: string; shape: string; seq: string; repetitions: string; warmUp: boolean; optimizerState: string; precision: string; json?: boolean }) => {
+    .action((options: { model?: string; shape: string; seq: string; sequences: string; device: string; repetitions: string; warmUp: boolean; optimizerState: string; precision: string; json?: boolean }) => {
       const report = benchTrain({
         model: options.model,
         shape: options.shape,
         seq: parseIntegerFlag('--seq', options.seq, 2),
+        sequences: parseIntegerFlag('--sequences', options.sequences, 1),
+        device: parseChoiceFlag('--device', options.device, DEVICE_CHOICES),
         repetitions: parseIntegerFlag('--repetitions', options.repetitions, 1),
         warmUp: options.warmUp,
         optimizerStateDtype: parseChoiceFlag('--optimizer-state', options.optimizerState, OPTIMIZER_STATE_DTYPES),
@@ -131,8 +135,8 @@ export function registerBench(program: Command): void {
         [
           `model ${report.model}, ${report.optimizerStateDtype} AdamW moments; machine: ${peaks} (${report.limits.threads} threads, ${report.limits.simd})`,
           ...report.runs.map(({ matmulPrecision, train: f }) =>
-            `train ${f.tokens} tokens, ${matmulPrecision} matmuls: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
-              `${f.gflops.toFixed(0)} GFLOP/s = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of the FMA peak` +
+            `train ${f.tokens} tokens (${f.sequences} × ${f.tokens / f.sequences}) on ${f.device}, ${matmulPrecision} matmuls: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
+              `${f.gflops.toFixed(0)} GFLOP/s` + (f.fractionOfFmaPeak === null ? '' : ` = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of the FMA peak`) +
               (f.fractionOfBf16DotPeak === null || matmulPrecision !== 'bf16' ? '' : ` (${(100 * f.fractionOfBf16DotPeak).toFixed(0)}% of the BF16 dot peak)`) +
               `, peak memory ${f.peakMemoryGiB.toFixed(2)} GiB, loss ${f.loss.toFixed(5)}`,
           ),

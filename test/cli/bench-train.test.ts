@@ -29,6 +29,18 @@ describe('swarm bench train', () => {
     expect(f.flopsPerToken).toBe(6 * (2 * layer + 512 * 64) + (12 * 2 * 48 * 64) / 2);
   });
 
+  it('packs --sequences sequences of --seq tokens per step, counting attention per sequence, and says where it ran', () => {
+    const report = JSON.parse(
+      execFileSync(process.execPath, [swarm, 'bench', 'train', '--shape', 'tiny', '--seq', '24', '--sequences', '3', '--device', 'cpu', '--repetitions', '1', '--no-warm-up', '--json']).toString(),
+    );
+    const f = report.train;
+    expect([f.tokens, f.sequences]).toEqual([72, 3]);
+    expect(f.device).toMatch(/^cpu \(/);
+    const layer = 64 * (64 + 2 * 32) + 64 * 64 + 3 * 64 * 128;
+    expect(f.flopsPerToken).toBe(6 * (2 * layer + 512 * 64) + (12 * 2 * 24 * 64) / 2);
+    expect(f.tokensPerSecond).toBeCloseTo(72 / f.medianSeconds, 6);
+  });
+
   it('times f32 and bf16 matmuls side by side with --precision f32,bf16, on the same batch, and refuses other precisions', () => {
     const run = (precision: string) =>
       execFileSync(process.execPath, [swarm, 'bench', 'train', '--shape', 'tiny', '--seq', '32', '--repetitions', '1', '--no-warm-up', '--precision', precision, '--json'], { stdio: 'pipe' }).toString();
