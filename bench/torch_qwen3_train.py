@@ -5,7 +5,8 @@
 # token), then gradient clipping to norm 1 and one torch.optim.AdamW step, all f32. Each decoder
 # layer is recomputed in the backward (torch.utils.checkpoint) as the s³ trainer does; without it
 # the [heads × T × T] attention tensors of 28 layers do not fit in memory at 2,048 tokens
-# (--no-checkpoint turns it off). Run with Debian's interpreter:
+# (--no-checkpoint turns it off); --bf16 runs the forward and backward under torch.autocast(bfloat16)
+# (f32 master weights and AdamW), the anchor of `--precision bf16`. Run with Debian's interpreter:
 #   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_qwen3_train.py --shape small --seq 2048
 import argparse
 import json
@@ -58,6 +59,7 @@ def main():
     ap.add_argument("--no-warm-up", action="store_true")
     ap.add_argument("--no-checkpoint", action="store_true")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--bf16", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     s = SHAPES[a.shape]
@@ -70,7 +72,8 @@ def main():
     times = []
     for r in range(a.repetitions + (0 if a.no_warm_up else 1)):
         t0 = time.perf_counter()
-        loss = loss_of(m, ids, not a.no_checkpoint)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            loss = loss_of(m, ids, not a.no_checkpoint)
         loss.backward()
         t1 = time.perf_counter()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -81,7 +84,7 @@ def main():
             times.append((t2 - t0, t1 - t0, t2 - t1))
     times.sort()
     step, fb, optimizer = times[len(times) // 2]
-    out = dict(torch=torch.__version__, shape=a.shape, threads=a.threads, tokens=a.seq, checkpoint=not a.no_checkpoint,
+    out = dict(torch=torch.__version__, shape=a.shape, threads=a.threads, tokens=a.seq, checkpoint=not a.no_checkpoint, bf16=a.bf16,
                medianSeconds=step, forwardBackwardSeconds=fb, optimizerSeconds=optimizer, tokensPerSecond=a.seq / step,
                loss=float(loss), peakRssGiB=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)
     print(json.dumps(out, indent=1))

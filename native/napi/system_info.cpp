@@ -9,6 +9,8 @@
 #include "core/dynamic_library.h"
 #include "core/thread_pool.h"
 #include "cpu/convert.h"
+#include "cpu/matmul_nn.h"
+#include "cpu/matmul_nn_bf16.h"
 #include "model/device.h"
 #include "napi/guarded.h"
 #ifdef S3_WITH_CUDA
@@ -58,6 +60,13 @@ Napi::Object cpu_object(Napi::Env env) {
   cpu.Set("simdLevel", simd_level_name(info.level));
   cpu.Set("supportedSimdLevel", simd_level_name(info.supported_level));
   cpu.Set("kernels", cpu::convert_kernels().name);
+  // The trainer's products at each precision.train (docs/training.md, "Precision").
+  Napi::Object train = Napi::Object::New(env);
+  train.Set("f32", std::string("f32 ") + cpu::matmul_nn_kernels().name);
+  const cpu::MatmulNnBf16Kernels* bf16 = cpu::matmul_nn_bf16_kernels_for(info.level);
+  train.Set("bf16", bf16 != nullptr ? std::string("VDPBF16PS ") + bf16->name
+                                    : std::string("f32 ") + cpu::matmul_nn_kernels().name + " on BF16-rounded operands (no AVX512-BF16)");
+  cpu.Set("trainMatmul", train);
   return cpu;
 }
 

@@ -7,6 +7,8 @@ export interface NativeCpuInfo {
   threads: number;
   features: Record<string, boolean>;
   simdLevel: string;
+  /** The CPU trainer's products at each precision.train: e.g. {f32: 'f32 avx2', bf16: 'f32 avx2 on BF16-rounded operands (no AVX512-BF16)'}. */
+  trainMatmul: { f32: string; bf16: string };
 }
 
 /** One CUDA device. */

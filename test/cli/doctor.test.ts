@@ -37,6 +37,9 @@ describe('swarm doctor --json', () => {
     if (report.cpu.simdLevel.startsWith('avx512')) expect(report.cpu.features.avx512f).toBe(true);
     if (report.cpu.simdLevel === 'avx512bf16') expect(report.cpu.features.avx512bf16).toBe(true);
     if (report.cpu.simdLevel !== 'scalar') expect(report.cpu.features.avx2 && report.cpu.features.fma).toBe(true);
+    // The trainer's BF16 products use VDPBF16PS exactly at the avx512bf16 level, and say so.
+    expect(report.cpu.trainMatmul.f32).toBe(`f32 ${report.cpu.simdLevel === 'avx512bf16' ? 'avx512' : report.cpu.simdLevel}`);
+    expect(report.cpu.trainMatmul.bf16.startsWith('VDPBF16PS')).toBe(report.cpu.simdLevel === 'avx512bf16');
   });
 
   it('caps the SIMD level with S3_SIMD', () => {
