@@ -193,18 +193,42 @@ uint64_t Engine::score(std::vector<int32_t> tokens) {
   return id;
 }
 
-int64_t Engine::swap_weights(std::shared_ptr<const model::Qwen3Weights> weights) {
-  const model::Qwen3Config& c = weights->config();
-  if (c.hidden_size != config_.hidden_size || c.num_hidden_layers != config_.num_hidden_layers ||
-      c.num_attention_heads != config_.num_attention_heads || c.num_key_value_heads != config_.num_key_value_heads ||
-      c.head_dim != config_.head_dim || c.intermediate_size != config_.intermediate_size || c.vocab_size != config_.vocab_size) {
+namespace {
+
+void require_same_shape(const model::Qwen3Config& c, const model::Qwen3Config& engine) {
+  if (c.hidden_size != engine.hidden_size || c.num_hidden_layers != engine.num_hidden_layers ||
+      c.num_attention_heads != engine.num_attention_heads || c.num_key_value_heads != engine.num_key_value_heads ||
+      c.head_dim != engine.head_dim || c.intermediate_size != engine.intermediate_size || c.vocab_size != engine.vocab_size) {
     throw std::invalid_argument("swap_weights: the new weights have a different shape than the engine's model");
   }
+}
+
+}  // namespace
+
+int64_t Engine::swap_weights(std::shared_ptr<const model::Qwen3Weights> weights) {
+  require_same_shape(weights->config(), config_);
   int64_t version;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_) throw std::logic_error("the engine is closed");
     next_weights_ = std::move(weights);
+    next_device_params_ = nullptr;
+    version = version_ + 1;
+    hold_locked();
+  }
+  wake_.notify_all();
+  return version;
+}
+
+int64_t Engine::swap_weights(std::shared_ptr<const model::Qwen3DeviceParamSnapshot> params) {
+  require_same_shape(params->config, config_);
+  if (!takes_device_params()) throw std::invalid_argument("swap_weights: this engine's runner takes host weights only");
+  int64_t version;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) throw std::logic_error("the engine is closed");
+    next_device_params_ = std::move(params);
+    next_weights_ = nullptr;
     version = version_ + 1;
     hold_locked();
   }
@@ -232,7 +256,8 @@ void Engine::proceed(uint64_t handled) {
 }
 
 bool Engine::has_work_locked() const {
-  return !requests_.empty() || !scores_.empty() || !released_.empty() || !answered_.empty() || next_weights_ != nullptr;
+  return !requests_.empty() || !scores_.empty() || !released_.empty() || !answered_.empty() || next_weights_ != nullptr ||
+         next_device_params_ != nullptr;
 }
 
 bool Engine::may_step_locked() const { return !options_.lockstep || (!held_ && turns_handled_ == turns_delivered_); }
@@ -384,8 +409,10 @@ void Engine::loop() {
       if (!may_step_locked() || !has_work_locked()) continue;
     }
     std::shared_ptr<const model::Qwen3Weights> incoming = std::move(next_weights_);
+    std::shared_ptr<const model::Qwen3DeviceParamSnapshot> incoming_device = std::move(next_device_params_);
     next_weights_ = nullptr;
-    if (incoming != nullptr) version_++;
+    next_device_params_ = nullptr;
+    if (incoming != nullptr || incoming_device != nullptr) version_++;
     const int64_t version = version_;
     const std::vector<ScheduledChunk> batch = scheduler_.schedule(version);
     std::vector<ScoreJob> scores;  // one per step, so scoring never stalls generation for long
@@ -396,10 +423,14 @@ void Engine::loop() {
     lock.unlock();
 
     StepOutput output;
-    if (incoming != nullptr) {
+    if (incoming != nullptr || incoming_device != nullptr) {
       // Between batches: the runner takes the new weights (a device runner copies them over).
       try {
-        runner_->set_weights(std::move(incoming));
+        if (incoming != nullptr) {
+          runner_->set_weights(std::move(incoming));
+        } else {
+          runner_->set_weights_from_device(std::move(incoming_device));
+        }
       } catch (const std::exception& e) {
         output.error = std::string("installing weights version ") + std::to_string(version) + ": " + e.what();
       }

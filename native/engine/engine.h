@@ -122,6 +122,10 @@ class Engine {
   uint64_t score(std::vector<int32_t> tokens);
   // Swaps the weights between batches; returns the new version. Same shape required.
   int64_t swap_weights(std::shared_ptr<const model::Qwen3Weights> weights);
+  // The same with a trainer's parameters on the engine's device (only where takes_device_params()).
+  int64_t swap_weights(std::shared_ptr<const model::Qwen3DeviceParamSnapshot> params);
+  // Whether the runner takes device parameters (model_runner.h).
+  bool takes_device_params() const { return runner_->takes_device_params(); }
   EngineStats stats() const;
   // Lockstep mode: the caller has handled every turn up to `handled` and queued its follow-ups; the
   // engine may run its next step once no later turn is unhandled. Ignored outside lockstep mode.
@@ -174,7 +178,9 @@ class Engine {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool closed_ = false;
-  std::shared_ptr<const model::Qwen3Weights> next_weights_;  // taken by the runner between batches
+  // Taken by the runner between batches: the latest swap's, host weights or device parameters.
+  std::shared_ptr<const model::Qwen3Weights> next_weights_;
+  std::shared_ptr<const model::Qwen3DeviceParamSnapshot> next_device_params_;
   int64_t version_ = 0;
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> sequences_;

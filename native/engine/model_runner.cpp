@@ -25,6 +25,10 @@ std::shared_ptr<const model::Qwen3Weights> weights_in_format(std::shared_ptr<con
   return weights;
 }
 
+void ModelRunner::set_weights_from_device(std::shared_ptr<const model::Qwen3DeviceParamSnapshot>) {
+  throw std::logic_error("this runner takes host weights only (takes_device_params() is false)");
+}
+
 std::unique_ptr<ModelRunner> make_model_runner(const RunnerOptions& options,
                                                std::shared_ptr<const model::Qwen3Weights> weights, ThreadPool& pool) {
   if (options.device == model::Device::Cpu) return std::make_unique<CpuModelRunner>(options, std::move(weights), pool);

@@ -21,6 +21,7 @@
 #include "cpu/attention.h"
 #include "cpu/sampling.h"
 #include "model/device.h"
+#include "model/qwen3_device_params.h"
 #include "model/qwen3_forward.h"
 #include "model/qwen3_weights.h"
 
@@ -72,6 +73,12 @@ class ModelRunner {
   // Makes `weights` (same shape as before) the ones the next batch uses; called between batches on
   // the thread that runs them. A device runner copies them to the device here.
   virtual void set_weights(std::shared_ptr<const model::Qwen3Weights> weights) = 0;
+  // Whether set_weights_from_device takes a trainer's parameters on this runner's device (the CUDA
+  // runner with stored or bf16 weights); the others take host weights only.
+  virtual bool takes_device_params() const { return false; }
+  // The same as set_weights with the trainer's f32 parameters on the device, converted there into
+  // this runner's weight format with the bits set_weights would give for host copies of them.
+  virtual void set_weights_from_device(std::shared_ptr<const model::Qwen3DeviceParamSnapshot> params);
   // Runs one step. draws: [num_logit_rows × draw_width]; row i's first samples[i].num_draws entries
   // are written. The batch has been validated by the scheduler; any failure throws, leaving the
   // cache entries of this batch's new positions unspecified (the engine fails the batch's requests).

@@ -3,10 +3,13 @@
 
 #include <cstring>
 #include <set>
+#include <stdexcept>
+#include <utility>
 
 #include "core/dtype.h"
 #include "core/ops/fp8_block_scales.h"
 #include "cuda/check.h"
+#include "cuda/dtype_kernels.h"
 
 namespace s3::model {
 namespace {
@@ -68,7 +71,108 @@ std::vector<float> padded_scales(const cpu::MatrixView& w) {
   return out;
 }
 
+// What update() compares for a matrix of `rows` × `cols` in `form` made from f32 values.
+std::string form_key_from_f32(cuda::GemmDtype form, int64_t rows, int64_t cols) {
+  return std::string(cuda::gemm_dtype_name(form)) + " " + std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+void require_matrix_form(cuda::GemmDtype form) {
+  if (form != cuda::GemmDtype::F32 && form != cuda::GemmDtype::Bf16) {
+    throw std::invalid_argument("weights from device parameters: only f32 and bf16 forms are made on the device");
+  }
+}
+
 }  // namespace
+
+Qwen3DeviceWeights::Qwen3DeviceWeights(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form,
+                                       cuda::DeviceAllocator& allocator, cudaStream_t stream)
+    : allocator_(allocator), stream_(stream), fp8_block_scaling_(false), config_(params.config) {
+  require_matrix_form(form);
+  upload_from_device(params, form, false);
+}
+
+std::vector<std::string> Qwen3DeviceWeights::forms_from_device(const Qwen3DeviceParamSnapshot& params,
+                                                               cuda::GemmDtype form) {
+  const Qwen3Config& c = params.config;
+  std::vector<std::string> forms{form_key_from_f32(form, c.vocab_size, c.hidden_size)};
+  const std::pair<int64_t, int64_t> shapes[] = {{c.q_dim(), c.hidden_size},        {c.kv_dim(), c.hidden_size},
+                                                {c.kv_dim(), c.hidden_size},       {c.hidden_size, c.q_dim()},
+                                                {c.intermediate_size, c.hidden_size}, {c.intermediate_size, c.hidden_size},
+                                                {c.hidden_size, c.intermediate_size}};
+  for (int64_t i = 0; i < c.num_hidden_layers; i++) {
+    for (const auto& [rows, cols] : shapes) forms.push_back(form_key_from_f32(form, rows, cols));
+  }
+  if (!c.tie_word_embeddings) forms.push_back(form_key_from_f32(form, c.vocab_size, c.hidden_size));
+  return forms;
+}
+
+bool Qwen3DeviceWeights::update(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form, cudaStream_t stream) {
+  require_matrix_form(form);
+  if (forms_from_device(params, form) != forms_) return false;
+  stream_ = stream;
+  config_ = params.config;
+  upload_from_device(params, form, true);
+  return true;
+}
+
+void* Qwen3DeviceWeights::place_from_device(const float* source, size_t count, cuda::GemmDtype form, bool bf16_values,
+                                            const char* name, bool reuse) {
+  const size_t bytes = count * (form == cuda::GemmDtype::Bf16 ? sizeof(uint16_t) : sizeof(float));
+  if (!reuse) {
+    buffers_.emplace_back(allocator_, bytes, name);
+    bytes_ += bytes;
+  }
+  void* device = buffers_[next_++].get();
+  if (form == cuda::GemmDtype::Bf16) {
+    cuda::f32_to_bf16(source, static_cast<uint16_t*>(device), count, stream_);
+  } else if (bf16_values) {  // an f32 vector holding bf16 values: rounded, then widened back
+    uint16_t* bits = rounding_.reserve<uint16_t>(allocator_, count);
+    cuda::f32_to_bf16(source, bits, count, stream_);
+    cuda::bf16_to_f32(bits, static_cast<float*>(device), count, stream_);
+  } else {
+    cuda::check(cudaMemcpyAsync(device, source, bytes, cudaMemcpyDeviceToDevice, stream_), "copying weights on the device",
+                {{"bytes", int64_t(bytes)}});
+  }
+  return device;
+}
+
+void Qwen3DeviceWeights::upload_from_device(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form, bool reuse) {
+  const Qwen3Config& c = params.config;
+  const Qwen3ParamLayout& L = params.layout;
+  const float* p = params.data.get();
+  const bool bf16 = form == cuda::GemmDtype::Bf16;
+  next_ = 0;
+  auto matrix = [&](size_t offset, int64_t rows, int64_t cols, const char* name) {
+    return cuda::DeviceMatrix{place_from_device(p + offset, size_t(rows * cols), form, false, name, reuse), form, rows, cols,
+                              nullptr};
+  };
+  auto vector = [&](size_t offset, int64_t count, const char* name) {
+    return static_cast<const float*>(place_from_device(p + offset, size_t(count), cuda::GemmDtype::F32, bf16, name, reuse));
+  };
+  embed_ = matrix(L.embed, c.vocab_size, c.hidden_size, "the token embedding");
+  embed_dtype_ = bf16 ? DType::BF16 : DType::F32;
+  layers_.resize(size_t(c.num_hidden_layers));
+  for (int64_t i = 0; i < c.num_hidden_layers; i++) {
+    const Qwen3ParamLayout::Layer& l = L.layers[size_t(i)];
+    Qwen3DeviceLayer& d = layers_[size_t(i)];
+    d.q_proj = matrix(l.q_proj, c.q_dim(), c.hidden_size, "q_proj");
+    d.k_proj = matrix(l.k_proj, c.kv_dim(), c.hidden_size, "k_proj");
+    d.v_proj = matrix(l.v_proj, c.kv_dim(), c.hidden_size, "v_proj");
+    d.o_proj = matrix(l.o_proj, c.hidden_size, c.q_dim(), "o_proj");
+    d.gate_proj = matrix(l.gate_proj, c.intermediate_size, c.hidden_size, "gate_proj");
+    d.up_proj = matrix(l.up_proj, c.intermediate_size, c.hidden_size, "up_proj");
+    d.down_proj = matrix(l.down_proj, c.hidden_size, c.intermediate_size, "down_proj");
+    d.input_layernorm = vector(l.input_layernorm, c.hidden_size, "input_layernorm");
+    d.post_attention_layernorm = vector(l.post_attention_layernorm, c.hidden_size, "post_attention_layernorm");
+    d.q_norm = vector(l.q_norm, c.head_dim, "q_norm");
+    d.k_norm = vector(l.k_norm, c.head_dim, "k_norm");
+  }
+  norm_ = vector(L.norm, c.hidden_size, "model.norm");
+  lm_head_ = c.tie_word_embeddings ? embed_ : matrix(L.lm_head, c.vocab_size, c.hidden_size, "lm_head");
+  cuda::check(cudaStreamSynchronize(stream_), "converting the trainer's parameters into weights");
+  forms_ = forms_from_device(params, form);
+  format_ = std::string(cuda::gemm_dtype_name(form)) + " (from the trainer on the device)";
+}
 
 Qwen3DeviceWeights::Qwen3DeviceWeights(const Qwen3Weights& weights, cuda::DeviceAllocator& allocator, cudaStream_t stream,
                                        bool fp8_block_scaling)

@@ -4,7 +4,10 @@
 // where block-scaled FP8 GEMMs run (cuBLASLt ≥ 12.9, sm_90), else widened to bf16 once at upload
 // (each value fp8 × its block's scale, rounded to nearest even). Norm weights are f32. A tied LM head
 // shares the embedding's device copy. Uploaded once per weight version; update() copies a new
-// version of the same forms into the same memory, between batches.
+// version of the same forms into the same memory, between batches. A version can also come from a
+// trainer on the same device (model/qwen3_device_params.h): its f32 parameters are copied, or
+// rounded to bf16 (every matrix, and the norms to bf16 values, as model/bf16_round.h does on the
+// host), by kernels on the device, with the bits the host path gives.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,6 +17,7 @@
 
 #include "cuda/device_memory.h"
 #include "cuda/matmul.h"
+#include "model/qwen3_device_params.h"
 #include "model/qwen3_weights.h"
 
 namespace s3::model {
@@ -32,9 +36,16 @@ class Qwen3DeviceWeights {
   Qwen3DeviceWeights(const Qwen3DeviceWeights&) = delete;
   Qwen3DeviceWeights& operator=(const Qwen3DeviceWeights&) = delete;
 
+  // From a trainer's parameters on this device, every matrix in `form` (F32: as they are; Bf16:
+  // rounded to nearest even, norms to bf16 values). Queued on `stream` and waited for.
+  Qwen3DeviceWeights(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form, cuda::DeviceAllocator& allocator,
+                     cudaStream_t stream);
+
   // Copies `weights` into the same device memory when every tensor keeps its device form; returns
   // false (changing nothing) when some would change form, so the caller uploads anew.
   bool update(const Qwen3Weights& weights, cudaStream_t stream);
+  // The same for a trainer's parameters on this device, converted to `form`.
+  bool update(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form, cudaStream_t stream);
 
   const Qwen3Config& config() const { return config_; }
   const void* embed_tokens() const { return embed_.data; }
@@ -51,6 +62,12 @@ class Qwen3DeviceWeights {
   // (update) the memory of the i-th tensor.
   void upload(const Qwen3Weights& weights, bool reuse);
   void* place(const void* host, size_t bytes, const char* name, bool reuse);
+  // The same sequence from device parameters; each tensor's `count` f32 values at `source`.
+  void upload_from_device(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form, bool reuse);
+  void* place_from_device(const float* source, size_t count, cuda::GemmDtype form, bool bf16_values, const char* name,
+                          bool reuse);
+  // What the tensors' forms would be, for update()'s comparison.
+  static std::vector<std::string> forms_from_device(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form);
 
   cuda::DeviceAllocator& allocator_;
   cudaStream_t stream_;
@@ -64,6 +81,7 @@ class Qwen3DeviceWeights {
   std::vector<Qwen3DeviceLayer> layers_;
   const float* norm_ = nullptr;
   cuda::DeviceMatrix lm_head_;
+  cuda::ScratchBuffer rounding_{"bf16 rounding of the norms"};
   std::string format_;
   size_t bytes_ = 0;
 };

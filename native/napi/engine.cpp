@@ -260,13 +260,18 @@ class Engine : public Napi::ObjectWrap<Engine> {
   }
 
   // loadWeightsFromTrainer(trainer: native Trainer) → as loadWeights, with f32 copies of the trainer's
-  // current parameters made in place (no trip through JS). Refused while the trainer accumulates.
+  // current parameters made in place (no trip through JS); a CUDA trainer's are copied on the device
+  // when this engine's runner converts them there (takes_device_params). Refused while the trainer
+  // accumulates.
   Napi::Value load_weights_from_trainer(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const train::Trainer& trainer =
         unwrap_idle_trainer(env, info.Length() > 0 ? info[0] : env.Undefined(), "loadWeightsFromTrainer(trainer): trainer");
     return Napi::Number::New(env, double(guarded(env, [&] {
       require_engine_shape(trainer.config(), "the trainer's model");
+      if (engine_->takes_device_params()) {
+        if (auto on_device = trainer.device_snapshot()) return engine_->swap_weights(std::move(on_device));
+      }
       return engine_->swap_weights(std::make_shared<const model::Qwen3Weights>(trainer.weights()));
     })));
   }

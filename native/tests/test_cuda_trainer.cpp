@@ -5,15 +5,18 @@
 // updates. F32 products: gradients NMSE ≤ 1e-8, parameters ≤ 1e-12, loss and gradient norm to
 // 1e-6 relative; BF16 products (both trainers round the same operands to BF16): gradients ≤ 1e-5.
 // Then on the device: the same run twice gives the same bits, and a checkpoint resumes bit for bit
-// (f32 and bf16 moments) and loads into the CPU trainer with the device's parameters. Skipped where
-// CUDA is not usable; where it is not, asking for it is refused with the reason (that test runs
-// everywhere else).
+// (f32 and bf16 moments) and loads into the CPU trainer with the device's parameters; the CUDA runner
+// takes the trainer's parameters on the device (stored and bf16 weights) with the bits of the host
+// path's copies (logits compared bit for bit). Skipped where CUDA is not usable; where it is not,
+// asking for it is refused with the reason (that test runs everywhere else).
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/thread_pool.h"
+#include "engine/model_runner.h"
 #include "model/device.h"
 #include "tests/cuda_test_support.h"
 #include "tests/naive_qwen3.h"
@@ -165,4 +168,53 @@ TEST(cuda_trainer_repeats_itself_and_resumes_bit_identically) {
     CHECK_EQ(cpu.step_count(), int64_t(2));
     CHECK(std::memcmp(cpu.params().data(), again.params().data(), cpu.params().size() * sizeof(float)) == 0);
   }
+}
+
+TEST(cuda_runner_takes_the_trainers_parameters_on_the_device_with_the_host_paths_bits) {
+  s3test::require_cuda();
+  const SmallModel m;
+  Trainer trainer = m.trainer(options_on(s3::model::Device::Cuda, s3::MatmulPrecision::Bf16, s3::train::OptimizerStateDtype::F32));
+  CHECK(trainer.device_snapshot() != nullptr);
+  CHECK(m.trainer(options_on(s3::model::Device::Cpu, s3::MatmulPrecision::F32, s3::train::OptimizerStateDtype::F32))
+            .device_snapshot() == nullptr);
+  trainer.accumulate(policy_gradient_batch(m.model.config.vocab_size, 21));
+  trainer.step();  // weights that differ from the model the runners start with
+  s3::ThreadPool pool(2);
+  std::vector<int32_t> tokens(40);
+  for (size_t i = 0; i < tokens.size(); i++) tokens[i] = int32_t((i * 37 + 5) % size_t(m.model.config.vocab_size));
+  const int64_t T = int64_t(tokens.size()), V = m.model.config.vocab_size;
+  const auto initial = std::make_shared<const s3::model::Qwen3Weights>(trainer.weights());
+  const auto untrained = [&] {
+    return std::make_shared<const s3::model::Qwen3Weights>(
+        s3::model::Qwen3Weights::from_tensors(m.model.config, m.model.named(), s3::model::Qwen3Weights::Storage::Copy));
+  };
+  for (const auto format : {s3::engine::WeightFormat::Stored, s3::engine::WeightFormat::Bf16, s3::engine::WeightFormat::Fp8}) {
+    s3::engine::RunnerOptions options;
+    options.device = s3::model::Device::Cuda;
+    options.weight_format = format;
+    options.max_batch_tokens = 256;
+    const auto from_host = s3::engine::make_model_runner(options, untrained(), pool);
+    const auto from_device = s3::engine::make_model_runner(options, untrained(), pool);
+    if (format == s3::engine::WeightFormat::Fp8) {
+      CHECK(!from_device->takes_device_params());  // FP8 is quantized on the host
+      continue;
+    }
+    CHECK(from_device->takes_device_params());
+    from_host->set_weights(initial);
+    from_device->set_weights_from_device(trainer.device_snapshot());
+    std::vector<float> a(size_t(T * V)), b(a.size());
+    from_host->logits(tokens.data(), T, 0, a.data());
+    from_device->logits(tokens.data(), T, 0, b.data());
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    // Again into the same memory (update in place), after another step.
+    trainer.accumulate(policy_gradient_batch(m.model.config.vocab_size, 22));
+    trainer.step();
+    from_host->set_weights(std::make_shared<const s3::model::Qwen3Weights>(trainer.weights()));
+    from_device->set_weights_from_device(trainer.device_snapshot());
+    from_host->logits(tokens.data(), T, 0, a.data());
+    from_device->logits(tokens.data(), T, 0, b.data());
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+  }
+  const s3::engine::RunnerOptions on_cpu;
+  CHECK(!s3::engine::make_model_runner(on_cpu, untrained(), pool)->takes_device_params());
 }

@@ -144,6 +144,29 @@ class CudaTrainerCompute final : public TrainerCompute {
     return host_state_;
   }
 
+  std::shared_ptr<const model::Qwen3DeviceParamSnapshot> device_snapshot() const override {
+    cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
+    const size_t bytes = layout_.total * sizeof(float);
+    void* copy = nullptr;
+    const cudaError_t status = cudaMalloc(&copy, bytes);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      throw cuda::DeviceOutOfMemory("a device copy of the trainer's parameters for the engine (" + std::to_string(bytes) +
+                                    " bytes): " + cudaGetErrorString(status) +
+                                    "; lower the engine's kvCacheBytes or the trainer's deviceActivationBytes");
+    }
+    auto snapshot = std::make_shared<model::Qwen3DeviceParamSnapshot>();
+    snapshot->config = config_;
+    snapshot->layout = layout_;
+    snapshot->data = std::shared_ptr<const float>(static_cast<const float*>(copy), [](const float* p) {
+      cudaFree(const_cast<float*>(p));
+    });
+    cuda::check(cudaMemcpyAsync(copy, params_.get(), bytes, cudaMemcpyDeviceToDevice, stream_.get()),
+                "copying the parameters for the engine", {{"bytes", int64_t(bytes)}});
+    stream_.synchronize("copying the parameters for the engine");
+    return snapshot;
+  }
+
   void set_params(const float* values) override {
     upload(params_, values, layout_.total * sizeof(float), "uploading the parameters");
     stream_.synchronize("uploading the parameters");

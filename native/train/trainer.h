@@ -90,6 +90,9 @@ class Trainer {
   void set_lr(double lr) { options_.adamw.lr = lr; }
   // Copies of the current weights, F32, for the inference engine.
   model::Qwen3Weights weights() const;
+  // A copy of the current parameters on the trainer's CUDA device, for an engine on that device to
+  // convert there (no host round trip); null for a CPU trainer.
+  std::shared_ptr<const model::Qwen3DeviceParamSnapshot> device_snapshot() const { return compute_->device_snapshot(); }
 
  private:
   void init(const model::Qwen3Weights& weights);

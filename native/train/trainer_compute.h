@@ -15,6 +15,7 @@
 #include "core/matmul_precision.h"
 #include "model/device.h"
 #include "model/qwen3_config.h"
+#include "model/qwen3_device_params.h"
 #include "model/qwen3_param_layout.h"
 #include "train/adamw.h"
 #include "train/losses.h"
@@ -52,6 +53,10 @@ class TrainerCompute {
   virtual const std::vector<float>& grads() const = 0;
   // The moments (in the vectors of the state dtype) and the step.
   virtual const AdamWState& optimizer_state() const = 0;
+
+  // A copy of the parameters on the device, for an engine there (model/qwen3_device_params.h); null
+  // for the CPU.
+  virtual std::shared_ptr<const model::Qwen3DeviceParamSnapshot> device_snapshot() const { return nullptr; }
 
   // Replaces the parameters (the gradients and moments stay).
   virtual void set_params(const float* values) = 0;
