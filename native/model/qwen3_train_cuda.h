@@ -72,6 +72,8 @@ class Qwen3TrainCuda {
                 const float* d_final_normed);
 
   cuda::GemmDtype precision() const { return precision_; }
+  // The budget of the next forwards (the results are the same bits whichever way a layer goes).
+  void set_saved_activation_bytes(size_t bytes) { saved_activation_bytes_ = bytes; }
 
  private:
   void layer_forward(const Qwen3DeviceParams& params, const Qwen3ParamLayout::Layer& W, const Qwen3DeviceTrainState& state,

@@ -46,14 +46,9 @@ class CudaTrainerCompute final : public TrainerCompute {
     cuda::check(cudaMemsetAsync(m_.get(), 0, n * moment_bytes, stream_.get()), "zeroing AdamW's moments");
     cuda::check(cudaMemsetAsync(v_.get(), 0, n * moment_bytes, stream_.get()), "zeroing AdamW's moments");
     stream_.synchronize("uploading the trainer's parameters");
-    size_t budget = options_.activation_bytes;
-    if (budget == 0) {
-      size_t free_bytes = 0, total_bytes = 0;
-      cuda::check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-      budget = free_bytes / 2;
-    }
     const cuda::GemmDtype gemm_dtype = bf16_gemms() ? cuda::GemmDtype::Bf16 : cuda::GemmDtype::F32;
-    pass_ = std::make_unique<model::Qwen3TrainCuda>(config_, layout_, library_, allocator_, stream_.get(), gemm_dtype, budget);
+    pass_ = std::make_unique<model::Qwen3TrainCuda>(config_, layout_, library_, allocator_, stream_.get(), gemm_dtype,
+                                                    options_.activation_bytes);
     loss_ = std::make_unique<DeviceHeadLoss>(library_, allocator_, stream_.get(), 256);
   }
 
@@ -69,6 +64,14 @@ class CudaTrainerCompute final : public TrainerCompute {
     }
     const model::Qwen3DeviceParams params{params_.get<float>(), bf16_gemms() ? params_bf16_.get<uint16_t>() : nullptr};
     const model::Qwen3TrainBatch batch = rows.model_batch();
+    if (options_.activation_bytes == 0) {
+      // Half of what is free now, the last batch's activations (back in the cache) included, so an
+      // engine that took its share of the device since leaves room for this batch's other buffers.
+      state_.saved.reset();
+      size_t free_bytes = 0, total_bytes = 0;
+      cuda::check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+      pass_->set_saved_activation_bytes((free_bytes + allocator_.bytes_cached()) / 2);
+    }
     pass_->forward(params, batch, state_);
     const int64_t T = rows.rows(), C = config_.hidden_size;
     float* dh = dh_.reserve<float>(allocator_, size_t(T * C));

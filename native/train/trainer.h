@@ -47,7 +47,7 @@ struct TrainerOptions {
   model::Device device = model::Device::Cpu;
   size_t threads = 0;  // CPU: 0 is default_thread_count()
   // CUDA: bytes the forward may keep activations in for the backward, beyond which layers are
-  // recomputed; 0: half the device memory left free by the trainer's own buffers.
+  // recomputed; 0: half the device memory free at each micro-batch. Same bits either way.
   size_t device_activation_bytes = 0;
   // precision.train: the matmuls of the forward, the backward and the LM-head loss in f32, or with
   // BF16-rounded operands and f32 sums (the paper's exploration setting, App. A.1); master

@@ -28,7 +28,8 @@ struct TrainerComputeOptions {
   OptimizerStateDtype state_dtype = OptimizerStateDtype::F32;
   size_t threads = 0;  // CPU: the pool's threads (0: default_thread_count())
   // CUDA: bytes the training forward may keep activations in for the backward (beyond it each layer
-  // is recomputed); 0: half the device memory free once the trainer's own buffers are allocated.
+  // is recomputed); 0: half the device memory free at each micro-batch (whatever an engine on the
+  // same device holds by then). The results are the same bits either way.
   size_t activation_bytes = 0;
 };
 

@@ -269,7 +269,7 @@ export interface NativeTrainerOptions {
    * 'cuda' (refused with the reason where CUDA cannot run). The CUDA trainer is unverified on a GPU (docs/cuda.md).
    */
   device?: 'auto' | 'cpu' | 'cuda';
-  /** CUDA: bytes the forward may keep activations in for the backward (beyond them layers are recomputed); 0 (default): half the free device memory. */
+  /** CUDA: bytes the forward may keep activations in for the backward (beyond them layers are recomputed); 0 (default): half the device memory free at each micro-batch (the same bits either way). */
   deviceActivationBytes?: number;
 }
 
