@@ -50,6 +50,18 @@ cmake -S . -B build-gpu -G "$generator" -DCMAKE_BUILD_TYPE=Release -DS3_BUILD_TE
 echo "build ok=$build_ok in $(( $(date +%s) - start )) s"
 [ "$build_ok" = 1 ] || tail -60 "$OUT/cmake-build.log" "$OUT/cmake-configure.log" 2>/dev/null
 
+stage "cuBLASLt declarations against the official header"
+abi_status=99
+header=$(ls "$site"/nvidia/*/include/cublasLt.h 2>/dev/null | head -1)
+if [ -n "$header" ]; then
+  g++ -std=c++17 -fsyntax-only -Inative -I"$(dirname "$header")" -I/usr/local/cuda/include scripts/gpu-check/cublaslt_abi_check.cpp \
+    >"$OUT/cublaslt-abi-check.txt" 2>&1
+  abi_status=$?
+  echo "cublaslt_abi_check against $header: exit $abi_status"; tail -20 "$OUT/cublaslt-abi-check.txt"
+else
+  echo "no cublasLt.h under $site/nvidia (skipped)"
+fi
+
 stage "transformers reference models"
 hf_dirs=""
 wanted references || wanted tests || echo "(skipped)"
@@ -106,9 +118,10 @@ if wanted train-bench; then
 fi
 
 stage "summary"
-python3 - "$OUT" "$build_ok" "$tests_status" "$sanitizer_status" <<'PY'
+python3 - "$OUT" "$build_ok" "$tests_status" "$sanitizer_status" "$abi_status" <<'PY'
 import json, re, sys, pathlib
 out, build_ok, tests_status, sanitizer_status = pathlib.Path(sys.argv[1]), sys.argv[2] == "1", int(sys.argv[3]), int(sys.argv[4])
+abi_status = int(sys.argv[5])
 def read(name):
     path = out / name
     return path.read_text(errors="replace") if path.exists() else ""
@@ -130,6 +143,7 @@ summary = {
               "skipped": [k for k, v in tests.items() if v == "SKIP"], "cuda": {k: v for k, v in tests.items() if k.startswith("cuda_")}},
     "nmse": nmse,
     "computeSanitizer": {"exit": sanitizer_status, "errors": int(sanitizer.group(1)) if sanitizer else None},
+    "cublasLtAbiCheck": {"exit": abi_status},  # 99: no cublasLt.h found
     "bench": load("cuda-inference-bench.json"),
     "torchPrefill": load("torch-prefill.json"),
     "trainBench": load("cuda-train-bench.json"),

@@ -2,8 +2,9 @@
 // train::Trainer) against the same trainer on the CPU, on the `small` shape with a micro-batch of
 // packed policy-gradient sequences that share a prompt prefix, carry K = 4 score-centering draws and
 // a KL penalty: every diagnostic, every parameter's gradient and the parameters after two AdamW
-// updates. F32 products: gradients NMSE ≤ 1e-8, parameters ≤ 1e-12, loss and gradient norm to
-// 1e-6 relative; BF16 products (both trainers round the same operands to BF16): gradients ≤ 1e-5.
+// updates. F32 products: gradients NMSE ≤ 1e-8, loss and gradient norm to 1e-6 relative; BF16
+// products (both trainers round the same operands to BF16): gradients ≤ 1e-5; parameters after the
+// updates ≤ 1e-6 either way (the reason is at the check).
 // Then on the device: the same run twice gives the same bits, and a checkpoint resumes bit for bit
 // (f32 and bf16 moments) and loads into the CPU trainer with the device's parameters; the CUDA runner
 // takes the trainer's parameters on the device (stored and bf16 weights) with the bits of the host
@@ -129,8 +130,10 @@ TEST(cuda_trainer_matches_the_cpu_trainer) {
       CHECK(relative(gpu_step.grad_norm, cpu_step.grad_norm) <= (bf16 ? 1e-3 : 1e-6));
       CHECK_EQ(gpu_step.step, cpu_step.step);
     }
-    CHECK_NMSE("params after two updates" + name, gpu.params().data(), cpu.params().data(), cpu.params().size(),
-               bf16 ? 1e-8 : 1e-12);
+    // Adam moves every parameter by about lr per step whatever its gradient's size, so a gradient near 0
+    // whose sign the two sums disagree on moves its parameter the other way: per element up to 2·lr of
+    // parameters ~0.02. A wrong update reads NMSE ~1e-2; 1e-6 leaves room for such sign flips only.
+    CHECK_NMSE("params after two updates" + name, gpu.params().data(), cpu.params().data(), cpu.params().size(), 1e-6);
     // Gradients are zero after an update, on the device as on the host.
     for (float g : gpu.grads()) CHECK_EQ(g, 0.0f);
   }

@@ -58,7 +58,7 @@ class CudaTrainerCompute final : public TrainerCompute {
 
   LossStats accumulate(const TrainRows& rows, const LossOptions& options) override {
     cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
-    if (bf16_stale_) {
+    if (bf16_gemms() && bf16_stale_) {
       cuda::f32_to_bf16(params_.get<float>(), params_bf16_.get<uint16_t>(), layout_.total, stream_.get());
       bf16_stale_ = false;
     }
