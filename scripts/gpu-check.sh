@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one prepared GPU validation run (for the device machine: nvcc, cmake, ninja, PyTorch and
-# transformers; no network, maybe no Node). Within about 9 minutes on a bare H200 it:
+# transformers; no network, maybe no Node). On a bare H200 it:
 #   1. builds the native tests and the CUDA benchmarks for sm_90a only, without sanitizers
 #      (ASan and the CUDA driver disagree);
 #   2. writes randomly initialised transformers Qwen3 models (small and the 0.6B config, bf16) with
@@ -16,6 +16,10 @@
 #   S3_GPU_CHECK_STAGES="tests train-bench" bash scripts/gpu-check.sh   # only some stages (the build
 #   always runs): references, tests, sanitizer, inference-bench, train-bench; S3_GPU_CHECK_QUICK=1 runs
 #   the benchmarks at their --quick sizes.
+# All stages together may pass the device tool's 600 s per call; there, run it in two calls on the
+# warm machine (the second build is incremental):
+#   S3_GPU_CHECK_STAGES="references tests sanitizer inference-bench" bash scripts/gpu-check.sh
+#   S3_GPU_CHECK_STAGES="train-bench" bash scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/gpu-out}"
