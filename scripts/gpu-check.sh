@@ -6,8 +6,10 @@
 #   2. writes randomly initialised transformers Qwen3 models (small and the 0.6B config, bf16) with
 #      their reference logits (scripts/gpu-check/transformers_reference.py) and, for small, reference
 #      gradients of a weighted SFT loss (scripts/gpu-check/transformers_gradients.py);
-#   3. runs every native test (CUDA against the CPU, the engine and the trainer on the device, and our
-#      logits and gradients against transformers' through S3_HF_CHECK_DIRS);
+#   3. compiles our cuBLASLt and NCCL declarations against the official headers of PyTorch's wheels
+#      (scripts/gpu-check/*_abi_check.cpp), then runs every native test (CUDA against the CPU, the
+#      engine and the trainer on the device, NCCL's one-rank collectives and timeout, and our logits
+#      and gradients against transformers' through S3_HF_CHECK_DIRS);
 #   4. runs compute-sanitizer memcheck on a small engine test;
 #   5. runs the inference benchmarks side by side (bench/cuda_inference_bench.cpp, bench/torch_prefill.py);
 #   6. runs the training benchmarks side by side (bench/cuda_train_bench.cpp, bench/torch_train_step.py);
@@ -54,17 +56,19 @@ cmake -S . -B build-gpu -G "$generator" -DCMAKE_BUILD_TYPE=Release -DS3_BUILD_TE
 echo "build ok=$build_ok in $(( $(date +%s) - start )) s"
 [ "$build_ok" = 1 ] || tail -60 "$OUT/cmake-build.log" "$OUT/cmake-configure.log" 2>/dev/null
 
-stage "cuBLASLt declarations against the official header"
-abi_status=99
-header=$(ls "$site"/nvidia/*/include/cublasLt.h 2>/dev/null | head -1)
-if [ -n "$header" ]; then
-  g++ -std=c++17 -fsyntax-only -Inative -I"$(dirname "$header")" -I/usr/local/cuda/include scripts/gpu-check/cublaslt_abi_check.cpp \
-    >"$OUT/cublaslt-abi-check.txt" 2>&1
-  abi_status=$?
-  echo "cublaslt_abi_check against $header: exit $abi_status"; tail -20 "$OUT/cublaslt-abi-check.txt"
-else
-  echo "no cublasLt.h under $site/nvidia (skipped)"
-fi
+stage "cuBLASLt and NCCL declarations against the official headers"
+abi_check() {  # abi_check NAME HEADER: compiles scripts/gpu-check/NAME_abi_check.cpp against the header found
+  local header
+  header=$(ls "$site"/nvidia/*/include/"$2" 2>/dev/null | head -1)
+  if [ -z "$header" ]; then echo "no $2 under $site/nvidia (skipped)"; return 99; fi
+  g++ -std=c++17 -fsyntax-only -Inative -I"$(dirname "$header")" -I/usr/local/cuda/include "scripts/gpu-check/$1_abi_check.cpp" \
+    >"$OUT/$1-abi-check.txt" 2>&1
+  local status=$?
+  echo "$1_abi_check against $header: exit $status"; tail -20 "$OUT/$1-abi-check.txt"
+  return $status
+}
+abi_check cublaslt cublasLt.h; abi_status=$?
+abi_check nccl nccl.h; nccl_abi_status=$?
 
 stage "transformers reference models"
 hf_dirs=""
@@ -122,10 +126,10 @@ if wanted train-bench; then
 fi
 
 stage "summary"
-python3 - "$OUT" "$build_ok" "$tests_status" "$sanitizer_status" "$abi_status" <<'PY'
+python3 - "$OUT" "$build_ok" "$tests_status" "$sanitizer_status" "$abi_status" "$nccl_abi_status" <<'PY'
 import json, re, sys, pathlib
 out, build_ok, tests_status, sanitizer_status = pathlib.Path(sys.argv[1]), sys.argv[2] == "1", int(sys.argv[3]), int(sys.argv[4])
-abi_status = int(sys.argv[5])
+abi_status, nccl_abi_status = int(sys.argv[5]), int(sys.argv[6])
 def read(name):
     path = out / name
     return path.read_text(errors="replace") if path.exists() else ""
@@ -148,6 +152,7 @@ summary = {
     "nmse": nmse,
     "computeSanitizer": {"exit": sanitizer_status, "errors": int(sanitizer.group(1)) if sanitizer else None},
     "cublasLtAbiCheck": {"exit": abi_status},  # 99: no cublasLt.h found
+    "ncclAbiCheck": {"exit": nccl_abi_status},  # 99: no nccl.h found
     "bench": load("cuda-inference-bench.json"),
     "torchPrefill": load("torch-prefill.json"),
     "trainBench": load("cuda-train-bench.json"),

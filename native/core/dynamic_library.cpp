@@ -128,6 +128,10 @@ const std::vector<std::string>& cublaslt_candidates() {
   return names;
 }
 
+std::string library_version_text(size_t version) {
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." + std::to_string(version % 100);
+}
+
 const std::vector<std::string>& nccl_candidates() {
   static const std::vector<std::string> names = {"libnccl.so.2", "libnccl.so"};
   return names;

@@ -1,6 +1,7 @@
 // Run-time loading of optional shared libraries (cuBLASLt, NCCL) with dlopen, so the addon
 // never links them and still loads on machines that lack them.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ std::vector<std::string> cuda_library_directories();
 // Candidate file names of the libraries the CUDA backend opens at run time.
 const std::vector<std::string>& cublaslt_candidates();
 const std::vector<std::string>& nccl_candidates();
+
+// "13.0.2" from a library's version number 130002 (major·10000 + minor·100 + patch, as cuBLASLt and
+// NCCL ≥ 2.9 report them).
+std::string library_version_text(size_t version);
 
 // Opens and immediately closes a library, reporting where it was found.
 LibraryProbe probe_library(const std::vector<std::string>& candidates);

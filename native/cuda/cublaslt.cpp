@@ -8,10 +8,6 @@
 namespace s3::cuda {
 namespace {
 
-std::string version_string(size_t version) {
-  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." + std::to_string(version % 100);
-}
-
 // Fills the table from the opened file, or says which symbol or version is wrong.
 CublasLtLoad bind(DynamicLibrary library, const LibraryProbe& probe) {
   auto lt = std::make_shared<CublasLtLibrary>();
@@ -41,8 +37,8 @@ CublasLtLoad bind(DynamicLibrary library, const LibraryProbe& probe) {
   if (f.GetVersion != nullptr) {
     lt->version = f.GetVersion();
     if (lt->version < kMinCublasLtVersion) {
-      return {nullptr, "cuBLASLt " + version_string(lt->version) + " at " + lt->path + " is older than the " +
-                           version_string(kMinCublasLtVersion) + " s3 needs; point S3_CUDA_LIBRARY_PATH at a CUDA 12 or 13 cuBLAS"};
+      return {nullptr, "cuBLASLt " + library_version_text(lt->version) + " at " + lt->path + " is older than the " +
+                           library_version_text(kMinCublasLtVersion) + " s3 needs; point S3_CUDA_LIBRARY_PATH at a CUDA 12 or 13 cuBLAS"};
     }
   }
   if (!missing.empty()) {
@@ -59,7 +55,7 @@ CublasLtLoad not_found(const LibraryProbe& probe, const std::string& where) {
 
 }  // namespace
 
-std::string CublasLtLibrary::version_text() const { return version_string(version); }
+std::string CublasLtLibrary::version_text() const { return library_version_text(version); }
 
 CublasLtLoad load_cublaslt() {
   LibraryProbe probe;

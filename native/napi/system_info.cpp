@@ -16,6 +16,7 @@
 #ifdef S3_WITH_CUDA
 #include "cuda/cublaslt.h"
 #include "cuda/device_info.h"
+#include "cuda/nccl.h"
 #endif
 
 #ifndef S3_BUILD_SYSTEM
@@ -105,6 +106,13 @@ Napi::Object cuda_object(Napi::Env env) {
   gemm.Set("error", lt.error);
   cuda.Set("gemm", gemm);
   cuda.Set("attention", "split-KV paged attention for prefill and decode (cuda/attention.h); heads outside its shapes use the double-precision reference kernel");
+  // NCCL for data-parallel collectives (cuda/nccl.h): opened, with its version, or why not.
+  Napi::Object collectives = Napi::Object::New(env);
+  const cuda::NcclLoad& nccl = cuda::process_nccl();
+  collectives.Set("version", nccl.library != nullptr ? nccl.library->version_text() : std::string());
+  collectives.Set("path", nccl.library != nullptr ? nccl.library->path : std::string());
+  collectives.Set("error", nccl.error);
+  cuda.Set("nccl", collectives);
 #else
   cuda.Set("compiled", false);
   cuda.Set("deviceCount", 0);
@@ -119,6 +127,11 @@ Napi::Object cuda_object(Napi::Env env) {
   gemm.Set("error", "built without CUDA");
   cuda.Set("gemm", gemm);
   cuda.Set("attention", "none (built without CUDA)");
+  Napi::Object collectives = Napi::Object::New(env);
+  collectives.Set("version", "");
+  collectives.Set("path", "");
+  collectives.Set("error", "built without CUDA");
+  cuda.Set("nccl", collectives);
 #endif
   const model::DeviceAvailability availability = model::device_availability();
   cuda.Set("usable", availability.cuda_usable);

@@ -42,6 +42,8 @@ export interface NativeCudaInfo {
   };
   /** The attention kernels a CUDA runner uses. */
   attention: string;
+  /** NCCL for data-parallel collectives (native/cuda/nccl.h): its version and file once opened (≥ 2.18), else why not. */
+  nccl: { version: string; path: string; error: string };
 }
 
 /** Whether an optional library could be opened with dlopen. */

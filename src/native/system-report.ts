@@ -69,6 +69,8 @@ export function formatSystemReport(report: SystemReport): string {
     lines.push(`gemm:      ${g.cublasLtVersion ? `cuBLASLt ${g.cublasLtVersion} (bf16, f32)` : `no cuBLASLt (${g.error})`}`);
     lines.push(`fp8:       ${g.fp8Path}`);
     lines.push(`attention: ${report.cuda.attention}`);
+    const n = report.cuda.nccl;
+    lines.push(`collectives: ${n.version ? `NCCL ${n.version} (${n.path})` : `no NCCL (${n.error})`}`);
   }
   for (const [name, probe] of Object.entries(report.libraries)) {
     lines.push(`${(name + ':').padEnd(10)} ${probe.found ? `found at ${probe.path}` : `not found (${probe.error})`}`);
