@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace s3 {
@@ -49,6 +50,28 @@ std::vector<std::string> cuda_library_directories();
 // Candidate file names of the libraries the CUDA backend opens at run time.
 const std::vector<std::string>& cublaslt_candidates();
 const std::vector<std::string>& nccl_candidates();
+
+// The loaders' shared search: the first of `candidates` opened everywhere open_first looks (or, when
+// `directories` is given, only there) and handed to bind(library, probe); when none opens,
+// not_found(probe, where) with the places searched in words.
+template <typename Bind, typename NotFound>
+auto open_library(const std::vector<std::string>& candidates, const std::vector<std::string>* directories, Bind bind,
+                  NotFound not_found) {
+  LibraryProbe probe;
+  DynamicLibrary library = directories == nullptr ? DynamicLibrary::open_first(candidates, &probe)
+                                                  : DynamicLibrary::open_in(*directories, candidates, &probe);
+  if (!library.is_open()) {
+    std::string where;
+    if (directories == nullptr) {
+      where = "S3_CUDA_LIBRARY_PATH, the dynamic linker's path, the CUDA toolkit or Python's nvidia wheels";
+    } else {
+      for (const std::string& dir : *directories) where += (where.empty() ? "" : ", ") + dir;
+      if (where.empty()) where = "no folder";
+    }
+    return not_found(probe, where);
+  }
+  return bind(std::move(library), probe);
+}
 
 // "13.0.2" from a library's version number 130002 (major·10000 + minor·100 + patch, as cuBLASLt and
 // NCCL ≥ 2.9 report them).

@@ -1,9 +1,13 @@
 // Opening cuBLASLt at run time; see cublaslt.h.
 #include "cuda/cublaslt.h"
 
+#include <cstdint>
+
 #include <mutex>
 #include <stdexcept>
 #include <type_traits>
+
+#include "cuda/check.h"
 
 namespace s3::cuda {
 namespace {
@@ -57,24 +61,10 @@ CublasLtLoad not_found(const LibraryProbe& probe, const std::string& where) {
 
 std::string CublasLtLibrary::version_text() const { return library_version_text(version); }
 
-CublasLtLoad load_cublaslt() {
-  LibraryProbe probe;
-  DynamicLibrary library = DynamicLibrary::open_first(cublaslt_candidates(), &probe);
-  if (!library.is_open()) {
-    return not_found(probe, "S3_CUDA_LIBRARY_PATH, the dynamic linker's path, the CUDA toolkit or Python's nvidia wheels");
-  }
-  return bind(std::move(library), probe);
-}
+CublasLtLoad load_cublaslt() { return open_library(cublaslt_candidates(), nullptr, bind, not_found); }
 
 CublasLtLoad load_cublaslt_from(const std::vector<std::string>& directories) {
-  LibraryProbe probe;
-  DynamicLibrary library = DynamicLibrary::open_in(directories, cublaslt_candidates(), &probe);
-  if (!library.is_open()) {
-    std::string where;
-    for (const std::string& dir : directories) where += (where.empty() ? "" : ", ") + dir;
-    return not_found(probe, where.empty() ? std::string("no folder") : where);
-  }
-  return bind(std::move(library), probe);
+  return open_library(cublaslt_candidates(), &directories, bind, not_found);
 }
 
 const CublasLtLoad& cublaslt() {
@@ -82,6 +72,41 @@ const CublasLtLoad& cublaslt() {
   static CublasLtLoad load;
   std::call_once(once, [] { load = load_cublaslt(); });
   return load;
+}
+
+lt::Status set_gemm_preferences(const CublasLtLibrary& library, lt::MatmulPreference preference, uint64_t workspace,
+                                const char** failed) {
+  const lt::Functions& f = library.api;
+  const uint32_t no_split_reduction = lt::kReductionSchemeNone;
+  struct Setting {
+    int32_t attribute;
+    const void* value;
+    size_t size;
+    const char* name;
+  };
+  const Setting settings[] = {
+      {lt::kPrefMaxWorkspaceBytes, &workspace, sizeof workspace, "MAX_WORKSPACE_BYTES"},
+      {lt::kPrefReductionSchemeMask, &no_split_reduction, sizeof no_split_reduction, "REDUCTION_SCHEME_MASK"},
+      {lt::kPrefMinAlignmentABytes, &kGemmOperandAlignment, sizeof kGemmOperandAlignment, "MIN_ALIGNMENT_A_BYTES"},
+      {lt::kPrefMinAlignmentABytes + 1, &kGemmOperandAlignment, sizeof kGemmOperandAlignment, "MIN_ALIGNMENT_B_BYTES"},
+      {lt::kPrefMinAlignmentABytes + 2, &kGemmOperandAlignment, sizeof kGemmOperandAlignment, "MIN_ALIGNMENT_C_BYTES"},
+      {lt::kPrefMinAlignmentABytes + 3, &kGemmOperandAlignment, sizeof kGemmOperandAlignment, "MIN_ALIGNMENT_D_BYTES"},
+  };
+  for (const Setting& setting : settings) {
+    const lt::Status status = f.MatmulPreferenceSetAttribute(preference, setting.attribute, setting.value, setting.size);
+    if (status != lt::kStatusSuccess) {
+      *failed = setting.name;
+      return status;
+    }
+  }
+  return lt::kStatusSuccess;
+}
+
+void require_gemm_alignment(const void* pointer, const char* what) {
+  if (reinterpret_cast<uintptr_t>(pointer) % kGemmOperandAlignment != 0) {
+    throw CudaError(std::string(what) + ": the operand at " + std::to_string(reinterpret_cast<uintptr_t>(pointer)) +
+                    " is not " + std::to_string(kGemmOperandAlignment) + "-byte aligned, as every GEMM operand must be");
+  }
 }
 
 std::shared_ptr<const CublasLtLibrary> usable_cublaslt() {

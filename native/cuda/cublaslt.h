@@ -50,6 +50,19 @@ std::shared_ptr<const CublasLtLibrary> usable_cublaslt();
 // (the VEC128 / BLK128x128 modes are Hopper-only; Blackwell uses MX formats instead).
 bool fp8_block_scaling(const CublasLtLibrary& library, int compute_major, int compute_minor);
 
+// Every operand pointer of an s3 GEMM is at least this aligned: the trainer's tensors sit at offsets
+// of one flat parameter buffer (whole multiples of 8 elements), not at cudaMalloc's 256 bytes.
+constexpr uint32_t kGemmOperandAlignment = 16;
+
+// The preferences every s3 GEMM's algorithm is chosen with: at most `workspace` bytes, no split-K
+// reduction (its split depends on the shape, so results would too), operands aligned to
+// kGemmOperandAlignment. Returns the first failing call's status and names it in `failed`.
+lt::Status set_gemm_preferences(const CublasLtLibrary& library, lt::MatmulPreference preference, uint64_t workspace,
+                                const char** failed);
+
+// Throws CudaError naming `what` when `pointer` is less aligned than kGemmOperandAlignment.
+void require_gemm_alignment(const void* pointer, const char* what);
+
 // "cublasLtMatmul: CUBLAS_STATUS_NOT_SUPPORTED" style text for a failed call.
 std::string cublaslt_status_text(const CublasLtLibrary& library, lt::Status status);
 

@@ -62,6 +62,7 @@ constexpr int32_t kScaleBlock128x128F32 = 5;
 // cublasLtMatmulPreferenceAttributes_t [nvmath].
 constexpr int32_t kPrefMaxWorkspaceBytes = 1;
 constexpr int32_t kPrefReductionSchemeMask = 3;
+constexpr int32_t kPrefMinAlignmentABytes = 5;  // then B, C and D: 6, 7, 8
 
 // cublasLtReductionScheme_t [nvmath]: NONE keeps split-K reductions (whose split depends on the
 // shape) out of the heuristic's answers.

@@ -122,11 +122,8 @@ Gemm::Plan& Gemm::plan_for(const DeviceMatrix& w) {
   }
   p.call(f.MatrixLayoutCreate(&p.a, element_type(w.dtype), uint64_t(w.cols), uint64_t(w.rows), w.cols), "cublasLtMatrixLayoutCreate A");
   p.call(f.MatmulPreferenceCreate(&p.preference), "cublasLtMatmulPreferenceCreate");
-  const uint64_t workspace = kWorkspaceBytes;
-  p.call(f.MatmulPreferenceSetAttribute(p.preference, lt::kPrefMaxWorkspaceBytes, &workspace, sizeof workspace), "MAX_WORKSPACE_BYTES");
-  const uint32_t no_split_reduction = lt::kReductionSchemeNone;
-  p.call(f.MatmulPreferenceSetAttribute(p.preference, lt::kPrefReductionSchemeMask, &no_split_reduction, sizeof no_split_reduction),
-         "REDUCTION_SCHEME_MASK");
+  const char* failed = "";
+  p.call(set_gemm_preferences(*library_, p.preference, kWorkspaceBytes, &failed), failed);
   const int64_t reference = w.dtype == GemmDtype::Fp8 ? ops::fp8_activation_rows(reference_rows_) : reference_rows_;
   Plan::Rows r = p.make_rows(reference);
   p.has_reference = p.heuristic(handle_, r, p.reference);
@@ -150,6 +147,9 @@ bool Gemm::supports(GemmDtype dtype, int64_t N, int64_t K) {
 
 void Gemm::run(float* out, const void* inp, const float* inp_scales, const DeviceMatrix& w, int64_t M) {
   if (M == 0) return;
+  require_gemm_alignment(out, "Gemm output");
+  require_gemm_alignment(inp, "Gemm input");
+  require_gemm_alignment(w.data, "Gemm weight");
   Plan& p = plan_for(w);
   const int64_t rows = w.dtype == GemmDtype::Fp8 ? ops::fp8_activation_rows(M) : M;
   auto found = p.rows.find(rows);

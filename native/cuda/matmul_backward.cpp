@@ -72,13 +72,8 @@ void MatmulBackward::product(float* d, const void* a, bool transpose_a, int64_t 
            "cublasLtMatrixLayoutCreate B");
     p.call(f.MatrixLayoutCreate(&p.d, CUDA_R_32F, uint64_t(m), uint64_t(n), m), "cublasLtMatrixLayoutCreate D");
     p.call(f.MatmulPreferenceCreate(&p.preference), "cublasLtMatmulPreferenceCreate");
-    const uint64_t workspace = kWorkspaceBytes;
-    p.call(f.MatmulPreferenceSetAttribute(p.preference, lt::kPrefMaxWorkspaceBytes, &workspace, sizeof workspace),
-           "MAX_WORKSPACE_BYTES");
-    const uint32_t no_split_reduction = lt::kReductionSchemeNone;
-    p.call(f.MatmulPreferenceSetAttribute(p.preference, lt::kPrefReductionSchemeMask, &no_split_reduction,
-                                          sizeof no_split_reduction),
-           "REDUCTION_SCHEME_MASK");
+    const char* failed = "";
+    p.call(set_gemm_preferences(*library_, p.preference, kWorkspaceBytes, &failed), failed);
     lt::HeuristicResult result{};
     int returned = 0;
     const lt::Status status = f.MatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.d, p.d, p.preference, 1, &result, &returned);
@@ -101,6 +96,9 @@ void MatmulBackward::run(float* dinp, float* dweight, const void* dout, const vo
                          int64_t N, int64_t K, GemmDtype dtype) {
   if (dtype == GemmDtype::Fp8) throw CudaError("matmul_backward: FP8 operands are not supported (the backward runs in f32 or bf16)");
   if (M == 0 || N == 0 || K == 0) return;
+  for (const void* operand : {static_cast<const void*>(dinp), static_cast<const void*>(dweight), dout, inp, weight}) {
+    if (operand != nullptr) require_gemm_alignment(operand, "matmul_backward");
+  }
   // dinp ↔ D[K × M] = W[K × N] · dout[N × M].
   if (dinp != nullptr) product(dinp, weight, false, K, dout, false, N, K, M, N, 0.0f, dtype);
   // dweight ↔ D[K × N] = inp[K × M] · (dout[N × M])ᵀ + D.

@@ -55,24 +55,10 @@ std::string result_text(const NcclLibrary& library, nccl::Result result) {
 
 }  // namespace
 
-NcclLoad load_nccl() {
-  LibraryProbe probe;
-  DynamicLibrary library = DynamicLibrary::open_first(nccl_candidates(), &probe);
-  if (!library.is_open()) {
-    return not_found(probe, "S3_CUDA_LIBRARY_PATH, the dynamic linker's path, the CUDA toolkit or Python's nvidia wheels");
-  }
-  return bind(std::move(library), probe);
-}
+NcclLoad load_nccl() { return open_library(nccl_candidates(), nullptr, bind, not_found); }
 
 NcclLoad load_nccl_from(const std::vector<std::string>& directories) {
-  LibraryProbe probe;
-  DynamicLibrary library = DynamicLibrary::open_in(directories, nccl_candidates(), &probe);
-  if (!library.is_open()) {
-    std::string where;
-    for (const std::string& dir : directories) where += (where.empty() ? "" : ", ") + dir;
-    return not_found(probe, where.empty() ? std::string("no folder") : where);
-  }
-  return bind(std::move(library), probe);
+  return open_library(nccl_candidates(), &directories, bind, not_found);
 }
 
 const NcclLoad& process_nccl() {
@@ -122,6 +108,13 @@ void Communicator::abort() {
   aborted_ = true;
 }
 
+void Communicator::timed_out(const char* what, std::chrono::milliseconds timeout) {
+  abort();
+  throw NcclTimeout(std::string(what) + " (rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) +
+                    ") did not finish within " + std::to_string(timeout.count()) +
+                    " ms; the communicator was aborted (a rank is missing, dead or stuck)");
+}
+
 void Communicator::check(nccl::Result result, const char* what) {
   if (result == nccl::kSuccess || result == nccl::kInProgress) return;
   const char* detail = library_->api.GetLastError(comm_);
@@ -137,12 +130,7 @@ void Communicator::settle(const char* what, std::chrono::milliseconds timeout) {
     check(library_->api.CommGetAsyncError(comm_, &state), what);
     if (state == nccl::kSuccess) return;
     check(state, what);
-    if (std::chrono::steady_clock::now() > deadline) {
-      abort();
-      throw NcclTimeout(std::string(what) + " (rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) +
-                        ") did not finish within " + std::to_string(timeout.count()) +
-                        " ms; the communicator was aborted (a rank is missing, dead or stuck)");
-    }
+    if (std::chrono::steady_clock::now() > deadline) timed_out(what, timeout);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
@@ -170,12 +158,7 @@ void Communicator::wait(cudaStream_t stream, const char* what, std::chrono::mill
     nccl::Result state = nccl::kSuccess;
     check(library_->api.CommGetAsyncError(comm_, &state), what);
     check(state, what);
-    if (std::chrono::steady_clock::now() > deadline) {
-      abort();
-      throw NcclTimeout(std::string(what) + " (rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) +
-                        ") did not finish within " + std::to_string(timeout.count()) +
-                        " ms; the communicator was aborted (a rank is missing, dead or stuck)");
-    }
+    if (std::chrono::steady_clock::now() > deadline) timed_out(what, timeout);
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }

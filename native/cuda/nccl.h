@@ -82,6 +82,8 @@ class Communicator {
   // Polls ncclCommGetAsyncError until the last non-blocking call is done, at most `timeout`.
   void settle(const char* what, std::chrono::milliseconds timeout);
   void abort();
+  // Aborts and throws NcclTimeout for `what` after `timeout`.
+  [[noreturn]] void timed_out(const char* what, std::chrono::milliseconds timeout);
 
   std::shared_ptr<const NcclLibrary> library_;
   nccl::Comm comm_ = nullptr;

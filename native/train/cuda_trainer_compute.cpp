@@ -20,6 +20,13 @@ namespace {
 
 constexpr int kDevice = 0;
 
+// Makes kDevice current on the calling thread; a member initialized with it comes before the stream
+// and buffers, so they are made on that device whatever another component selected.
+bool select_device() {
+  cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
+  return true;
+}
+
 class CudaTrainerCompute final : public TrainerCompute {
  public:
   CudaTrainerCompute(const model::Qwen3Config& config, const model::Qwen3ParamLayout& layout, std::vector<float> params,
@@ -29,9 +36,9 @@ class CudaTrainerCompute final : public TrainerCompute {
         options_(options),
         library_(cuda::usable_cublaslt()),
         info_(cuda::first_device()),
+        selected_(select_device()),
         allocator_("train on fewer tokens per micro-batch, or keep AdamW's moments in bf16 (optimizer.stateDtype)") {
     if (params.size() != layout_.total) throw std::invalid_argument("CudaTrainerCompute: params do not match the layout");
-    cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
     const size_t n = layout_.total;
     const bool bf16_moments = options_.state_dtype == OptimizerStateDtype::Bf16;
     const size_t moment_bytes = bf16_moments ? sizeof(uint16_t) : sizeof(float);
@@ -41,11 +48,7 @@ class CudaTrainerCompute final : public TrainerCompute {
     v_ = cuda::DeviceBuffer(allocator_, n * moment_bytes, "AdamW's second moments");
     if (bf16_gemms()) params_bf16_ = cuda::DeviceBuffer(allocator_, n * sizeof(uint16_t), "the bf16 copy of the parameters");
     norm_scratch_ = cuda::DeviceBuffer(allocator_, cuda::gradient_norm_scratch_bytes(), "the gradient norm's partial sums");
-    AdamWState fresh;
-    upload_state(params.data(), fresh);
-    cuda::check(cudaMemsetAsync(m_.get(), 0, n * moment_bytes, stream_.get()), "zeroing AdamW's moments");
-    cuda::check(cudaMemsetAsync(v_.get(), 0, n * moment_bytes, stream_.get()), "zeroing AdamW's moments");
-    stream_.synchronize("uploading the trainer's parameters");
+    upload_state(params.data(), AdamWState{});  // no moments: zeroed
     const cuda::GemmDtype gemm_dtype = bf16_gemms() ? cuda::GemmDtype::Bf16 : cuda::GemmDtype::F32;
     pass_ = std::make_unique<model::Qwen3TrainCuda>(config_, layout_, library_, allocator_, stream_.get(), gemm_dtype,
                                                     options_.activation_bytes);
@@ -57,7 +60,10 @@ class CudaTrainerCompute final : public TrainerCompute {
   }
 
   LossStats accumulate(const TrainRows& rows, const LossOptions& options) override {
-    cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
+    if (options.precision != options_.matmul_precision) {
+      throw std::invalid_argument("accumulate: the loss's precision differs from the trainer's matmul precision");
+    }
+    select_device();
     if (bf16_gemms() && bf16_stale_) {
       cuda::f32_to_bf16(params_.get<float>(), params_bf16_.get<uint16_t>(), layout_.total, stream_.get());
       bf16_stale_ = false;
@@ -92,7 +98,7 @@ class CudaTrainerCompute final : public TrainerCompute {
       throw std::invalid_argument(std::string("step: this trainer keeps its moments in ") +
                                   optimizer_state_dtype_name(options_.state_dtype));
     }
-    cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
+    select_device();
     const size_t n = layout_.total;
     const double norm = cuda::gradient_norm(grads_.get<float>(), n, norm_scratch_.get(), stream_.get());
     const AdamWUpdate update = adamw_plan_update(options, step_ + 1, norm);
@@ -112,6 +118,7 @@ class CudaTrainerCompute final : public TrainerCompute {
   }
 
   void zero_grad() override {
+    select_device();
     cuda::check(cudaMemsetAsync(grads_.get(), 0, layout_.total * sizeof(float), stream_.get()), "zeroing the gradients");
     stream_.synchronize("zeroing the gradients");
     host_grads_valid_ = false;
@@ -148,7 +155,7 @@ class CudaTrainerCompute final : public TrainerCompute {
   }
 
   std::shared_ptr<const model::Qwen3DeviceParamSnapshot> device_snapshot() const override {
-    cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
+    select_device();
     const size_t bytes = layout_.total * sizeof(float);
     void* copy = nullptr;
     const cudaError_t status = cudaMalloc(&copy, bytes);
@@ -171,6 +178,7 @@ class CudaTrainerCompute final : public TrainerCompute {
   }
 
   void set_params(const float* values) override {
+    select_device();
     upload(params_, values, layout_.total * sizeof(float), "uploading the parameters");
     stream_.synchronize("uploading the parameters");
     bf16_stale_ = true;
@@ -188,7 +196,7 @@ class CudaTrainerCompute final : public TrainerCompute {
 
   // Queues the parameters and, where `state` holds them, the moments; the bf16 copy goes stale.
   void upload_state(const float* params, const AdamWState& state) {
-    cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
+    select_device();
     upload(params_, params, layout_.total * sizeof(float), "uploading the parameters");
     const bool bf16 = options_.state_dtype == OptimizerStateDtype::Bf16;
     const void* m = bf16 ? static_cast<const void*>(state.m_bf16.data()) : state.m.data();
@@ -197,6 +205,12 @@ class CudaTrainerCompute final : public TrainerCompute {
     if (count == layout_.total) {
       upload(m_, m, m_.bytes(), "uploading AdamW's moments");
       upload(v_, v, v_.bytes(), "uploading AdamW's moments");
+    } else if (count == 0) {  // no moments: fresh ones, as the CPU's adamw_step starts them
+      cuda::check(cudaMemsetAsync(m_.get(), 0, m_.bytes(), stream_.get()), "zeroing AdamW's moments");
+      cuda::check(cudaMemsetAsync(v_.get(), 0, v_.bytes(), stream_.get()), "zeroing AdamW's moments");
+    } else {
+      throw std::invalid_argument("set_state: " + std::to_string(count) + " moments for " + std::to_string(layout_.total) +
+                                  " parameters");
     }
     stream_.synchronize("uploading the trainer's state");
     bf16_stale_ = true;
@@ -209,6 +223,7 @@ class CudaTrainerCompute final : public TrainerCompute {
 
   template <typename T>
   void download(std::vector<T>& to, const cuda::DeviceBuffer& from, const char* what) const {
+    select_device();
     to.resize(layout_.total);
     cuda::check(cudaMemcpyAsync(to.data(), from.get(), to.size() * sizeof(T), cudaMemcpyDeviceToHost, stream_.get()), what,
                 {{"bytes", int64_t(to.size() * sizeof(T))}});
@@ -220,6 +235,7 @@ class CudaTrainerCompute final : public TrainerCompute {
   TrainerComputeOptions options_;
   std::shared_ptr<const cuda::CublasLtLibrary> library_;
   cuda::DeviceInfo info_;
+  bool selected_;  // kDevice made current before the allocator, stream and buffers
   cuda::DeviceAllocator allocator_;
   cuda::Stream stream_;
   cuda::DeviceBuffer params_, params_bf16_, grads_, m_, v_, norm_scratch_;

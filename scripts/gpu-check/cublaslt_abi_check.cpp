@@ -24,6 +24,10 @@ static_assert(lt::kScaleVec128F32 == CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F);
 static_assert(lt::kScaleBlock128x128F32 == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F);
 static_assert(lt::kPrefMaxWorkspaceBytes == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
 static_assert(lt::kPrefReductionSchemeMask == CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK);
+static_assert(lt::kPrefMinAlignmentABytes == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES &&
+              lt::kPrefMinAlignmentABytes + 1 == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES &&
+              lt::kPrefMinAlignmentABytes + 2 == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES &&
+              lt::kPrefMinAlignmentABytes + 3 == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES);
 static_assert(lt::kReductionSchemeNone == CUBLASLT_REDUCTION_SCHEME_NONE);
 static_assert(sizeof(lt::MatmulAlgo) == sizeof(cublasLtMatmulAlgo_t));
 static_assert(sizeof(lt::HeuristicResult) == sizeof(cublasLtMatmulHeuristicResult_t));
