@@ -4,8 +4,6 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -44,7 +42,6 @@ void make_dirs(const std::string& dir) {
     }
   }
 }
-
 
 }  // namespace
 
