@@ -1,6 +1,7 @@
 // The entry point of s3_native.node: registers every exported function and class.
 #include <napi.h>
 
+#include "napi/collective.h"
 #include "napi/engine.h"
 #include "napi/model.h"
 #include "napi/system_info.h"
@@ -14,6 +15,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   s3::napi::register_model(env, exports);
   s3::napi::register_engine(env, exports);
   s3::napi::register_trainer(env, exports);
+  s3::napi::register_collective(env, exports);
   s3::napi::register_train_bench(env, exports);
   return exports;
 }

@@ -4,10 +4,12 @@
 #include "napi/trainer.h"
 
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "napi/collective.h"
 #include "napi/device_option.h"
 #include "napi/guarded.h"
 #include "napi/options.h"
@@ -142,6 +144,41 @@ class AccumulateWorker : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
 };
 
+// allReduceGradients: the collective's sum of the gradients, off the main thread.
+class AllReduceWorker : public Napi::AsyncWorker {
+ public:
+  AllReduceWorker(Napi::Env env, std::shared_ptr<train::Trainer> trainer, std::shared_ptr<std::atomic<bool>> busy,
+                  CollectiveLease lease)
+      : Napi::AsyncWorker(env), trainer_(std::move(trainer)), busy_(std::move(busy)), lease_(std::move(lease)),
+        deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      trainer_->all_reduce_gradients(*lease_.collective);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override {
+    finish();
+    deferred_.Resolve(Env().Undefined());
+  }
+  void OnError(const Napi::Error& e) override {
+    finish();
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  void finish() {
+    *busy_ = false;
+    lease_.release();
+  }
+  std::shared_ptr<train::Trainer> trainer_;
+  std::shared_ptr<std::atomic<bool>> busy_;
+  CollectiveLease lease_;
+  Napi::Promise::Deferred deferred_;
+};
+
 class Trainer : public Napi::ObjectWrap<Trainer> {
  public:
   static Napi::Function define(Napi::Env env) {
@@ -151,7 +188,9 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
                         InstanceMethod("load", &Trainer::load), InstanceMethod("saveGradients", &Trainer::save_gradients),
                         InstanceMethod("stepCount", &Trainer::step_count), InstanceMethod("setLr", &Trainer::set_lr),
                         InstanceMethod("tensors", &Trainer::tensors), InstanceMethod("gradients", &Trainer::gradients),
-                        InstanceMethod("device", &Trainer::device)});
+                        InstanceMethod("device", &Trainer::device),
+                        InstanceMethod("allReduceGradients", &Trainer::all_reduce_gradients),
+                        InstanceMethod("parameterFingerprint", &Trainer::parameter_fingerprint)});
   }
 
   explicit Trainer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Trainer>(info) {
@@ -171,7 +210,7 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
 
  private:
   void idle(Napi::Env env) const {
-    if (*busy_) throw Napi::Error::New(env, "Trainer: an accumulate is still running");
+    if (*busy_) throw Napi::Error::New(env, "Trainer: an accumulate or an all-reduce is still running");
   }
 
   // accumulate({kind: 'sft' | 'pg', tokens: Int32Array, seqLengths?: Int32Array, coef: Float32Array,
@@ -234,6 +273,28 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
     o.Set("lr", r.lr);
     o.Set("step", double(r.step));
     return o;
+  }
+
+  // allReduceGradients(collective) → Promise<void>: the gradients summed over the collective's ranks.
+  Napi::Value all_reduce_gradients(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    idle(env);
+    CollectiveLease lease = lease_connected_collective(env, info.Length() > 0 ? info[0] : env.Undefined(), "allReduceGradients(collective)");
+    *busy_ = true;
+    auto* worker = new AllReduceWorker(env, trainer_, busy_, std::move(lease));
+    Napi::Promise promise = worker->promise();
+    worker->Queue();
+    return promise;
+  }
+
+  // parameterFingerprint() → 16 hex digits of a hash of the parameters' bits.
+  Napi::Value parameter_fingerprint(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    idle(env);
+    const uint64_t hash = guarded(env, [&] { return trainer_->parameter_fingerprint(); });
+    char text[17];
+    std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
+    return Napi::String::New(env, text);
   }
 
   Napi::Value zero_grad(const Napi::CallbackInfo& info) {

@@ -20,6 +20,7 @@ class CpuTrainerCompute final : public TrainerCompute {
   AdamWStepResult step(const AdamWOptions& options) override;
   void zero_grad() override;
   int64_t step_count() const override { return adam_.step; }
+  void all_reduce_gradients(Collective& group) override { group.all_reduce_sum(grads_.data(), grads_.size()); }
   const std::vector<float>& params() const override { return params_; }
   const std::vector<float>& grads() const override { return grads_; }
   const AdamWState& optimizer_state() const override { return adam_; }

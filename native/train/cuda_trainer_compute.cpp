@@ -126,6 +126,19 @@ class CudaTrainerCompute final : public TrainerCompute {
 
   int64_t step_count() const override { return step_; }
 
+  void all_reduce_gradients(Collective& group) override {
+    select_device();
+    const size_t n = layout_.total;
+    if (!group.all_reduce_sum_on_device(grads_.get<float>(), n, stream_.get())) {
+      const std::vector<float>& host = grads();  // a host collective: down, summed, up
+      group.all_reduce_sum(host_grads_.data(), host.size());
+      upload(grads_, host_grads_.data(), n * sizeof(float), "uploading the summed gradients");
+      stream_.synchronize("uploading the summed gradients");
+      return;  // host_grads_ holds the sum, as the device now does
+    }
+    host_grads_valid_ = false;
+  }
+
   const std::vector<float>& params() const override {
     if (!host_params_valid_) download(host_params_, params_, "downloading the parameters");
     host_params_valid_ = true;

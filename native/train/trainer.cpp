@@ -89,6 +89,25 @@ AdamWStepResult Trainer::step() { return compute_->step(options_.adamw); }
 
 void Trainer::zero_grad() { compute_->zero_grad(); }
 
+void Trainer::all_reduce_gradients(Collective& group) {
+  try {
+    compute_->all_reduce_gradients(group);
+  } catch (const CollectiveError& e) {
+    throw TrainerError(std::string("all_reduce_gradients: ") + e.what());
+  }
+}
+
+uint64_t Trainer::parameter_fingerprint() const {
+  const std::vector<float>& values = params();
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a offset basis, folded over 32-bit words
+  for (const float v : values) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof(bits));
+    hash = (hash ^ bits) * 0x100000001b3ULL;
+  }
+  return hash;
+}
+
 void Trainer::set_params(const std::vector<float>& values) {
   if (values.size() != layout_.total) {
     throw TrainerError("set_params: " + std::to_string(values.size()) + " values for " + std::to_string(layout_.total) +

@@ -70,6 +70,12 @@ class Trainer {
   StepDiagnostics accumulate(const TrainBatch& batch);  // adds into the gradients
   AdamWStepResult step();                               // update from the accumulated gradients, then zero them
   void zero_grad();
+  // Data-parallel training: the accumulated gradients summed over every rank of `group` (each rank
+  // accumulated its share of the batch), so the step that follows is the same on every rank.
+  // TrainerError when the group fails (a peer stopped, a timeout); the gradients are then undefined.
+  void all_reduce_gradients(Collective& group);
+  // A 64-bit hash of the parameters' bits: equal on ranks that hold the same weights.
+  uint64_t parameter_fingerprint() const;
   void save(const std::string& dir, const std::string& run_config_json = "") const;
   void load(const std::string& dir);  // weights, optimizer state, step
   // The accumulated gradients as F32 safetensors under the parameters' names (atomic).

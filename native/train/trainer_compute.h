@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/collective.h"
 #include "core/matmul_precision.h"
 #include "model/device.h"
 #include "model/qwen3_config.h"
@@ -48,6 +49,9 @@ class TrainerCompute {
   virtual AdamWStepResult step(const AdamWOptions& options) = 0;
   virtual void zero_grad() = 0;
   virtual int64_t step_count() const = 0;
+  // Data-parallel training: the accumulated gradients summed over every rank of `group`, in place
+  // (on the device when the group reaches device memory, else through a host copy).
+  virtual void all_reduce_gradients(Collective& group) = 0;
 
   // Host copies (CPU: the storage itself), valid until the next call that changes them.
   virtual const std::vector<float>& params() const = 0;
