@@ -17,3 +17,6 @@ export class FormatError extends SwarmError {}
 
 /** The native addon could not be loaded or refused a request. */
 export class NativeError extends SwarmError {}
+
+/** A data-parallel trainer rank or the rendezvous failed (the message names the rank and the wait); the run stops and --resume continues it. */
+export class DistributedError extends SwarmError {}

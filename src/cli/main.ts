@@ -14,6 +14,7 @@ import { registerServe } from './serve.js';
 import { registerSft } from './sft.js';
 import { registerTask } from './task.js';
 import { registerTrain } from './train.js';
+import { registerTrainerWorker } from './trainer-worker.js';
 
 // A closed pipe (e.g. `swarm run ... | head`) ends the command quietly instead of crashing it.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -37,6 +38,7 @@ registerServe(program);
 registerSft(program);
 registerTask(program);
 registerTrain(program);
+registerTrainerWorker(program);
 
 try {
   await program.parseAsync(process.argv);

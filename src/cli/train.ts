@@ -16,6 +16,8 @@ import { addTrainDeviceFlag, parseServerList, withDeviceSet } from './options.js
 import { resolveTrainConfig } from '../config/resolve-train-config.js';
 import { formatTrainPlan } from '../config/train-plan.js';
 import { LEARNERS } from '../config/train-config.js';
+import { readRankEnvironment, visibleDeviceForRank } from '../distributed/rank-environment.js';
+import { runTrainerWorker } from '../distributed/trainer-worker.js';
 
 /** The options `swarm train` parses. */
 interface TrainCommandOptions {
@@ -32,7 +34,11 @@ interface TrainCommandOptions {
   nondeterministic?: boolean;
   inferenceServers?: string;
   device?: string;
+  trainerGpus?: string;
 }
+
+/** How long a launched rank ≥ 1 retries rank 0's rendezvous, which opens when RL starts (after SFT and the first evaluation). */
+const LAUNCHED_RANK_JOIN_MS = 24 * 3600 * 1000;
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
@@ -53,12 +59,16 @@ export function registerTrain(program: Command): void {
     .option('--inference-servers <urls>', 'collect RL rollouts through these swarm serve servers (comma-separated; they must read RUN/serving, where each update\'s weights are written; docs/serve.md)')
     .option('--dry-run', 'print the resolved plan and exit')
     .option('--json', 'with --dry-run: print the resolved config as JSON')
+    .option('--trainer-gpus <n>', 'data-parallel trainer ranks, one process (and on CUDA one GPU) each; the same as --set trainerGpus=N (docs/cluster.md). Under torchrun or Slurm the launcher\'s world size is used')
     .option('--nondeterministic', 'the same as --set deterministicCollection=false: the engine runs ahead of the harness (results depend on timing; docs/determinism.md)')
     .action(async (options: TrainCommandOptions) => {
       const resolved = resolveTrainConfig({
         preset: options.preset,
         configFile: options.config,
-        sets: withDeviceSet(options.nondeterministic === true ? [...(options.set ?? []), 'deterministicCollection=false'] : options.set, options.device),
+        sets: withDeviceSet(
+          [...(options.nondeterministic === true ? [...(options.set ?? []), 'deterministicCollection=false'] : (options.set ?? [])), ...(options.trainerGpus === undefined ? [] : [`trainerGpus=${options.trainerGpus}`])],
+          options.device,
+        ),
         model: options.model,
         out: options.out,
         learner: options.learner,
@@ -72,6 +82,13 @@ export function registerTrain(program: Command): void {
       if (options.resume) {
         const saved = RunDirectory.readConfig(path.resolve(config.out));
         config = validateTrainConfig(saved as TrainConfig, (field) => `${path.join(config.out, 'config.json')}${field === '' ? '' : ` (${field})`}`);
+      }
+      // Under torchrun or Slurm every rank runs this command: rank 0 trains, the others serve it as trainer ranks.
+      const launcher = readRankEnvironment();
+      if (launcher !== null && launcher.rank > 0) {
+        if (config.device !== 'cpu') process.env.CUDA_VISIBLE_DEVICES = visibleDeviceForRank(launcher.localRank);
+        await runTrainerWorker({ url: `http://${launcher.masterAddr}:${launcher.masterPort}`, rank: launcher.rank, worldSize: launcher.worldSize, timeoutMs: config.trainerTimeoutSeconds * 1000, joinTimeoutMs: LAUNCHED_RANK_JOIN_MS });
+        return;
       }
       const directory = config.model.directory;
       if (directory === null && config.model.name !== 's3-mini') {

@@ -22,6 +22,9 @@ export const MINI: TrainConfig = {
   deterministicCollection: true,
   // The CPU on every machine: the mini is built for a laptop's cores, and its results compare across machines.
   device: 'cpu',
+  // One trainer process (more only split the same 2 cores).
+  trainerGpus: 1,
+  trainerTimeoutSeconds: 600,
   // 50 updates instead of 200: 800 team attempts at N = 4, what the 15 minutes hold with room to
   // spare once the shared system turn is computed once (trainer and engine); a weak SFT start has
   // more groups to train on and took 15 min 21 s with 60 (docs/benchmarks.md, "Why 50 RL updates at lr 3e-5").

@@ -24,6 +24,9 @@ export const PAPER_AGGREGATION: TrainConfig = {
   deterministicCollection: true,
   // The GPU where there is one (the paper trains on GPUs), else the CPU.
   device: 'auto',
+  // One trainer rank unless --trainer-gpus (or a launcher) says more; every wait across ranks at most 10 minutes.
+  trainerGpus: 1,
+  trainerTimeoutSeconds: 600,
   // Table 4: RL updates — 200.
   rlUpdates: 200,
   // Table 4: teams per update — 256 = 32 problems × 8 attempts.
@@ -86,6 +89,9 @@ export const PAPER_EXPLORATION: TrainConfig = {
   deterministicCollection: true,
   // The GPU where there is one (the paper trains on GPUs), else the CPU.
   device: 'auto',
+  // One trainer rank unless --trainer-gpus (or a launcher) says more; every wait across ranks at most 10 minutes.
+  trainerGpus: 1,
+  trainerTimeoutSeconds: 600,
   // Table 4: RL updates — 200.
   rlUpdates: 200,
   // Table 4: teams per update — 128 = 16 problems × 8 attempts.

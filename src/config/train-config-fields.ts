@@ -48,6 +48,8 @@ export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
   { path: 'synchronousCollection', type: { kind: 'boolean' }, reference: 'Table 4 (asynchronous) or ours (synchronous)' },
   { path: 'deterministicCollection', type: { kind: 'boolean' }, reference: 'ours: the engine in lockstep with the harness (docs/determinism.md)' },
   { path: 'device', type: { kind: 'enum', values: DEVICE_CHOICES }, reference: 'Table 4: hardware (the paper trains on GPUs); --device' },
+  { path: 'trainerGpus', type: positive(), reference: 'ours: data-parallel trainer ranks (the paper\'s trainer GPUs are not stated); --trainer-gpus' },
+  { path: 'trainerTimeoutSeconds', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'ours: the deadline of every data-parallel wait' },
   { path: 'rlUpdates', type: positive(), reference: 'Table 4: RL updates' },
   { path: 'problemsPerUpdate', type: positive(), reference: 'Table 4: teams per update (problems M)' },
   { path: 'attemptsPerProblem', type: positive(), reference: 'Table 4: teams per update (attempts G)' },

@@ -139,6 +139,14 @@ export interface TrainConfig {
    * it, else the CPU), 'cpu' or 'cuda' (refused with the reason where CUDA cannot run). Both share the one device.
    */
   device: DeviceChoice;
+  /**
+   * Data-parallel trainer ranks, one process each (one GPU each on CUDA; on the CPU, processes): each
+   * update's micro-batches are dealt across them and their gradients summed before one AdamW step that
+   * every rank takes alike (docs/cluster.md). Under torchrun or Slurm the launcher's world size is used.
+   */
+  trainerGpus: number;
+  /** Every data-parallel wait (joining, connecting, each rank's command, each all-reduce) fails after this many seconds, naming the rank. */
+  trainerTimeoutSeconds: number;
   rlUpdates: number;
   /** Problems per update, M. */
   problemsPerUpdate: number;

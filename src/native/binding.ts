@@ -340,6 +340,27 @@ export interface NativeTrainer {
   gradients(): NativeNamedTensor[];
   /** Where it computes: "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)". */
   device(): string;
+  /** Data-parallel training: the accumulated gradients summed over the collective's ranks, in place. */
+  allReduceGradients(collective: NativeCollective): Promise<void>;
+  /** 16 hex digits of a hash of the parameters' bits (equal on ranks that hold the same weights). */
+  parameterFingerprint(): string;
+}
+
+/** Options of a native Collective: a host ring over TCP, or an NCCL group (CUDA builds). */
+export type NativeCollectiveOptions =
+  | { kind: 'host'; rank: number; ranks: number; timeoutMs: number; bindHost?: string; port?: number }
+  | { kind: 'nccl'; rank: number; ranks: number; timeoutMs: number; id: Uint8Array };
+
+/** native Collective (native/core/collective.h): one rank's membership in a data-parallel group. */
+export interface NativeCollective {
+  /** The host ring's listening port (0 for NCCL). */
+  port(): number;
+  /** Host ring: connect(nextHost, nextPort) to the next rank (and accept the previous one); NCCL: connect() joins the group. */
+  connect(nextHost?: string, nextPort?: number): Promise<void>;
+  description(): string;
+  rank(): number;
+  ranks(): number;
+  close(): void;
 }
 
 /** The functions and classes exported by s3_native.node. */
@@ -359,5 +380,8 @@ export interface NativeBinding {
   deviceCopyBandwidth(): number;
   Engine: new (directory: string, options?: NativeEngineOptions) => NativeEngine;
   Trainer: new (directory: string, options?: NativeTrainerOptions) => NativeTrainer;
+  Collective: new (options: NativeCollectiveOptions) => NativeCollective;
+  /** A new ncclUniqueId for rank 0 to hand to the others (throws without CUDA or NCCL). */
+  ncclUniqueId(): Uint8Array;
   sampleLogits(logits: Float32Array, temperature: number, seed: bigint | number, tokenIndex: number, numDraws: number): { tokens: Int32Array; logprobs: Float32Array };
 }

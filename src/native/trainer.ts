@@ -5,6 +5,7 @@
 import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
 import type { NativeNamedTensor, NativeTrainDiagnostics, NativeTrainer, NativeTrainerOptions } from './binding.js';
+import type { Collective } from './collective.js';
 
 export type { NativeNamedTensor, NativeTrainDiagnostics, NativeTrainerOptions } from './binding.js';
 
@@ -133,6 +134,20 @@ export class Trainer {
 
   zeroGrad(): void {
     this.native.zeroGrad();
+  }
+
+  /** Data-parallel training: the accumulated gradients summed over every rank of `collective` (each accumulated its share of the batch). */
+  async allReduceGradients(collective: Collective): Promise<void> {
+    try {
+      await this.native.allReduceGradients(collective.nativeHandle);
+    } catch (error) {
+      throw new NativeError(`allReduceGradients failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** 16 hex digits of a hash of the parameters' bits: ranks that hold the same weights agree. */
+  parameterFingerprint(): string {
+    return this.native.parameterFingerprint();
   }
 
   /** Writes config.json, model.safetensors (F32), optimizer.safetensors (moments in the optimizer state dtype), run_config.json (when given) and trainer_state.json, each atomically. */

@@ -22,6 +22,8 @@ import type { TraceEvent } from '../harness/trace-events.js';
 import type { InferenceEngine } from '../native/engine.js';
 import type { RolloutBackend } from './rollout-backend.js';
 import type { NativeTrainDiagnostics, Trainer } from '../native/trainer.js';
+import { TrainerGroup } from '../distributed/trainer-group.js';
+import { dealSequences } from '../distributed/deal-sequences.js';
 import type { Policy } from '../policy/policy.js';
 import type { Task, TaskProblem } from '../tasks/index.js';
 import { Collector, type RolloutGroup } from './collector.js';
@@ -88,6 +90,8 @@ export interface RlLoopOptions {
   readonly config: TrainConfig;
   readonly run: RunDirectory;
   readonly trainer: Trainer;
+  /** Data-parallel training: the trainer's group (rank 0 is `trainer`); absent: the trainer alone. */
+  readonly trainerGroup?: TrainerGroup;
   /** Where the rollouts are sampled and how new weights reach them. */
   readonly rollouts: RolloutBackend;
   readonly policy: Policy;
@@ -185,6 +189,8 @@ export function teamRewardMismatches(learner: TrainConfig['learner'], units: rea
 /** Runs RL updates from run.state.updates + 1 to config.rlUpdates; returns the checkpoint of the last one. */
 export async function runRlLoop(options: RlLoopOptions): Promise<string> {
   const { config, run, trainer, rollouts } = options;
+  const group = options.trainerGroup ?? TrainerGroup.single(trainer);
+  const firstUpdate = run.state.updates + 1;
   const M = config.problemsPerUpdate;
   const solo = config.learner === 'solo';
   const rewardSettings: RewardSettings = { allowance: agentAllowance(config), tokenCost: config.tokenCost, epsilon: config.advantageEpsilon };
@@ -275,24 +281,21 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         if (reference === undefined) throw new Error('runRlLoop: the KL penalty needs the reference policy');
         await Promise.all(weighted.map(async (sequence) => Object.assign(sequence, { refLogprobs: Array.from(await reference.score(sequence.tokens)) })));
       }
-      const parts: NativeTrainDiagnostics[] = [];
-      for (const micro of packByTokens(weighted, microBatchTokens)) {
-        parts.push(
-          await trainer.accumulate(batch.kind, micro, {
-            ...(draws > 0 && batch.kind === 'pg' ? { numDraws: draws } : {}),
-            ...(kl > 0 ? { klCoef: kl } : {}),
-            ...(batch.kind === 'pg' ? { temperature: config.temperature } : {}),
-          }),
-        );
-      }
+      const shares = dealSequences(weighted, group.ranks).map((share) => packByTokens(share, microBatchTokens));
+      const parts = await group.accumulateShares(batch.kind, shares, {
+        ...(draws > 0 && batch.kind === 'pg' ? { numDraws: draws } : {}),
+        ...(kl > 0 ? { klCoef: kl } : {}),
+        ...(batch.kind === 'pg' ? { temperature: config.temperature } : {}),
+      });
       // No optimizer step without a gradient: the learner skips it (online SFT with no successful team), or every
       // sequence weighs zero (all groups tied). AdamW's momentum alone would otherwise keep moving the weights along
       // earlier updates' directions with no new evidence (sign-sized steps at a small model's learning rates).
       const skipStep = batch.skipStep || weighted.length === 0;
       let step: { gradNorm: number; lr: number } | null = null;
-      if (skipStep) trainer.zeroGrad();
+      if (skipStep) await group.zeroGrad();
       else {
-        step = trainer.step();
+        // Every rank's parameters are compared with rank 0's on the first update and at each checkpoint.
+        step = await group.step({ verifyFingerprints: update === firstUpdate || checkpointNow });
         trainerCheckpoint = null;
         if (lockstepAhead && !last) weightsPending = true;
         else {

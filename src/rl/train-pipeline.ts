@@ -16,6 +16,9 @@ import type { WeightFormat } from '../native/device.js';
 import { InferenceEngine, type KvCacheDtype } from '../native/engine.js';
 import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
+import type { NativeTrainerOptions } from '../native/binding.js';
+import { readRankEnvironment } from '../distributed/rank-environment.js';
+import { TrainerGroup } from '../distributed/trainer-group.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { openPolicy } from '../policy/open-policy.js';
 import type { Policy } from '../policy/policy.js';
@@ -78,6 +81,32 @@ export function trainingEpisodeSettings(config: TrainConfig): EpisodeSettingsOve
 /** Engine limits for the run: the config's context and 64 sequences per batch; the KV cache keeps the engine's default size (it preempts and recomputes when full). */
 function engineLimits(config: TrainConfig): { maxContext: number; maxSequences: number } {
   return { maxContext: config.contextLength, maxSequences: 64 };
+}
+
+/**
+ * The RL trainer's data-parallel group: rank 0 is `trainer`; under torchrun or Slurm the launcher's
+ * world (its other ranks run `swarm train` too and join MASTER_ADDR:MASTER_PORT), else
+ * config.trainerGpus ranks, the others spawned here.
+ */
+async function openTrainerGroup(config: TrainConfig, trainer: Trainer, checkpoint: string, trainerOptions: NativeTrainerOptions): Promise<TrainerGroup> {
+  const launcher = readRankEnvironment();
+  if (launcher !== null && config.trainerGpus !== 1 && config.trainerGpus !== launcher.worldSize) {
+    throw new ConfigError(`trainerGpus is ${config.trainerGpus} but the ${launcher.launcher} launcher started ${launcher.worldSize} ranks; leave trainerGpus at 1 (the launcher's world is used) or make them agree.`);
+  }
+  const worldSize = launcher?.worldSize ?? config.trainerGpus;
+  if (worldSize === 1) return TrainerGroup.single(trainer);
+  const device = trainer.device.startsWith('cuda') ? 'cuda' : 'cpu';
+  return TrainerGroup.open({
+    trainer,
+    checkpoint,
+    // Every rank on rank 0's device kind (its own GPU on CUDA), never 'auto' resolved otherwise.
+    trainerOptions: { ...trainerOptions, device },
+    worldSize,
+    device,
+    rendezvous: launcher === null ? { host: '127.0.0.1', port: 0, advertise: '127.0.0.1' } : { host: '0.0.0.0', port: launcher.masterPort, advertise: launcher.masterAddr },
+    launch: launcher === null ? { kind: 'local' } : { kind: 'launcher' },
+    timeoutMs: config.trainerTimeoutSeconds * 1000,
+  });
 }
 
 /** The rollout engine's numerics (App. A.1): its weights converted from the trainer's at every swap, and its KV cache. */
@@ -207,7 +236,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
   let finalCheckpoint = run.state.checkpoint === null ? initialModel : run.resolve(run.state.checkpoint);
   if (run.state.updates < config.rlUpdates) {
     const from = run.state.checkpoint === null ? initialModel : run.resolve(run.state.checkpoint);
-    const trainer = Trainer.open(from, {
+    const trainerOptions: NativeTrainerOptions = {
       device: config.device,
       lr: config.optimizer.learningRate,
       beta1: config.optimizer.betas[0],
@@ -222,7 +251,9 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       warmupSteps: config.optimizer.warmupUpdates,
       icepopLow: config.pgCorrection.icePopLow,
       icepopHigh: config.pgCorrection.icePopHigh,
-    });
+    };
+    const trainer = Trainer.open(from, trainerOptions);
+    const trainerGroup = await openTrainerGroup(config, trainer, from, trainerOptions);
     // Deterministic asynchronous collection resumes with the weights that collected the next update's groups.
     const engineFrom = run.state.engineCheckpoint === null ? from : run.resolve(run.state.engineCheckpoint);
     const precision = rolloutPrecision(config);
@@ -231,7 +262,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
     emit({
       kind: 'stage',
       stage: 'rl',
-      detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner}); rollouts on ${sampler.where} with ${config.precision.rolloutWeights} weights and a ${precision.kvCacheDtype} KV cache; training on ${trainer.device} with ${config.precision.train} products`,
+      detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner}); rollouts on ${sampler.where} with ${config.precision.rolloutWeights} weights and a ${precision.kvCacheDtype} KV cache; training on ${trainer.device}${trainerGroup.ranks > 1 ? ` × ${trainerGroup.description}` : ''} with ${config.precision.train} products`,
     });
     // The KL penalty's frozen reference: the policy RL started from.
     const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, { ...engineLimits(config), device: config.device, deterministic: config.deterministicCollection }) : undefined;
@@ -242,6 +273,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
         config,
         run,
         trainer,
+        trainerGroup,
         rollouts: sampler.rollouts,
         policy,
         tokenizerPath,
@@ -258,6 +290,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
     } finally {
       sampler.close();
       reference?.close();
+      await trainerGroup.close();
     }
   }
 

@@ -1,0 +1,187 @@
+// The trainer as the RL loop sees it, on one rank or many (data parallel): rank 0's own trainer,
+// plus, with more than one rank, the ranks it drives through the rendezvous (rendezvous.ts). Each
+// batch's sequences are dealt over the ranks (deal-sequences.ts: the same split every run); every
+// rank accumulates its share at the same time, then all sum their gradients
+// over the collective (a host ring, or NCCL on CUDA) and take the same AdamW step. Rank 0 keeps
+// writing checkpoints and handing weights to the engine; the others write nothing. With fingerprints
+// asked for, every rank reports a hash of its parameters after the step and ranks that differ from
+// rank 0 stop the run (their updates must be bit-identical). Any rank's failure (an error, an exit,
+// a timeout) fails the call that needed it, naming the rank; the run then stops, and --resume
+// continues from the last committed update.
+import { type ChildProcess } from 'node:child_process';
+import { DistributedError } from '../errors.js';
+import { Collective, ncclUniqueId } from '../native/collective.js';
+import type { NativeTrainDiagnostics, NativeTrainerOptions } from '../native/binding.js';
+import type { AccumulateOptions, Trainer, TrainSequence } from '../native/trainer.js';
+import { RendezvousServer } from './rendezvous.js';
+import { reduceAndStep, connectCollective, type RankStep, type TrainerGroupSession, type TrainerWorkerCommands } from './trainer-worker.js';
+import { spawnLocalRanks } from './local-ranks.js';
+
+/** How the group's ranks ≥ 1 start: spawned here (one process each), or by a launcher (torchrun, Slurm) that already did. */
+export type RankLaunch = { kind: 'local' } | { kind: 'launcher' };
+
+export interface TrainerGroupOptions {
+  /** Rank 0's trainer, opened on `checkpoint` with `trainerOptions`; every other rank opens the same. */
+  trainer: Trainer;
+  checkpoint: string;
+  trainerOptions: NativeTrainerOptions;
+  worldSize: number;
+  /** The device the trainers run on (decides the collective: NCCL on CUDA where it loads, else the host ring). */
+  device: 'cpu' | 'cuda';
+  /** Where rank 0 serves the rendezvous (port 0: any free one; local launches only), and the host the other ranks reach it and its ring by. */
+  rendezvous: { host: string; port: number; advertise: string };
+  launch: RankLaunch;
+  /** Every wait's deadline: joining, connecting, each command and each collective. */
+  timeoutMs: number;
+}
+
+export class TrainerGroup {
+  private constructor(
+    readonly trainer: Trainer,
+    private readonly collective: Collective | null,
+    private readonly server: RendezvousServer<TrainerGroupSession> | null,
+    private readonly children: readonly ChildProcess[],
+    readonly ranks: number,
+    /** "1 rank" or "2 ranks (host ring)". */
+    readonly description: string,
+  ) {}
+
+  /** A group of one: rank 0's trainer alone (no collective). */
+  static single(trainer: Trainer): TrainerGroup {
+    return new TrainerGroup(trainer, null, null, [], 1, '1 rank');
+  }
+
+  /** Starts the rendezvous, launches (or waits for) ranks 1…R−1, connects the collective and opens every rank's trainer. */
+  static async open(options: TrainerGroupOptions): Promise<TrainerGroup> {
+    const { worldSize, timeoutMs } = options;
+    if (worldSize === 1) return TrainerGroup.single(options.trainer);
+    const kind = options.device === 'cuda' && ncclAvailable() ? 'nccl' : 'host';
+    const session: TrainerGroupSession = { collective: kind, timeoutMs, ...(kind === 'nccl' ? { ncclId: Buffer.from(ncclUniqueId()).toString('base64') } : {}) };
+    const ring = Collective.hostRing({ rank: 0, ranks: worldSize, timeoutMs });
+    const server = new RendezvousServer<TrainerGroupSession>({ worldSize, session, self: { host: options.rendezvous.advertise, port: ring.port }, timeoutMs });
+    let children: ChildProcess[] = [];
+    try {
+      const port = await server.listen(options.rendezvous.host, options.rendezvous.port);
+      const url = `http://${options.rendezvous.advertise}:${port}`;
+      if (options.launch.kind === 'local') {
+        children = spawnLocalRanks({ url, worldSize, timeoutMs, device: options.device, onExit: (rank, reason) => server.rankLost(rank, reason) });
+      }
+      const members = await server.membersJoined();
+      const collective = await connectCollective(0, worldSize, ring, session, members[1 % worldSize] as { host: string; port: number });
+      const group = new TrainerGroup(options.trainer, collective, server, children, worldSize, `${worldSize} ranks (${kind === 'nccl' ? 'NCCL' : 'host ring'})`);
+      const fingerprint = options.trainer.parameterFingerprint();
+      const opened = (await group.onOthers('open', { directory: options.checkpoint, options: options.trainerOptions } satisfies TrainerWorkerCommands['open'])) as { fingerprint: string; step: number }[];
+      opened.forEach((o, i) => {
+        if (o.fingerprint !== fingerprint || o.step !== options.trainer.stepCount()) {
+          throw new DistributedError(`trainer rank ${i + 1} opened ${options.checkpoint} with other weights or another step than rank 0 (is the folder the same on every node?)`);
+        }
+      });
+      return group;
+    } catch (error) {
+      ring.close();
+      await server.close();
+      stopChildren(children);
+      throw error;
+    }
+  }
+
+  private onOthers(op: string, args?: unknown): Promise<unknown[]> {
+    const server = this.server as RendezvousServer<TrainerGroupSession>;
+    return Promise.all(Array.from({ length: this.ranks - 1 }, (_, i) => server.call(i + 1, op, args)));
+  }
+
+  /**
+   * Accumulates each rank's share, given as its micro-batches (shares[r] for rank r; dealSequences
+   * splits a batch), all ranks at once; the diagnostics of every micro-batch, rank 0's first.
+   */
+  async accumulateShares(kind: 'sft' | 'pg', shares: readonly (readonly (readonly TrainSequence[])[])[], options: AccumulateOptions): Promise<NativeTrainDiagnostics[]> {
+    if (shares.length !== this.ranks) throw new DistributedError(`accumulateShares: ${shares.length} shares for ${this.ranks} ranks`);
+    const local = (async () => {
+      const parts: NativeTrainDiagnostics[] = [];
+      for (const micro of shares[0] as (readonly TrainSequence[])[]) parts.push(await this.trainer.accumulate(kind, micro, options));
+      return parts;
+    })();
+    const server = this.server;
+    const remote = shares.slice(1).map((share, i) =>
+      share.length === 0 || server === null ? Promise.resolve([]) : (server.call(i + 1, 'accumulate', { kind, micros: share as TrainSequence[][], options } satisfies TrainerWorkerCommands['accumulate']) as Promise<NativeTrainDiagnostics[]>),
+    );
+    const settled = await Promise.allSettled([local, ...remote]);
+    for (const result of settled) if (result.status === 'rejected') throw result.reason;
+    return settled.flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
+  }
+
+  /** Sums the gradients over the ranks and takes the AdamW step on each; with `verifyFingerprints`, checks every rank holds rank 0's parameters after it. */
+  async step(options: { verifyFingerprints: boolean }): Promise<{ gradNorm: number; lr: number; step: number }> {
+    if (this.collective === null) return this.trainer.step();
+    // Both sides settle before anything is thrown: rank 0's all-reduce is not left running on the collective.
+    const [local, remote] = await Promise.allSettled([reduceAndStep(this.trainer, this.collective, options.verifyFingerprints), this.onOthers('step', { fingerprint: options.verifyFingerprints } satisfies TrainerWorkerCommands['step'])]);
+    if (local.status === 'rejected') throw local.reason;
+    if (remote.status === 'rejected') throw remote.reason;
+    const self = local.value;
+    const others = remote.value as RankStep[];
+    others.forEach((other, i) => {
+      if (other.step !== self.step || other.gradNorm !== self.gradNorm || other.fingerprint !== self.fingerprint) {
+        throw new DistributedError(
+          `trainer rank ${i + 1} diverged from rank 0 at step ${self.step}: gradient norm ${other.gradNorm} vs ${self.gradNorm}${options.verifyFingerprints ? `, parameters ${other.fingerprint} vs ${self.fingerprint}` : ''}`,
+        );
+      }
+    });
+    return { gradNorm: self.gradNorm, lr: self.lr, step: self.step };
+  }
+
+  async zeroGrad(): Promise<void> {
+    this.trainer.zeroGrad();
+    if (this.server !== null) await this.onOthers('zeroGrad', {});
+  }
+
+  async setLr(lr: number): Promise<void> {
+    this.trainer.setLr(lr);
+    if (this.server !== null) await this.onOthers('setLr', { lr } satisfies TrainerWorkerCommands['setLr']);
+  }
+
+  /** The process ids of the ranks spawned here, rank 1 first (empty under a launcher or alone). */
+  get localRankPids(): number[] {
+    return this.children.map((child) => child.pid ?? -1);
+  }
+
+  /** Ends the other ranks (they exit) and the rendezvous; rank 0's trainer stays open. */
+  async close(): Promise<void> {
+    await this.server?.close();
+    try {
+      this.collective?.close();
+    } catch {
+      // still in use by a failed collective's last wait: its sockets close with the process
+    }
+    await waitForChildren(this.children, 10_000);
+  }
+}
+
+function ncclAvailable(): boolean {
+  try {
+    ncclUniqueId();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function stopChildren(children: readonly ChildProcess[]): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+}
+
+/** Waits for the children to exit by themselves, then kills what is left. */
+async function waitForChildren(children: readonly ChildProcess[], timeoutMs: number): Promise<void> {
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+          child.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        }),
+    ),
+  );
+}

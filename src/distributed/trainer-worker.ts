@@ -1,0 +1,103 @@
+// A data-parallel trainer rank ≥ 1 (`swarm trainer-worker`, or `swarm train` under torchrun or
+// Slurm with RANK ≥ 1): joins rank 0's rendezvous, connects the group's collective (a host ring, or
+// NCCL on CUDA), opens its own trainer on the checkpoint rank 0 names, and then runs rank 0's
+// commands in order: accumulate its share of each batch's micro-batches, the all-reduce of the
+// gradients and the AdamW step (every rank the same), zeroing, a new learning rate. It writes
+// nothing: checkpoints are rank 0's. It exits when rank 0 ends the stream, and fails (the process
+// exits non-zero) when rank 0 goes away or the collective fails.
+import { DistributedError } from '../errors.js';
+import { Collective } from '../native/collective.js';
+import type { NativeTrainerOptions } from '../native/binding.js';
+import { Trainer, type AccumulateOptions, type TrainSequence } from '../native/trainer.js';
+import { joinRendezvous, serveRendezvousCommands, type RankCommand } from './rendezvous.js';
+
+/** What rank 0 tells every rank when the group has joined. */
+export interface TrainerGroupSession {
+  collective: 'host' | 'nccl';
+  /** NCCL: rank 0's ncclUniqueId, base64. */
+  ncclId?: string;
+  timeoutMs: number;
+}
+
+/** The commands of rank 0, with their arguments. */
+export interface TrainerWorkerCommands {
+  open: { directory: string; options: NativeTrainerOptions };
+  accumulate: { kind: 'sft' | 'pg'; micros: TrainSequence[][]; options: AccumulateOptions };
+  step: { fingerprint: boolean };
+  zeroGrad: Record<string, never>;
+  setLr: { lr: number };
+}
+
+/** What a rank answers to step. */
+export interface RankStep {
+  gradNorm: number;
+  lr: number;
+  step: number;
+  fingerprint?: string;
+}
+
+/** Opens the group's collective on this rank: the host ring to the next rank, or the NCCL group. */
+export async function connectCollective(rank: number, worldSize: number, ring: Collective, session: TrainerGroupSession, next: { host: string; port: number }): Promise<Collective> {
+  if (session.collective === 'host') {
+    await ring.connect(next);
+    return ring;
+  }
+  ring.close();
+  const nccl = Collective.nccl({ rank, ranks: worldSize, timeoutMs: session.timeoutMs, id: new Uint8Array(Buffer.from(session.ncclId ?? '', 'base64')) });
+  await nccl.connect();
+  return nccl;
+}
+
+/** One rank's all-reduce and step (rank 0 runs the same). */
+export async function reduceAndStep(trainer: Trainer, collective: Collective, fingerprint: boolean): Promise<RankStep> {
+  await trainer.allReduceGradients(collective);
+  const step = trainer.step();
+  return { ...step, ...(fingerprint ? { fingerprint: trainer.parameterFingerprint() } : {}) };
+}
+
+/**
+ * Runs rank `rank` until rank 0 ends it. `joinTimeoutMs` (default timeoutMs) bounds the wait for rank 0's
+ * rendezvous to open: under a launcher rank 0 opens it only when RL starts, after its SFT and evaluation.
+ */
+export async function runTrainerWorker(options: { url: string; rank: number; worldSize: number; timeoutMs: number; joinTimeoutMs?: number; ringHost?: string }): Promise<void> {
+  const { url, rank, worldSize, timeoutMs } = options;
+  const ring = Collective.hostRing({ rank, ranks: worldSize, timeoutMs });
+  const answer = await joinRendezvous<TrainerGroupSession>(url, { rank, worldSize, ring: { port: ring.port, ...(options.ringHost === undefined ? {} : { host: options.ringHost }) } }, options.joinTimeoutMs ?? timeoutMs);
+  const next = answer.members[(rank + 1) % worldSize];
+  if (next === undefined) throw new DistributedError(`the rendezvous at ${url} answered rank ${rank} without rank ${(rank + 1) % worldSize}'s address`);
+  const collective = await connectCollective(rank, worldSize, ring, answer.session, next);
+  let trainer: Trainer | null = null;
+  const opened = (): Trainer => {
+    if (trainer === null) throw new DistributedError(`rank ${rank} has no trainer yet (open comes first)`);
+    return trainer;
+  };
+  try {
+    await serveRendezvousCommands(url, rank, async (command: RankCommand) => {
+      switch (command.op) {
+        case 'open': {
+          const { directory, options: trainerOptions } = command.args as TrainerWorkerCommands['open'];
+          trainer = Trainer.open(directory, trainerOptions);
+          return { device: trainer.device, fingerprint: trainer.parameterFingerprint(), step: trainer.stepCount() };
+        }
+        case 'accumulate': {
+          const { kind, micros, options: accumulateOptions } = command.args as TrainerWorkerCommands['accumulate'];
+          const parts = [];
+          for (const micro of micros) parts.push(await opened().accumulate(kind, micro, accumulateOptions));
+          return parts;
+        }
+        case 'step':
+          return reduceAndStep(opened(), collective, (command.args as TrainerWorkerCommands['step']).fingerprint);
+        case 'zeroGrad':
+          opened().zeroGrad();
+          return null;
+        case 'setLr':
+          opened().setLr((command.args as TrainerWorkerCommands['setLr']).lr);
+          return null;
+        default:
+          throw new DistributedError(`unknown command ${command.op}`);
+      }
+    });
+  } finally {
+    collective.close();
+  }
+}
