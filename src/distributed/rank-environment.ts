@@ -88,12 +88,14 @@ export function readRankEnvironment(env: Env = process.env): RankEnvironment | n
 
 /**
  * The CUDA_VISIBLE_DEVICES a rank's process should see, so that its device 0 is its own GPU: the
- * localRank-th entry of the launcher's list, or the GPU numbered localRank when there is none.
+ * localRank-th entry of the launcher's list, the one entry when the launcher bound the task to a
+ * single GPU (Slurm's --gpus-per-task=1), or the GPU numbered localRank when there is no list.
  */
 export function visibleDeviceForRank(localRank: number, env: Env = process.env): string {
   const visible = env.CUDA_VISIBLE_DEVICES;
   if (visible === undefined || visible.trim() === '') return String(localRank);
   const devices = visible.split(',').map((d) => d.trim()).filter((d) => d !== '');
+  if (devices.length === 1) return devices[0] as string;
   const device = devices[localRank];
   if (device === undefined) {
     throw new ConfigError(`local rank ${localRank} has no GPU: CUDA_VISIBLE_DEVICES=${visible} lists ${devices.length}`);

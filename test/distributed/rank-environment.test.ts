@@ -41,5 +41,6 @@ describe('visibleDeviceForRank', () => {
     expect(visibleDeviceForRank(1, {})).toBe('1');
     expect(visibleDeviceForRank(1, { CUDA_VISIBLE_DEVICES: '4,6' })).toBe('6');
     expect(() => visibleDeviceForRank(2, { CUDA_VISIBLE_DEVICES: '4,6' })).toThrow(/local rank 2 has no GPU/);
+    expect(visibleDeviceForRank(3, { CUDA_VISIBLE_DEVICES: '5' })).toBe('5'); // a task bound to its one GPU
   });
 });
