@@ -258,7 +258,7 @@ void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, c
 
 void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, const float* params, float* grads,
                           const Qwen3TrainBatch& batch, const Qwen3TrainState& state, const float* d_final_normed,
-                          ThreadPool& pool) {
+                          ThreadPool& pool, const std::function<void(int64_t layer)>& on_layer_done) {
   const Dims d(c, batch.T);
   const size_t TC = size_t(d.T * d.C);
   const int64_t L = c.num_hidden_layers;
@@ -320,6 +320,7 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
     rmsnorm_backward_rows(tmpC.data(), grads + W.input_layernorm, dh.data(), xin, params + W.input_layernorm, d.T, d.C,
                           eps, partial, pool);
     add(dx.data(), dxmid.data(), tmpC.data(), d.T * d.C, pool);
+    if (on_layer_done) on_layer_done(l);
   }
   cpu::embedding_backward(grads + layout.embed, dx.data(), batch.tokens, d.T, d.C);
 }

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,8 +71,10 @@ void qwen3_train_forward(const Qwen3Config& config, const Qwen3ParamLayout& layo
 // d_final_normed [T × C]: the loss gradient with respect to state.final_normed. Adds the
 // parameter gradients into grads (same layout as params). Recomputes each layer's activations
 // when the forward did not keep them. The linear layers' products run at state.precision.
+// on_layer_done(l), when given, is called as soon as layer l's gradients are complete (layers from
+// the last to the first; nothing writes them afterwards), on the calling thread.
 void qwen3_train_backward(const Qwen3Config& config, const Qwen3ParamLayout& layout, const float* params, float* grads,
                           const Qwen3TrainBatch& batch, const Qwen3TrainState& state, const float* d_final_normed,
-                          ThreadPool& pool);
+                          ThreadPool& pool, const std::function<void(int64_t layer)>& on_layer_done = {});
 
 }  // namespace s3::model

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,19 +94,19 @@ Napi::Object tensor_list(Napi::Env env, const train::Trainer& t, const std::vect
 class AccumulateWorker : public Napi::AsyncWorker {
  public:
   AccumulateWorker(Napi::Env env, std::shared_ptr<train::Trainer> trainer, std::shared_ptr<std::atomic<bool>> busy,
-                   train::TrainBatch batch)
+                   train::TrainBatch batch, std::optional<CollectiveLease> sum_over)
       : Napi::AsyncWorker(env), trainer_(std::move(trainer)), busy_(std::move(busy)), batch_(std::move(batch)),
-        deferred_(Napi::Promise::Deferred::New(env)) {}
+        sum_over_(std::move(sum_over)), deferred_(Napi::Promise::Deferred::New(env)) {}
   Napi::Promise promise() { return deferred_.Promise(); }
   void Execute() override {
     try {
-      result_ = trainer_->accumulate(batch_);
+      result_ = sum_over_ ? trainer_->accumulate_and_sum(batch_, *sum_over_->collective) : trainer_->accumulate(batch_);
     } catch (const std::exception& e) {
       SetError(e.what());
     }
   }
   void OnOK() override {
-    *busy_ = false;
+    release();
     Napi::Env env = Env();
     Napi::Object o = Napi::Object::New(env);
     o.Set("loss", result_.loss);
@@ -132,14 +133,19 @@ class AccumulateWorker : public Napi::AsyncWorker {
     deferred_.Resolve(o);
   }
   void OnError(const Napi::Error& e) override {
-    *busy_ = false;
+    release();
     deferred_.Reject(e.Value());
   }
 
  private:
+  void release() {
+    *busy_ = false;
+    if (sum_over_) sum_over_->release();
+  }
   std::shared_ptr<train::Trainer> trainer_;
   std::shared_ptr<std::atomic<bool>> busy_;
   train::TrainBatch batch_;
+  std::optional<CollectiveLease> sum_over_;
   train::StepDiagnostics result_;
   Napi::Promise::Deferred deferred_;
 };
@@ -216,7 +222,7 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
   // accumulate({kind: 'sft' | 'pg', tokens: Int32Array, seqLengths?: Int32Array, coef: Float32Array,
   //             oldLogprobs?: Float32Array, numDraws?: number, drawTokens?: Int32Array,
   //             drawLogprobs?: Float32Array, klCoef?: number, refLogprobs?: Float32Array,
-  //             klWeight?: Float32Array}) → Promise<diagnostics>
+  //             klWeight?: Float32Array}, collective?) → Promise<diagnostics>
   Napi::Value accumulate(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     idle(env);
@@ -257,8 +263,11 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
     }
     batch.ref_logprobs = typed_vector<Napi::Float32Array, float>(env, b, "refLogprobs", napi_float32_array, batch.kl_coef != 0.0f);
     batch.kl_weight = typed_vector<Napi::Float32Array, float>(env, b, "klWeight", napi_float32_array, batch.kl_coef != 0.0f);
+    // A collective as second argument: the rank's last micro-batch of an update, summed as it goes.
+    std::optional<CollectiveLease> sum_over;
+    if (info.Length() > 1 && !info[1].IsUndefined()) sum_over = lease_connected_collective(env, info[1], "accumulate(batch, collective)");
     *busy_ = true;
-    auto* worker = new AccumulateWorker(env, trainer_, busy_, std::move(batch));
+    auto* worker = new AccumulateWorker(env, trainer_, busy_, std::move(batch), std::move(sum_over));
     Napi::Promise promise = worker->promise();
     worker->Queue();
     return promise;

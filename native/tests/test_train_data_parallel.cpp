@@ -18,6 +18,7 @@
 #include "model/qwen3_weights.h"
 #include "tests/naive_qwen3.h"
 #include "tests/test_framework.h"
+#include "train/gradient_buckets.h"
 #include "train/trainer.h"
 
 namespace {
@@ -81,8 +82,16 @@ TEST(data_parallel_ranks_sum_to_the_one_trainer_gradient_and_step_alike) {
       threads.emplace_back([&, r] {
         try {
           ring[size_t(r)]->connect("127.0.0.1", ring[size_t((r + 1) % R)]->port());
-          for (int i = r; i < kMicroBatches; i += R) ranks[size_t(r)]->accumulate(micro_batch(i, vocab));  // round robin
-          ranks[size_t(r)]->all_reduce_gradients(*ring[size_t(r)]);
+          // Round robin; with 2 ranks the last micro-batch sums as it goes (overlapped with its backward),
+          // with 3 the sum follows the backward: the same buckets either way.
+          for (int i = r; i < kMicroBatches; i += R) {
+            if (R == 2 && i + R >= kMicroBatches) {
+              ranks[size_t(r)]->accumulate_and_sum(micro_batch(i, vocab), *ring[size_t(r)]);
+            } else {
+              ranks[size_t(r)]->accumulate(micro_batch(i, vocab));
+            }
+          }
+          if (R != 2) ranks[size_t(r)]->all_reduce_gradients(*ring[size_t(r)]);
         } catch (const std::exception& e) {
           errors[size_t(r)] = e.what();
         }
@@ -113,6 +122,52 @@ TEST(data_parallel_ranks_sum_to_the_one_trainer_gradient_and_step_alike) {
     CHECK(pdiff <= 1e-5);  // lr 1e-3: a sign-sized first step, equal up to the gradients' rounding
     CHECK(ranks[0]->parameter_fingerprint() != f.trainer()->parameter_fingerprint());  // it did move
   }
+}
+
+TEST(data_parallel_buckets_cover_every_parameter_once_layers_last_to_first) {
+  for (const bool tied : {true, false}) {
+    auto c = s3test::tiny_qwen3_config();
+    c.tie_word_embeddings = tied;
+    const auto layout = s3::model::Qwen3ParamLayout::make(c);
+    const auto buckets = s3::train::gradient_buckets(layout);
+    CHECK_EQ(buckets.size(), layout.layers.size() + 1);
+    std::vector<int> covered(layout.total, 0);
+    for (size_t b = 0; b < buckets.size(); b++) {
+      CHECK_EQ(buckets[b].layer, b < layout.layers.size() ? int64_t(layout.layers.size() - 1 - b) : int64_t(-1));
+      for (const auto& range : buckets[b].ranges)
+        for (size_t i = range.offset; i < range.offset + range.count; i++) covered[i] += 1;
+    }
+    for (const int n : covered) CHECK_EQ(n, 1);
+  }
+}
+
+TEST(data_parallel_ranks_with_and_without_micro_batches_pair_their_sums) {
+  // Rank 0 takes both micro-batches and sums as it goes; rank 1 has none and only sums.
+  const Fixture f;
+  const int64_t vocab = f.model.config.vocab_size;
+  auto single = f.trainer();
+  single->accumulate(micro_batch(0, vocab));
+  single->accumulate(micro_batch(1, vocab));
+  std::vector<std::unique_ptr<HostRing>> ring;
+  for (int r = 0; r < 2; r++) ring.push_back(std::make_unique<HostRing>(r, 2, std::chrono::seconds(20), "127.0.0.1"));
+  auto busy = f.trainer();
+  auto idle = f.trainer();
+  std::string error;
+  std::thread peer([&] {
+    try {
+      ring[1]->connect("127.0.0.1", ring[0]->port());
+      idle->all_reduce_gradients(*ring[1]);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  ring[0]->connect("127.0.0.1", ring[1]->port());
+  busy->accumulate(micro_batch(0, vocab));
+  busy->accumulate_and_sum(micro_batch(1, vocab), *ring[0]);
+  peer.join();
+  CHECK_EQ(error, std::string());
+  CHECK(std::memcmp(busy->grads().data(), single->grads().data(), single->grads().size() * sizeof(float)) == 0);  // x + 0 = x
+  CHECK(std::memcmp(idle->grads().data(), single->grads().data(), single->grads().size() * sizeof(float)) == 0);
 }
 
 TEST(data_parallel_rank_that_stops_fails_the_all_reduce_with_its_name) {

@@ -16,11 +16,14 @@ class CpuTrainerCompute final : public TrainerCompute {
                     const TrainerComputeOptions& options);
 
   std::string description() const override;
-  LossStats accumulate(const TrainRows& rows, const LossOptions& options) override;
+  LossStats accumulate(const TrainRows& rows, const LossOptions& options,
+                       const std::function<void(int64_t layer)>& on_layer_done) override;
   AdamWStepResult step(const AdamWOptions& options) override;
   void zero_grad() override;
   int64_t step_count() const override { return adam_.step; }
-  void all_reduce_gradients(Collective& group) override { group.all_reduce_sum(grads_.data(), grads_.size()); }
+  void all_reduce_gradient_range(Collective& group, size_t offset, size_t count) override {
+    group.all_reduce_sum(grads_.data() + offset, count);
+  }
   const std::vector<float>& params() const override { return params_; }
   const std::vector<float>& grads() const override { return grads_; }
   const AdamWState& optimizer_state() const override { return adam_; }

@@ -59,7 +59,10 @@ class CudaTrainerCompute final : public TrainerCompute {
     return "cuda:" + std::to_string(kDevice) + " (" + info_.name + ", cublasLt " + library_->version_text() + ")";
   }
 
-  LossStats accumulate(const TrainRows& rows, const LossOptions& options) override {
+  // on_layer_done is not called: the pass runs asynchronously on the stream (a layer's gradients are
+  // final only once the stream has got there), so a data-parallel sum starts after the backward.
+  LossStats accumulate(const TrainRows& rows, const LossOptions& options,
+                       const std::function<void(int64_t layer)>& /*on_layer_done*/) override {
     if (options.precision != options_.matmul_precision) {
       throw std::invalid_argument("accumulate: the loss's precision differs from the trainer's matmul precision");
     }
@@ -126,17 +129,20 @@ class CudaTrainerCompute final : public TrainerCompute {
 
   int64_t step_count() const override { return step_; }
 
-  void all_reduce_gradients(Collective& group) override {
+  void all_reduce_gradient_range(Collective& group, size_t offset, size_t count) override {
     select_device();
-    const size_t n = layout_.total;
-    if (!group.all_reduce_sum_on_device(grads_.get<float>(), n, stream_.get())) {
-      const std::vector<float>& host = grads();  // a host collective: down, summed, up
-      group.all_reduce_sum(host_grads_.data(), host.size());
-      upload(grads_, host_grads_.data(), n * sizeof(float), "uploading the summed gradients");
-      stream_.synchronize("uploading the summed gradients");
-      return;  // host_grads_ holds the sum, as the device now does
-    }
     host_grads_valid_ = false;
+    float* device = grads_.get<float>() + offset;
+    if (group.all_reduce_sum_on_device(device, count, stream_.get())) return;
+    range_scratch_.resize(count);  // a host collective: down, summed, up
+    const cuda::Shapes bytes = {{"bytes", int64_t(count * sizeof(float))}};
+    cuda::check(cudaMemcpyAsync(range_scratch_.data(), device, count * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()),
+                "downloading gradients to sum", bytes);
+    stream_.synchronize("downloading gradients to sum");
+    group.all_reduce_sum(range_scratch_.data(), count);
+    cuda::check(cudaMemcpyAsync(device, range_scratch_.data(), count * sizeof(float), cudaMemcpyHostToDevice, stream_.get()),
+                "uploading the summed gradients", bytes);
+    stream_.synchronize("uploading the summed gradients");
   }
 
   const std::vector<float>& params() const override {
@@ -260,6 +266,7 @@ class CudaTrainerCompute final : public TrainerCompute {
   bool bf16_stale_ = true;
   // Host copies, downloaded on demand.
   mutable std::vector<float> host_params_, host_grads_;
+  std::vector<float> range_scratch_;  // a host collective's share of the gradients
   mutable AdamWState host_state_;
   mutable bool host_params_valid_ = false, host_grads_valid_ = false, host_state_valid_ = false;
 };

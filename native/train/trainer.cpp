@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/json.h"
 #include "core/safetensors.h"
+#include "train/gradient_buckets.h"
 #include "train/train_rows.h"
 
 namespace s3::train {
@@ -72,15 +73,24 @@ void Trainer::init(const model::Qwen3Weights& weights) {
   }
 }
 
-StepDiagnostics Trainer::accumulate(const TrainBatch& b) {
+StepDiagnostics Trainer::accumulate(const TrainBatch& b) { return accumulate_summing(b, nullptr); }
+
+StepDiagnostics Trainer::accumulate_and_sum(const TrainBatch& b, Collective& group) { return accumulate_summing(b, &group); }
+
+StepDiagnostics Trainer::accumulate_summing(const TrainBatch& b, Collective* group) {
   const TrainRows rows = prepare_train_rows(b, config_.vocab_size, options_.shared_prefix_min_tokens);
   const LossOptions lo =
       train_loss_options(b, options_.icepop_low, options_.icepop_high, options_.loss_chunk_rows, options_.matmul_precision);
+  std::unique_ptr<OverlappedGradientSum> sum;
+  if (group != nullptr) sum = std::make_unique<OverlappedGradientSum>(*group, *compute_, layout_);
   LossStats stats;
   try {
-    stats = compute_->accumulate(rows, lo);
+    stats = compute_->accumulate(rows, lo, sum == nullptr ? std::function<void(int64_t)>() : [&](int64_t layer) { sum->layer_done(layer); });
+    if (sum != nullptr) sum->finish();
   } catch (const std::invalid_argument& e) {
     throw TrainerError(std::string("accumulate: ") + e.what());
+  } catch (const CollectiveError& e) {
+    throw TrainerError(std::string("accumulate_and_sum: ") + e.what());
   }
   return step_diagnostics(stats, b, rows.shared_rows);
 }
@@ -91,7 +101,9 @@ void Trainer::zero_grad() { compute_->zero_grad(); }
 
 void Trainer::all_reduce_gradients(Collective& group) {
   try {
-    compute_->all_reduce_gradients(group);
+    for (const GradientBucket& bucket : gradient_buckets(layout_)) {
+      for (const GradientRange& range : bucket.ranges) compute_->all_reduce_gradient_range(group, range.offset, range.count);
+    }
   } catch (const CollectiveError& e) {
     throw TrainerError(std::string("all_reduce_gradients: ") + e.what());
   }

@@ -68,10 +68,16 @@ class Trainer {
   Trainer(const model::Qwen3Weights& weights, std::string config_json, const TrainerOptions& options);
 
   StepDiagnostics accumulate(const TrainBatch& batch);  // adds into the gradients
+  // Data-parallel training, a rank's last micro-batch of an update: accumulates it and sums the
+  // gradients over `group` in buckets (train/gradient_buckets.h), each layer's as soon as the backward
+  // has finished it where the compute says so (the CPU), overlapping the sum with the layers below;
+  // no all_reduce_gradients follows. TrainerError when the group fails.
+  StepDiagnostics accumulate_and_sum(const TrainBatch& batch, Collective& group);
   AdamWStepResult step();                               // update from the accumulated gradients, then zero them
   void zero_grad();
   // Data-parallel training: the accumulated gradients summed over every rank of `group` (each rank
-  // accumulated its share of the batch), so the step that follows is the same on every rank.
+  // accumulated its share of the batch), so the step that follows is the same on every rank; the
+  // same buckets in the same order as accumulate_and_sum, so ranks may mix the two.
   // TrainerError when the group fails (a peer stopped, a timeout); the gradients are then undefined.
   void all_reduce_gradients(Collective& group);
   // A 64-bit hash of the parameters' bits: equal on ranks that hold the same weights.
@@ -102,6 +108,7 @@ class Trainer {
 
  private:
   void init(const model::Qwen3Weights& weights);
+  StepDiagnostics accumulate_summing(const TrainBatch& batch, Collective* group);
   model::Qwen3Config config_;
   std::string config_json_;
   TrainerOptions options_;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,15 +44,19 @@ class TrainerCompute {
 
   // The training pass over `rows`, the loss and its backward; the gradients are added into the
   // accumulated ones. std::invalid_argument for a batch the model refuses (nothing changed).
-  virtual LossStats accumulate(const TrainRows& rows, const LossOptions& options) = 0;
+  // on_layer_done(l), where the compute can tell (the CPU; CUDA does not call it), as soon as layer
+  // l's accumulated gradients are final (layers from the last to the first).
+  virtual LossStats accumulate(const TrainRows& rows, const LossOptions& options,
+                               const std::function<void(int64_t layer)>& on_layer_done = {}) = 0;
   // One AdamW update from the accumulated gradients (train::adamw_plan_update plans it), which are
   // then zeroed; the step count advances.
   virtual AdamWStepResult step(const AdamWOptions& options) = 0;
   virtual void zero_grad() = 0;
   virtual int64_t step_count() const = 0;
-  // Data-parallel training: the accumulated gradients summed over every rank of `group`, in place
-  // (on the device when the group reaches device memory, else through a host copy).
-  virtual void all_reduce_gradients(Collective& group) = 0;
+  // Data-parallel training: gradients [offset, offset + count) summed over every rank of `group`, in
+  // place (on the device when the group reaches device memory, else through a host copy). May run on
+  // another thread than accumulate's, on a range accumulate no longer writes (train/gradient_buckets.h).
+  virtual void all_reduce_gradient_range(Collective& group, size_t offset, size_t count) = 0;
 
   // Host copies (CPU: the storage itself), valid until the next call that changes them.
   virtual const std::vector<float>& params() const = 0;

@@ -14,7 +14,7 @@ import { Collective, ncclUniqueId } from '../native/collective.js';
 import type { NativeTrainDiagnostics, NativeTrainerOptions } from '../native/binding.js';
 import type { AccumulateOptions, Trainer, TrainSequence } from '../native/trainer.js';
 import { RendezvousServer } from './rendezvous.js';
-import { reduceAndStep, connectCollective, type RankStep, type TrainerGroupSession, type TrainerWorkerCommands } from './trainer-worker.js';
+import { accumulateShare, connectCollective, stepRank, type RankStep, type TrainerGroupSession, type TrainerWorkerCommands } from './trainer-worker.js';
 import { spawnLocalRanks } from './local-ranks.js';
 
 /** How the group's ranks ≥ 1 start: spawned here (one process each), or by a launcher (torchrun, Slurm) that already did. */
@@ -45,6 +45,9 @@ export class TrainerGroup {
     /** "1 rank" or "2 ranks (host ring)". */
     readonly description: string,
   ) {}
+
+  /** Whether the last accumulateShares summed the gradients over the ranks (a step may follow). */
+  private summed = false;
 
   /** A group of one: rank 0's trainer alone (no collective). */
   static single(trainer: Trainer): TrainerGroup {
@@ -92,33 +95,36 @@ export class TrainerGroup {
 
   /**
    * Accumulates each rank's share, given as its micro-batches (shares[r] for rank r; dealSequences
-   * splits a batch), all ranks at once; the diagnostics of every micro-batch, rank 0's first.
+   * splits a batch), all ranks at once; with `sum` (an update that will step) the gradients are then
+   * summed over the ranks, overlapped with each rank's last backward. The diagnostics of every
+   * micro-batch, rank 0's first.
    */
-  async accumulateShares(kind: 'sft' | 'pg', shares: readonly (readonly (readonly TrainSequence[])[])[], options: AccumulateOptions): Promise<NativeTrainDiagnostics[]> {
+  async accumulateShares(kind: 'sft' | 'pg', shares: readonly (readonly (readonly TrainSequence[])[])[], options: AccumulateOptions & { sum: boolean }): Promise<NativeTrainDiagnostics[]> {
     if (shares.length !== this.ranks) throw new DistributedError(`accumulateShares: ${shares.length} shares for ${this.ranks} ranks`);
-    const local = (async () => {
-      const parts: NativeTrainDiagnostics[] = [];
-      for (const micro of shares[0] as (readonly TrainSequence[])[]) parts.push(await this.trainer.accumulate(kind, micro, options));
-      return parts;
-    })();
+    const { sum, ...accumulateOptions } = options;
+    const share = (r: number): TrainerWorkerCommands['accumulate'] => ({ kind, micros: shares[r] as TrainSequence[][], options: accumulateOptions, sum: sum && this.ranks > 1 });
     const server = this.server;
-    const remote = shares.slice(1).map((share, i) =>
-      share.length === 0 || server === null ? Promise.resolve([]) : (server.call(i + 1, 'accumulate', { kind, micros: share as TrainSequence[][], options } satisfies TrainerWorkerCommands['accumulate']) as Promise<NativeTrainDiagnostics[]>),
-    );
-    const settled = await Promise.allSettled([local, ...remote]);
+    const work = [
+      accumulateShare(this.trainer, this.collective, share(0)),
+      ...shares.slice(1).map((micros, i) => {
+        if (server === null || (micros.length === 0 && !sum)) return Promise.resolve([]);
+        return server.call(i + 1, 'accumulate', share(i + 1)) as Promise<NativeTrainDiagnostics[]>;
+      }),
+    ];
+    // Every rank settles before anything is thrown: rank 0's sum is not left running on the collective.
+    const settled = await Promise.allSettled(work);
     for (const result of settled) if (result.status === 'rejected') throw result.reason;
+    this.summed = sum;
     return settled.flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
   }
 
-  /** Sums the gradients over the ranks and takes the AdamW step on each; with `verifyFingerprints`, checks every rank holds rank 0's parameters after it. */
+  /** The AdamW step on every rank, after accumulateShares summed the gradients; with `verifyFingerprints`, checks every rank holds rank 0's parameters after it. */
   async step(options: { verifyFingerprints: boolean }): Promise<{ gradNorm: number; lr: number; step: number }> {
-    if (this.collective === null) return this.trainer.step();
-    // Both sides settle before anything is thrown: rank 0's all-reduce is not left running on the collective.
-    const [local, remote] = await Promise.allSettled([reduceAndStep(this.trainer, this.collective, options.verifyFingerprints), this.onOthers('step', { fingerprint: options.verifyFingerprints } satisfies TrainerWorkerCommands['step'])]);
-    if (local.status === 'rejected') throw local.reason;
-    if (remote.status === 'rejected') throw remote.reason;
-    const self = local.value;
-    const others = remote.value as RankStep[];
+    if (this.server === null) return this.trainer.step();
+    if (!this.summed) throw new DistributedError('TrainerGroup.step: the gradients were not summed over the ranks (accumulateShares with sum: true comes first)');
+    this.summed = false;
+    const self = stepRank(this.trainer, options.verifyFingerprints);
+    const others = (await this.onOthers('step', { fingerprint: options.verifyFingerprints } satisfies TrainerWorkerCommands['step'])) as RankStep[];
     others.forEach((other, i) => {
       if (other.step !== self.step || other.gradNorm !== self.gradNorm || other.fingerprint !== self.fingerprint) {
         throw new DistributedError(
@@ -130,6 +136,7 @@ export class TrainerGroup {
   }
 
   async zeroGrad(): Promise<void> {
+    this.summed = false;
     this.trainer.zeroGrad();
     if (this.server !== null) await this.onOthers('zeroGrad', {});
   }

@@ -1,13 +1,13 @@
 // A data-parallel trainer rank ≥ 1 (`swarm trainer-worker`, or `swarm train` under torchrun or
 // Slurm with RANK ≥ 1): joins rank 0's rendezvous, connects the group's collective (a host ring, or
 // NCCL on CUDA), opens its own trainer on the checkpoint rank 0 names, and then runs rank 0's
-// commands in order: accumulate its share of each batch's micro-batches, the all-reduce of the
-// gradients and the AdamW step (every rank the same), zeroing, a new learning rate. It writes
+// commands in order: accumulate its share of each batch's micro-batches with the sum of the
+// gradients over the group, the AdamW step (every rank the same), zeroing, a new learning rate. It writes
 // nothing: checkpoints are rank 0's. It exits when rank 0 ends the stream, and fails (the process
 // exits non-zero) when rank 0 goes away or the collective fails.
 import { DistributedError } from '../errors.js';
 import { Collective } from '../native/collective.js';
-import type { NativeTrainerOptions } from '../native/binding.js';
+import type { NativeTrainDiagnostics, NativeTrainerOptions } from '../native/binding.js';
 import { Trainer, type AccumulateOptions, type TrainSequence } from '../native/trainer.js';
 import { joinRendezvous, serveRendezvousCommands, type RankCommand } from './rendezvous.js';
 
@@ -22,7 +22,8 @@ export interface TrainerGroupSession {
 /** The commands of rank 0, with their arguments. */
 export interface TrainerWorkerCommands {
   open: { directory: string; options: NativeTrainerOptions };
-  accumulate: { kind: 'sft' | 'pg'; micros: TrainSequence[][]; options: AccumulateOptions };
+  /** With `sum`, the gradients are summed over the group once this share is in (every rank is sent it). */
+  accumulate: { kind: 'sft' | 'pg'; micros: TrainSequence[][]; options: AccumulateOptions; sum: boolean };
   step: { fingerprint: boolean };
   zeroGrad: Record<string, never>;
   setLr: { lr: number };
@@ -48,9 +49,24 @@ export async function connectCollective(rank: number, worldSize: number, ring: C
   return nccl;
 }
 
-/** One rank's all-reduce and step (rank 0 runs the same). */
-export async function reduceAndStep(trainer: Trainer, collective: Collective, fingerprint: boolean): Promise<RankStep> {
-  await trainer.allReduceGradients(collective);
+/**
+ * One rank's share of an update (rank 0 runs the same): its micro-batches, and with `sum` the
+ * gradients summed over the group, as the last micro-batch's backward goes (or, with no micro-batch,
+ * afterwards: the same buckets, so the ranks' collectives pair up).
+ */
+export async function accumulateShare(trainer: Trainer, collective: Collective | null, share: TrainerWorkerCommands['accumulate']): Promise<NativeTrainDiagnostics[]> {
+  const parts: NativeTrainDiagnostics[] = [];
+  const sumOver = share.sum ? collective : null;
+  for (const [i, micro] of share.micros.entries()) {
+    const last = i === share.micros.length - 1;
+    parts.push(await trainer.accumulate(share.kind, micro, share.options, last && sumOver !== null ? sumOver : undefined));
+  }
+  if (sumOver !== null && share.micros.length === 0) await trainer.allReduceGradients(sumOver);
+  return parts;
+}
+
+/** One rank's AdamW step on the summed gradients, with its parameters' fingerprint when asked. */
+export function stepRank(trainer: Trainer, fingerprint: boolean): RankStep {
   const step = trainer.step();
   return { ...step, ...(fingerprint ? { fingerprint: trainer.parameterFingerprint() } : {}) };
 }
@@ -79,14 +95,10 @@ export async function runTrainerWorker(options: { url: string; rank: number; wor
           trainer = Trainer.open(directory, trainerOptions);
           return { device: trainer.device, fingerprint: trainer.parameterFingerprint(), step: trainer.stepCount() };
         }
-        case 'accumulate': {
-          const { kind, micros, options: accumulateOptions } = command.args as TrainerWorkerCommands['accumulate'];
-          const parts = [];
-          for (const micro of micros) parts.push(await opened().accumulate(kind, micro, accumulateOptions));
-          return parts;
-        }
+        case 'accumulate':
+          return accumulateShare(opened(), collective, command.args as TrainerWorkerCommands['accumulate']);
         case 'step':
-          return reduceAndStep(opened(), collective, (command.args as TrainerWorkerCommands['step']).fingerprint);
+          return stepRank(opened(), (command.args as TrainerWorkerCommands['step']).fingerprint);
         case 'zeroGrad':
           opened().zeroGrad();
           return null;

@@ -328,7 +328,8 @@ export interface NativeNamedTensor {
 
 /** native Trainer: f32 master weights, gradients, AdamW and checkpoints (native/train). */
 export interface NativeTrainer {
-  accumulate(batch: NativeTrainBatch): Promise<NativeTrainDiagnostics>;
+  /** With a collective: the rank's last micro-batch of an update, its gradients summed over the group bucket by bucket as the backward finishes each layer. */
+  accumulate(batch: NativeTrainBatch, sumOver?: NativeCollective): Promise<NativeTrainDiagnostics>;
   step(): { gradNorm: number; lr: number; step: number };
   zeroGrad(): void;
   save(directory: string, runConfigJson?: string): void;

@@ -69,8 +69,13 @@ export class Trainer {
     }
   }
 
-  /** Adds the gradient of the loss over these sequences (packed into one micro-batch) to the accumulated gradients. */
-  async accumulate(kind: 'sft' | 'pg', sequences: readonly TrainSequence[], options: AccumulateOptions = {}): Promise<NativeTrainDiagnostics> {
+  /**
+   * Adds the gradient of the loss over these sequences (packed into one micro-batch) to the accumulated gradients.
+   * `sumOver` (data parallel): this is the rank's last micro-batch of the update; the gradients are then summed over
+   * the collective's ranks in buckets as the backward finishes each layer (overlapped on the CPU), instead of by a
+   * later allReduceGradients. Every rank of the group sums with one or the other, the same buckets in the same order.
+   */
+  async accumulate(kind: 'sft' | 'pg', sequences: readonly TrainSequence[], options: AccumulateOptions = {}, sumOver?: Collective): Promise<NativeTrainDiagnostics> {
     const total = sequences.reduce((n, s) => n + s.tokens.length, 0);
     const K = options.numDraws ?? 0;
     const drawTokens = K > 0 ? new Int32Array(total * K).fill(-1) : undefined;
@@ -121,7 +126,7 @@ export class Trainer {
         ...(drawTokens && drawLogprobs ? { numDraws: K, drawTokens, drawLogprobs } : {}),
         ...(refLogprobs && klWeight ? { klCoef, refLogprobs, klWeight } : {}),
         ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-      });
+      }, sumOver?.nativeHandle);
     } catch (error) {
       throw new NativeError(`accumulate failed: ${(error as Error).message}`);
     }

@@ -281,16 +281,17 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         if (reference === undefined) throw new Error('runRlLoop: the KL penalty needs the reference policy');
         await Promise.all(weighted.map(async (sequence) => Object.assign(sequence, { refLogprobs: Array.from(await reference.score(sequence.tokens)) })));
       }
+      // No optimizer step without a gradient: the learner skips it (online SFT with no successful team), or every
+      // sequence weighs zero (all groups tied). AdamW's momentum alone would otherwise keep moving the weights along
+      // earlier updates' directions with no new evidence (sign-sized steps at a small model's learning rates).
+      const skipStep = batch.skipStep || weighted.length === 0;
       const shares = dealSequences(weighted, group.ranks).map((share) => packByTokens(share, microBatchTokens));
       const parts = await group.accumulateShares(batch.kind, shares, {
         ...(draws > 0 && batch.kind === 'pg' ? { numDraws: draws } : {}),
         ...(kl > 0 ? { klCoef: kl } : {}),
         ...(batch.kind === 'pg' ? { temperature: config.temperature } : {}),
+        sum: !skipStep,
       });
-      // No optimizer step without a gradient: the learner skips it (online SFT with no successful team), or every
-      // sequence weighs zero (all groups tied). AdamW's momentum alone would otherwise keep moving the weights along
-      // earlier updates' directions with no new evidence (sign-sized steps at a small model's learning rates).
-      const skipStep = batch.skipStep || weighted.length === 0;
       let step: { gradNorm: number; lr: number } | null = null;
       if (skipStep) await group.zeroGrad();
       else {

@@ -1,8 +1,9 @@
 // distributed/trainer-group.ts with real trainers on the CPU, ranks 1… spawned as `swarm
 // trainer-worker` processes over the host ring: a batch's micro-batches shared over 2 and 3 ranks
 // give one trainer's update over the whole batch (within rounding), every rank the same parameters
-// (the fingerprints checked at the step); the same group twice gives the same bits; a rank killed
-// mid-run fails the next step naming it, within seconds, not the timeout.
+// (the fingerprints checked at the step), also with a rank that has nothing to accumulate and only
+// sums; the same group twice gives the same bits; a rank killed mid-run fails the next update naming
+// it, within seconds, not the timeout.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -57,12 +58,13 @@ describe('TrainerGroup (data parallel on the CPU)', () => {
     const single = Trainer.open(model, options);
     for (const micro of micros) await single.accumulate('sft', micro);
     const singleStep = single.step();
-    for (const ranks of [2, 3]) {
+    // Round robin over 2 and 3 ranks, and a rank with nothing to accumulate (it only sums).
+    for (const [ranks, deal] of [[2, roundRobin], [3, roundRobin], [2, (items: readonly TrainSequence[][]) => [items.slice(), []]]] as const) {
       const group = await openGroup(ranks);
       try {
         expect(group.description).toBe(`${ranks} ranks (host ring)`);
-        const shares = roundRobin(micros, ranks);
-        const parts = await group.accumulateShares('sft', shares, {});
+        const shares = deal(micros, ranks);
+        const parts = await group.accumulateShares('sft', shares, { sum: true });
         expect(parts.map((p) => p.tokens)).toEqual(shares.flat().map((m) => m.reduce((n, s) => n + s.coef.length, 0)));
         const step = await group.step({ verifyFingerprints: true });
         expect(step.step).toBe(1);
@@ -80,9 +82,9 @@ describe('TrainerGroup (data parallel on the CPU)', () => {
     for (let run = 0; run < 2; run++) {
       const group = await openGroup(2);
       try {
-        await group.accumulateShares('sft', roundRobin(micros, group.ranks), {});
+        await group.accumulateShares('sft', roundRobin(micros, group.ranks), { sum: true });
         await group.step({ verifyFingerprints: true });
-        await group.accumulateShares('sft', roundRobin(micros.slice(0, 3), group.ranks), {});
+        await group.accumulateShares('sft', roundRobin(micros.slice(0, 3), group.ranks), { sum: true });
         await group.step({ verifyFingerprints: true });
         fingerprints.push(group.trainer.parameterFingerprint());
       } finally {
@@ -92,13 +94,14 @@ describe('TrainerGroup (data parallel on the CPU)', () => {
     expect(fingerprints[1]).toBe(fingerprints[0]);
   });
 
-  it('fails the next step naming a rank that was killed, at once', async () => {
+  it('fails the next update naming a rank that was killed, at once', async () => {
     const group = await openGroup(2);
     try {
-      await group.accumulateShares('sft', roundRobin(micros, group.ranks), {});
+      await group.accumulateShares('sft', roundRobin(micros, group.ranks), { sum: true });
+      await group.step({ verifyFingerprints: false });
       process.kill(group.localRankPids[0] as number, 'SIGKILL');
       const started = Date.now();
-      await expect(group.step({ verifyFingerprints: false })).rejects.toThrow(/rank 1/);
+      await expect(group.accumulateShares('sft', roundRobin(micros, group.ranks), { sum: true })).rejects.toThrow(/rank 1/);
       expect(Date.now() - started).toBeLessThan(20_000);
     } finally {
       await group.close();
