@@ -13,6 +13,9 @@ import { modelShape } from '../model/shapes.js';
 import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
 import { runSftStage } from '../rl/sft-stage.js';
 import { trainingEpisodeSettings } from '../rl/train-pipeline.js';
+import { readRankEnvironment } from '../distributed/rank-environment.js';
+import { serveLaunchedRank } from '../distributed/trainer-worker.js';
+import { dismissLaunchedRanks } from '../distributed/trainer-group.js';
 
 interface SftFlags {
   preset?: string;
@@ -22,6 +25,7 @@ interface SftFlags {
   out: string;
   solo?: boolean;
   device?: string;
+  trainerGpus?: string;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -38,9 +42,17 @@ export function registerSft(program: Command): void {
     .option('--model <dir>', 'the Hugging Face Qwen3 folder to start from (default for mini: a fresh built-in s3-mini)')
     .option('--solo', 'the solo variant: single explorers without messaging')
     .requiredOption('--out <dir>', 'the folder to write the fine-tuned model into')
+    .option('--trainer-gpus <n>', 'data-parallel trainer ranks, one process (and on CUDA one GPU) each; the same as --set trainerGpus=N (docs/cluster.md)')
     .action(async (flags: SftFlags) => {
-      const { config } = resolveTrainConfig({ preset: flags.preset, configFile: flags.config, sets: withDeviceSet(flags.set, flags.device), model: flags.model });
+      const sets = [...(flags.set ?? []), ...(flags.trainerGpus === undefined ? [] : [`trainerGpus=${flags.trainerGpus}`])];
+      const { config } = resolveTrainConfig({ preset: flags.preset, configFile: flags.config, sets: withDeviceSet(sets, flags.device), model: flags.model });
       if (config.sft === null) throw new ConfigError('the config has no sft section (sft is null); give one with --set sft.… or a preset that has it.');
+      // Under torchrun or Slurm every rank runs this command: rank 0 fine-tunes, the others serve it as trainer ranks.
+      const launcher = readRankEnvironment();
+      if (launcher !== null && launcher.rank > 0) {
+        await serveLaunchedRank(launcher, { timeoutMs: config.trainerTimeoutSeconds * 1000, cuda: config.device !== 'cpu' });
+        return;
+      }
       const out = path.resolve(flags.out);
       if (fs.existsSync(path.join(out, 'model.safetensors'))) throw new ConfigError(`${out} already holds a model; choose another --out.`);
       let initialModel = config.model.directory === null ? null : path.resolve(config.model.directory);
@@ -64,7 +76,7 @@ export function registerSft(program: Command): void {
           metrics.push(JSON.stringify({ stage: 'sft', ...update }));
           process.stdout.write(`sft ${update.update}/${sft.excerptUpdates + sft.updates} (${update.histories}): loss ${update.loss.toFixed(4)}, grad norm ${update.gradNorm.toFixed(3)}, ${update.tokens} tokens in ${update.seconds.toFixed(1)} s\n`);
         },
-      });
+      }).finally(() => launcher !== null && dismissLaunchedRanks(launcher, config.trainerTimeoutSeconds * 1000));
       writeFileAtomic(path.join(out, 'sft-metrics.jsonl'), `${metrics.join('\n')}\n`);
       process.stdout.write(`wrote ${out}: ${sft.excerptUpdates + sft.updates} SFT updates on ${result.kept} of ${result.episodes} scripted episodes (the solved ones)\n`);
     });

@@ -16,8 +16,9 @@ import { addTrainDeviceFlag, parseServerList, withDeviceSet } from './options.js
 import { resolveTrainConfig } from '../config/resolve-train-config.js';
 import { formatTrainPlan } from '../config/train-plan.js';
 import { LEARNERS } from '../config/train-config.js';
-import { readRankEnvironment, visibleDeviceForRank } from '../distributed/rank-environment.js';
-import { runTrainerWorker } from '../distributed/trainer-worker.js';
+import { readRankEnvironment } from '../distributed/rank-environment.js';
+import { serveLaunchedRank } from '../distributed/trainer-worker.js';
+import { dismissLaunchedRanks } from '../distributed/trainer-group.js';
 
 /** The options `swarm train` parses. */
 interface TrainCommandOptions {
@@ -36,9 +37,6 @@ interface TrainCommandOptions {
   device?: string;
   trainerGpus?: string;
 }
-
-/** How long a launched rank ≥ 1 retries rank 0's rendezvous, which opens when RL starts (after SFT and the first evaluation). */
-const LAUNCHED_RANK_JOIN_MS = 24 * 3600 * 1000;
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
@@ -86,8 +84,7 @@ export function registerTrain(program: Command): void {
       // Under torchrun or Slurm every rank runs this command: rank 0 trains, the others serve it as trainer ranks.
       const launcher = readRankEnvironment();
       if (launcher !== null && launcher.rank > 0) {
-        if (config.device !== 'cpu') process.env.CUDA_VISIBLE_DEVICES = visibleDeviceForRank(launcher.localRank);
-        await runTrainerWorker({ url: `http://${launcher.masterAddr}:${launcher.masterPort}`, rank: launcher.rank, worldSize: launcher.worldSize, timeoutMs: config.trainerTimeoutSeconds * 1000, joinTimeoutMs: LAUNCHED_RANK_JOIN_MS });
+        await serveLaunchedRank(launcher, { timeoutMs: config.trainerTimeoutSeconds * 1000, cuda: config.device !== 'cpu' });
         return;
       }
       const directory = config.model.directory;
@@ -100,7 +97,9 @@ export function registerTrain(program: Command): void {
       const view = new TrainView();
       try {
         const inferenceServers = options.inferenceServers === undefined ? {} : { inferenceServers: parseServerList(options.inferenceServers) };
-        const result = await runTrainPipeline({ config, resume: options.resume === true, skipEvaluation: options.eval === false, ...inferenceServers, onEvent: (event) => view.handle(event) });
+        const result = await runTrainPipeline({ config, resume: options.resume === true, skipEvaluation: options.eval === false, ...inferenceServers, onEvent: (event) => view.handle(event) }).finally(
+          () => launcher !== null && dismissLaunchedRanks(launcher, config.trainerTimeoutSeconds * 1000),
+        );
         view.stop();
         const report = await writeRunReport(result.runDirectory);
         process.stdout.write(`run directory ${result.runDirectory}\nfinal checkpoint ${result.finalCheckpoint}\nreport ${report}\n`);

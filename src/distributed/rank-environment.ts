@@ -2,7 +2,9 @@
 // variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) or Slurm's (SLURM_PROCID,
 // SLURM_NTASKS, SLURM_LOCALID, the first host of SLURM_JOB_NODELIST as the master). Nothing set
 // (or a world of one) is a single-process run. A value that is not what it must be is refused
-// naming the variable. Also the GPU a rank uses: the LOCAL_RANK-th visible device.
+// naming the variable. Also the GPU a rank uses: the LOCAL_RANK-th visible device. Rank 0's
+// rendezvous listens on S3_RENDEZVOUS_PORT when set, else on MASTER_PORT, except under torchrun,
+// whose agent already holds MASTER_PORT for its own store (TORCHELASTIC_USE_AGENT_STORE): MASTER_PORT + 1.
 
 import { ConfigError } from '../errors.js';
 
@@ -10,9 +12,11 @@ export interface RankEnvironment {
   rank: number;
   worldSize: number;
   localRank: number;
-  /** Where rank 0 serves the rendezvous. */
+  /** Rank 0's host. */
   masterAddr: string;
   masterPort: number;
+  /** The port rank 0 serves s³'s rendezvous on (see the header). */
+  rendezvousPort: number;
   /** Which launcher's variables these were. */
   launcher: 'torchrun' | 'slurm';
 }
@@ -52,6 +56,12 @@ export function firstSlurmHost(nodeList: string): string {
   return prefix + first;
 }
 
+function rendezvousPort(env: Env, fallback: number): number {
+  if (env.S3_RENDEZVOUS_PORT !== undefined) return port(env, 'S3_RENDEZVOUS_PORT');
+  if (fallback > 65535) throw new ConfigError(`MASTER_PORT + 1 (${fallback}) is not a port; set S3_RENDEZVOUS_PORT`);
+  return fallback;
+}
+
 function check(environment: RankEnvironment, names: { rank: string; world: string; local: string }): RankEnvironment {
   if (environment.rank >= environment.worldSize) {
     throw new ConfigError(`environment variable ${names.rank}=${environment.rank} must be below ${names.world}=${environment.worldSize}`);
@@ -71,7 +81,9 @@ export function readRankEnvironment(env: Env = process.env): RankEnvironment | n
     const masterAddr = env.MASTER_ADDR;
     if (masterAddr === undefined || masterAddr.trim() === '') throw new ConfigError('environment variable MASTER_ADDR must name rank 0\'s host (WORLD_SIZE is set)');
     const localRank = env.LOCAL_RANK === undefined ? 0 : integer(env, 'LOCAL_RANK', 0);
-    return check({ rank, worldSize, localRank, masterAddr, masterPort: port(env, 'MASTER_PORT'), launcher: 'torchrun' }, { rank: 'RANK', world: 'WORLD_SIZE', local: 'LOCAL_RANK' });
+    const masterPort = port(env, 'MASTER_PORT');
+    const agentStore = env.TORCHELASTIC_USE_AGENT_STORE?.toLowerCase() === 'true';
+    return check({ rank, worldSize, localRank, masterAddr, masterPort, rendezvousPort: rendezvousPort(env, agentStore ? masterPort + 1 : masterPort), launcher: 'torchrun' }, { rank: 'RANK', world: 'WORLD_SIZE', local: 'LOCAL_RANK' });
   }
   if (env.SLURM_NTASKS !== undefined && env.SLURM_PROCID !== undefined) {
     const worldSize = integer(env, 'SLURM_NTASKS', 1);
@@ -81,7 +93,8 @@ export function readRankEnvironment(env: Env = process.env): RankEnvironment | n
     const nodeList = env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST;
     const masterAddr = env.MASTER_ADDR ?? (nodeList === undefined ? undefined : firstSlurmHost(nodeList));
     if (masterAddr === undefined) throw new ConfigError('environment variables SLURM_JOB_NODELIST or MASTER_ADDR must name rank 0\'s host (SLURM_NTASKS is set)');
-    return check({ rank, worldSize, localRank, masterAddr, masterPort: port(env, 'MASTER_PORT'), launcher: 'slurm' }, { rank: 'SLURM_PROCID', world: 'SLURM_NTASKS', local: 'SLURM_LOCALID' });
+    const masterPort = port(env, 'MASTER_PORT');
+    return check({ rank, worldSize, localRank, masterAddr, masterPort, rendezvousPort: rendezvousPort(env, masterPort), launcher: 'slurm' }, { rank: 'SLURM_PROCID', world: 'SLURM_NTASKS', local: 'SLURM_LOCALID' });
   }
   return null;
 }

@@ -14,6 +14,7 @@ import { Collective, ncclUniqueId } from '../native/collective.js';
 import type { NativeTrainDiagnostics, NativeTrainerOptions } from '../native/binding.js';
 import type { AccumulateOptions, Trainer, TrainSequence } from '../native/trainer.js';
 import { RendezvousServer } from './rendezvous.js';
+import type { RankEnvironment } from './rank-environment.js';
 import { accumulateShare, connectCollective, stepRank, type RankStep, type TrainerGroupSession, type TrainerWorkerCommands } from './trainer-worker.js';
 import { spawnLocalRanks } from './local-ranks.js';
 
@@ -44,6 +45,8 @@ export class TrainerGroup {
     readonly ranks: number,
     /** "1 rank" or "2 ranks (host ring)". */
     readonly description: string,
+    /** The ranks ≥ 1 were started by a launcher: they live on after this group and join the next. */
+    private readonly launched = false,
   ) {}
 
   /** Whether the last accumulateShares summed the gradients over the ranks (a step may follow). */
@@ -59,7 +62,7 @@ export class TrainerGroup {
     const { worldSize, timeoutMs } = options;
     if (worldSize === 1) return TrainerGroup.single(options.trainer);
     const kind = options.device === 'cuda' && ncclAvailable() ? 'nccl' : 'host';
-    const session: TrainerGroupSession = { collective: kind, timeoutMs, ...(kind === 'nccl' ? { ncclId: Buffer.from(ncclUniqueId()).toString('base64') } : {}) };
+    const session: TrainerGroupSession & { collective: 'host' | 'nccl' } = { collective: kind, timeoutMs, ...(kind === 'nccl' ? { ncclId: Buffer.from(ncclUniqueId()).toString('base64') } : {}) };
     const ring = Collective.hostRing({ rank: 0, ranks: worldSize, timeoutMs });
     const server = new RendezvousServer<TrainerGroupSession>({ worldSize, session, self: { host: options.rendezvous.advertise, port: ring.port }, timeoutMs });
     let children: ChildProcess[] = [];
@@ -71,7 +74,7 @@ export class TrainerGroup {
       }
       const members = await server.membersJoined();
       const collective = await connectCollective(0, worldSize, ring, session, members[1 % worldSize] as { host: string; port: number });
-      const group = new TrainerGroup(options.trainer, collective, server, children, worldSize, `${worldSize} ranks (${kind === 'nccl' ? 'NCCL' : 'host ring'})`);
+      const group = new TrainerGroup(options.trainer, collective, server, children, worldSize, `${worldSize} ranks (${kind === 'nccl' ? 'NCCL' : 'host ring'})`, options.launch.kind === 'launcher');
       const fingerprint = options.trainer.parameterFingerprint();
       const opened = (await group.onOthers('open', { directory: options.checkpoint, options: options.trainerOptions } satisfies TrainerWorkerCommands['open'])) as { fingerprint: string; step: number }[];
       opened.forEach((o, i) => {
@@ -153,6 +156,10 @@ export class TrainerGroup {
 
   /** Ends the other ranks (they exit) and the rendezvous; rank 0's trainer stays open. */
   async close(): Promise<void> {
+    if (this.server !== null && this.launched) {
+      // Launched ranks outlive the group: they join the next stage's, or dismissLaunchedRanks ends them.
+      await this.onOthers('end', { rejoin: true } satisfies TrainerWorkerCommands['end']).catch(() => undefined);
+    }
     await this.server?.close();
     try {
       this.collective?.close();
@@ -191,4 +198,24 @@ async function waitForChildren(children: readonly ChildProcess[], timeoutMs: num
         }),
     ),
   );
+}
+
+/**
+ * Under a launcher (torchrun, Slurm), ends ranks ≥ 1 when rank 0's run is over: they wait between
+ * stages for the next group, so rank 0 opens one last rendezvous that only tells them to exit. Ranks
+ * that do not join within `timeoutMs` (already gone) are left to the launcher. Nothing to do without
+ * a launcher: ranks spawned by a group exit with it.
+ */
+export async function dismissLaunchedRanks(launcher: RankEnvironment, timeoutMs: number): Promise<void> {
+  if (launcher.rank !== 0 || launcher.worldSize === 1) return;
+  const server = new RendezvousServer<TrainerGroupSession>({ worldSize: launcher.worldSize, session: { collective: 'none', timeoutMs }, self: { host: launcher.masterAddr, port: 0 }, timeoutMs });
+  try {
+    await server.listen('0.0.0.0', launcher.rendezvousPort);
+    await server.membersJoined();
+    await Promise.allSettled(Array.from({ length: launcher.worldSize - 1 }, (_, i) => server.call(i + 1, 'end', { rejoin: false } satisfies TrainerWorkerCommands['end'])));
+  } catch (error) {
+    process.emitWarning(`could not dismiss every trainer rank: ${(error as Error).message}`);
+  } finally {
+    await server.close();
+  }
 }

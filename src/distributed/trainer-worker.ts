@@ -10,10 +10,12 @@ import { Collective } from '../native/collective.js';
 import type { NativeTrainDiagnostics, NativeTrainerOptions } from '../native/binding.js';
 import { Trainer, type AccumulateOptions, type TrainSequence } from '../native/trainer.js';
 import { joinRendezvous, serveRendezvousCommands, type RankCommand } from './rendezvous.js';
+import { visibleDeviceForRank, type RankEnvironment } from './rank-environment.js';
 
 /** What rank 0 tells every rank when the group has joined. */
 export interface TrainerGroupSession {
-  collective: 'host' | 'nccl';
+  /** 'none': no training follows; rank 0 only dismisses the launched ranks (dismissLaunchedRanks). */
+  collective: 'host' | 'nccl' | 'none';
   /** NCCL: rank 0's ncclUniqueId, base64. */
   ncclId?: string;
   timeoutMs: number;
@@ -27,6 +29,8 @@ export interface TrainerWorkerCommands {
   step: { fingerprint: boolean };
   zeroGrad: Record<string, never>;
   setLr: { lr: number };
+  /** The group ends; `rejoin`: another stage's group follows (launched ranks join it). */
+  end: { rejoin: boolean };
 }
 
 /** What a rank answers to step. */
@@ -38,7 +42,7 @@ export interface RankStep {
 }
 
 /** Opens the group's collective on this rank: the host ring to the next rank, or the NCCL group. */
-export async function connectCollective(rank: number, worldSize: number, ring: Collective, session: TrainerGroupSession, next: { host: string; port: number }): Promise<Collective> {
+export async function connectCollective(rank: number, worldSize: number, ring: Collective, session: TrainerGroupSession & { collective: 'host' | 'nccl' }, next: { host: string; port: number }): Promise<Collective> {
   if (session.collective === 'host') {
     await ring.connect(next);
     return ring;
@@ -72,17 +76,23 @@ export function stepRank(trainer: Trainer, fingerprint: boolean): RankStep {
 }
 
 /**
- * Runs rank `rank` until rank 0 ends it. `joinTimeoutMs` (default timeoutMs) bounds the wait for rank 0's
- * rendezvous to open: under a launcher rank 0 opens it only when RL starts, after its SFT and evaluation.
+ * Runs rank `rank` in one group until rank 0 ends it; resolves with whether rank 0 said another
+ * stage's group follows (launched ranks then join again). `joinTimeoutMs` (default timeoutMs) bounds
+ * the wait for rank 0's rendezvous to open: under a launcher rank 0 opens it only when a training
+ * stage starts, after its evaluations.
  */
-export async function runTrainerWorker(options: { url: string; rank: number; worldSize: number; timeoutMs: number; joinTimeoutMs?: number; ringHost?: string }): Promise<void> {
+export async function runTrainerWorker(options: { url: string; rank: number; worldSize: number; timeoutMs: number; joinTimeoutMs?: number; ringHost?: string }): Promise<boolean> {
   const { url, rank, worldSize, timeoutMs } = options;
   const ring = Collective.hostRing({ rank, ranks: worldSize, timeoutMs });
   const answer = await joinRendezvous<TrainerGroupSession>(url, { rank, worldSize, ring: { port: ring.port, ...(options.ringHost === undefined ? {} : { host: options.ringHost }) } }, options.joinTimeoutMs ?? timeoutMs);
   const next = answer.members[(rank + 1) % worldSize];
   if (next === undefined) throw new DistributedError(`the rendezvous at ${url} answered rank ${rank} without rank ${(rank + 1) % worldSize}'s address`);
-  const collective = await connectCollective(rank, worldSize, ring, answer.session, next);
+  const { session } = answer;
+  let collective: Collective | null = null;
+  if (session.collective === 'none') ring.close();
+  else collective = await connectCollective(rank, worldSize, ring, { ...session, collective: session.collective }, next);
   let trainer: Trainer | null = null;
+  let rejoin = false;
   const opened = (): Trainer => {
     if (trainer === null) throw new DistributedError(`rank ${rank} has no trainer yet (open comes first)`);
     return trainer;
@@ -105,11 +115,31 @@ export async function runTrainerWorker(options: { url: string; rank: number; wor
         case 'setLr':
           opened().setLr((command.args as TrainerWorkerCommands['setLr']).lr);
           return null;
+        case 'end':
+          rejoin = (command.args as TrainerWorkerCommands['end']).rejoin;
+          return null;
         default:
           throw new DistributedError(`unknown command ${command.op}`);
       }
     });
   } finally {
-    collective.close();
+    collective?.close();
+  }
+  return rejoin;
+}
+
+/** How long a launched rank ≥ 1 retries rank 0's rendezvous, which opens when a training stage starts (after the evaluations before it). */
+const LAUNCHED_RANK_JOIN_MS = 24 * 3600 * 1000;
+
+/**
+ * A rank ≥ 1 started by a launcher (`swarm train` under torchrun or Slurm): on CUDA it takes its own
+ * GPU (set before the addon loads), then serves rank 0's groups, stage after stage, until rank 0
+ * dismisses it (trainer-group.ts, dismissLaunchedRanks).
+ */
+export async function serveLaunchedRank(launcher: RankEnvironment, options: { timeoutMs: number; cuda: boolean }): Promise<void> {
+  if (options.cuda) process.env.CUDA_VISIBLE_DEVICES = visibleDeviceForRank(launcher.localRank);
+  const url = `http://${launcher.masterAddr}:${launcher.rendezvousPort}`;
+  while (await runTrainerWorker({ url, rank: launcher.rank, worldSize: launcher.worldSize, timeoutMs: options.timeoutMs, joinTimeoutMs: LAUNCHED_RANK_JOIN_MS })) {
+    // the next stage's group
   }
 }

@@ -1,6 +1,7 @@
 // The SFT stage of a config (Appendix L), shared by `swarm train` and `swarm sft`: scripted
 // demonstrations of the config's task with its episode settings (team variant with messaging, or
-// the solo variant), SFT updates on a trainer opened from the initial model, and the result written
+// the solo variant), SFT updates on a trainer opened from the initial model (data parallel over
+// config.trainerGpus ranks or a launcher's, src/distributed/), and the result written
 // as a plain Hugging Face folder with the tokenizer (no optimizer state: RL starts a fresh one).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,6 +11,8 @@ import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
 import { IM_START } from '../model/chat/chat-markers.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { Trainer } from '../native/trainer.js';
+import type { NativeTrainerOptions } from '../native/binding.js';
+import { openTrainerGroup } from './open-trainer-group.js';
 import { scriptedDemonstrations } from './demonstrations.js';
 import { runSft, type SftUpdate } from './sft.js';
 
@@ -47,7 +50,7 @@ export async function runSftStage(options: SftStageOptions): Promise<{ kept: num
   if (demonstrations.sequences.length === 0) {
     throw new ConfigError(`none of the ${demonstrations.episodes} scripted demonstrations solved the task within the allowance (workAllowance ${config.workAllowance}); raise it.`);
   }
-  const trainer = Trainer.open(options.initialModel, {
+  const trainerOptions: NativeTrainerOptions = {
     device: config.device,
     lr: sft.learningRate,
     weightDecay: sft.weightDecay,
@@ -55,16 +58,23 @@ export async function runSftStage(options: SftStageOptions): Promise<{ kept: num
     optimizerStateDtype: config.optimizer.stateDtype,
     matmulPrecision: config.precision.train,
     warmupSteps: sft.warmupUpdates,
-  });
+  };
+  const trainer = Trainer.open(options.initialModel, trainerOptions);
+  const group = await openTrainerGroup(config, trainer, options.initialModel, trainerOptions);
   const turnStartId = Tokenizer.fromFile(tokenizerPath).tokenToId(IM_START);
-  await runSft({
-    trainer,
-    histories: demonstrations.sequences,
-    config: sft,
-    seed: `${options.seed}/sft`,
-    ...(turnStartId === undefined ? {} : { turnStartId }),
-    ...(options.onUpdate ? { onUpdate: options.onUpdate } : {}),
-  });
+  try {
+    await runSft({
+      trainer,
+      group,
+      histories: demonstrations.sequences,
+      config: sft,
+      seed: `${options.seed}/sft`,
+      ...(turnStartId === undefined ? {} : { turnStartId }),
+      ...(options.onUpdate ? { onUpdate: options.onUpdate } : {}),
+    });
+  } finally {
+    await group.close();
+  }
   options.write((directory) => {
     trainer.save(directory, config);
     for (const file of ['optimizer.safetensors', 'trainer_state.json']) fs.rmSync(path.join(directory, file), { force: true });

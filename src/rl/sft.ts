@@ -9,6 +9,7 @@
 import { createRng, type Rng, type RngSeed } from '../common/random.js';
 import { ConfigError } from '../errors.js';
 import type { Trainer, TrainSequence } from '../native/trainer.js';
+import { TrainerGroup } from '../distributed/trainer-group.js';
 import { TOKEN_ROLE_CODE, type AgentSequence } from '../policy/agent-sequence.js';
 import type { SftConfig } from '../config/train-config.js';
 
@@ -88,6 +89,8 @@ export interface SftUpdate {
 /** Options of runSft. */
 export interface RunSftOptions {
   readonly trainer: Trainer;
+  /** Data-parallel SFT: the trainer's group (rank 0 is `trainer`; micro-batch i goes to rank i mod R); absent: the trainer alone. */
+  readonly group?: TrainerGroup;
   /** The demonstration histories. */
   readonly histories: readonly AgentSequence[];
   readonly config: SftConfig;
@@ -105,9 +108,10 @@ export interface RunSftOptions {
  * tokens; updates are numbered 1.. across both.
  */
 export async function runSft(options: RunSftOptions): Promise<SftUpdate[]> {
-  const { trainer, histories, config } = options;
+  const { histories, config } = options;
+  const group = options.group ?? TrainerGroup.single(options.trainer);
   if (histories.length === 0) throw new ConfigError('SFT needs at least one demonstration history.');
-  trainer.setLr(config.learningRate);
+  await group.setLr(config.learningRate);
   const updates: SftUpdate[] = [];
   const record = (update: SftUpdate): void => {
     updates.push(update);
@@ -117,16 +121,16 @@ export async function runSft(options: RunSftOptions): Promise<SftUpdate[]> {
     const turnStartId = options.turnStartId;
     if (turnStartId === undefined) throw new ConfigError('SFT on excerpts needs the tokenizer\'s <|im_start|> id.');
     const excerpts = histories.map((history) => withoutSystemTurn(history, turnStartId));
-    trainer.setLr(config.excerptLearningRate);
-    await runSftPhase({ ...options, histories: excerpts, kind: 'excerpts', count: config.excerptUpdates, first: 1, rng: createRng(options.seed).fork('excerpts'), record });
-    trainer.setLr(config.learningRate);
+    await group.setLr(config.excerptLearningRate);
+    await runSftPhase({ ...options, group, histories: excerpts, kind: 'excerpts', count: config.excerptUpdates, first: 1, rng: createRng(options.seed).fork('excerpts'), record });
+    await group.setLr(config.learningRate);
   }
-  await runSftPhase({ ...options, kind: 'whole', count: config.updates, first: config.excerptUpdates + 1, rng: createRng(options.seed), record });
+  await runSftPhase({ ...options, group, kind: 'whole', count: config.updates, first: config.excerptUpdates + 1, rng: createRng(options.seed), record });
   return updates;
 }
 
 interface SftPhase {
-  readonly trainer: Trainer;
+  readonly group: TrainerGroup;
   readonly histories: readonly SftHistory[];
   readonly config: SftConfig;
   readonly kind: SftHistoryKind;
@@ -138,7 +142,7 @@ interface SftPhase {
 }
 
 async function runSftPhase(phase: SftPhase): Promise<void> {
-  const { trainer, histories, config, rng } = phase;
+  const { group, histories, config, rng } = phase;
   let order: number[] = [];
   let next = 0;
   let epoch = 0;
@@ -176,15 +180,18 @@ async function runSftPhase(phase: SftPhase): Promise<void> {
     const all = batches.flat();
     const sampledTokens = all.reduce((sum, history) => sum + history.sampledCount, 0);
     const sequences = sftTrainSequences(all);
-    let loss = 0;
+    const micros: TrainSequence[][] = [];
     let at = 0;
     for (const batch of batches) {
-      const part = sequences.slice(at, at + batch.length);
+      micros.push(sequences.slice(at, at + batch.length));
       at += batch.length;
-      const diagnostics = await trainer.accumulate('sft', part);
-      loss += diagnostics.loss;
     }
-    const step = trainer.step();
+    // Micro-batch i to rank i mod R (one rank: all of them, in order).
+    const shares = Array.from({ length: group.ranks }, (_, rank) => micros.filter((_, i) => i % group.ranks === rank));
+    const parts = await group.accumulateShares('sft', shares, { sum: true });
+    const loss = parts.reduce((sum, diagnostics) => sum + diagnostics.loss, 0);
+    // Every rank's parameters are compared with rank 0's after each phase's first and last update.
+    const step = await group.step({ verifyFingerprints: update === phase.first || update === phase.first + phase.count - 1 });
     phase.record({
       update,
       histories: phase.kind,

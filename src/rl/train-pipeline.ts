@@ -17,8 +17,7 @@ import { InferenceEngine, type KvCacheDtype } from '../native/engine.js';
 import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
 import type { NativeTrainerOptions } from '../native/binding.js';
-import { readRankEnvironment } from '../distributed/rank-environment.js';
-import { TrainerGroup } from '../distributed/trainer-group.js';
+import { openTrainerGroup } from './open-trainer-group.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { openPolicy } from '../policy/open-policy.js';
 import type { Policy } from '../policy/policy.js';
@@ -81,32 +80,6 @@ export function trainingEpisodeSettings(config: TrainConfig): EpisodeSettingsOve
 /** Engine limits for the run: the config's context and 64 sequences per batch; the KV cache keeps the engine's default size (it preempts and recomputes when full). */
 function engineLimits(config: TrainConfig): { maxContext: number; maxSequences: number } {
   return { maxContext: config.contextLength, maxSequences: 64 };
-}
-
-/**
- * The RL trainer's data-parallel group: rank 0 is `trainer`; under torchrun or Slurm the launcher's
- * world (its other ranks run `swarm train` too and join MASTER_ADDR:MASTER_PORT), else
- * config.trainerGpus ranks, the others spawned here.
- */
-async function openTrainerGroup(config: TrainConfig, trainer: Trainer, checkpoint: string, trainerOptions: NativeTrainerOptions): Promise<TrainerGroup> {
-  const launcher = readRankEnvironment();
-  if (launcher !== null && config.trainerGpus !== 1 && config.trainerGpus !== launcher.worldSize) {
-    throw new ConfigError(`trainerGpus is ${config.trainerGpus} but the ${launcher.launcher} launcher started ${launcher.worldSize} ranks; leave trainerGpus at 1 (the launcher's world is used) or make them agree.`);
-  }
-  const worldSize = launcher?.worldSize ?? config.trainerGpus;
-  if (worldSize === 1) return TrainerGroup.single(trainer);
-  const device = trainer.device.startsWith('cuda') ? 'cuda' : 'cpu';
-  return TrainerGroup.open({
-    trainer,
-    checkpoint,
-    // Every rank on rank 0's device kind (its own GPU on CUDA), never 'auto' resolved otherwise.
-    trainerOptions: { ...trainerOptions, device },
-    worldSize,
-    device,
-    rendezvous: launcher === null ? { host: '127.0.0.1', port: 0, advertise: '127.0.0.1' } : { host: '0.0.0.0', port: launcher.masterPort, advertise: launcher.masterAddr },
-    launch: launcher === null ? { kind: 'local' } : { kind: 'launcher' },
-    timeoutMs: config.trainerTimeoutSeconds * 1000,
-  });
 }
 
 /** The rollout engine's numerics (App. A.1): its weights converted from the trainer's at every swap, and its KV cache. */

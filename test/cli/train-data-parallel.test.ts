@@ -1,9 +1,12 @@
-// `swarm train --trainer-gpus 2` on the CPU (ranks as processes over the host ring; docs/cluster.md):
-// two runs give the same metrics and weights bit for bit, within rounding of the one-rank run; a
+// `swarm train --trainer-gpus 2` on the CPU (ranks as processes over the host ring; docs/cluster.md),
+// SFT and RL both data parallel: two runs give the same metrics and weights bit for bit, within
+// rounding of the one-rank run; two `swarm train` processes under torchrun-style variables give the
+// same weights (rank 1 serves both stages, then is dismissed); a
 // trainer rank killed mid-run stops the run with an error naming it, and --resume ends exactly as
 // the uninterrupted run; rank 0 killed ends its ranks instead of leaving them behind.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,7 +16,7 @@ const swarm = path.join(packageRoot, 'bin', 'swarm.js');
 
 /** A mini run of seconds in which every update steps (the KL penalty), with several sequences per update to deal. */
 const TINY = [
-  'sft.excerptUpdates=1', 'sft.updates=1', 'sft.demonstrations=4', 'sft.demonstrationTeamSizes=2', 'sft.maxSequenceTokens=2048', 'sft.packedSequences=1',
+  'sft.excerptUpdates=1', 'sft.updates=1', 'sft.demonstrations=4', 'sft.demonstrationTeamSizes=2', 'sft.maxSequenceTokens=2048', 'sft.packedSequences=2',
   'problemsPerUpdate=2', 'attemptsPerProblem=2', 'teamSize=3', 'workAllowance=160', 'generationPieceTokens=32', 'contextLength=1024',
   'concurrentEpisodes=4', 'rlUpdates=3', 'pgCorrection.klCoefficient=0.01', 'pgCorrection.klEstimator=k3', 'synchronousCollection=true',
 ].flatMap((s) => ['--set', s]);
@@ -37,6 +40,16 @@ function rlMetrics(dir: string): Record<string, unknown>[] {
 }
 
 const weights = (dir: string): Buffer => fs.readFileSync(path.join(dir, 'checkpoints', 'step_3', 'model.safetensors'));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -81,6 +94,21 @@ describe('swarm train --trainer-gpus 2 (CPU ranks)', () => {
       expect(Math.abs(a - b)).toBeLessThanOrEqual(1e-3 * Math.abs(b));
     });
     expect(JSON.parse(fs.readFileSync(path.join(reference, 'config.json'), 'utf8')).trainerGpus).toBe(2);
+  });
+
+  it('under torchrun-style variables, two swarm train processes train as --trainer-gpus 2 does', async () => {
+    const dir = run();
+    const port = await freePort();
+    const launched = [1, 0].map((rank) => {
+      const env = { ...process.env, RANK: String(rank), WORLD_SIZE: '2', LOCAL_RANK: String(rank), MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port) };
+      const child = spawn(process.execPath, [swarm, 'train', '--no-eval', ...TINY, '--out', dir], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      return new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
+    });
+    // Rank 1 serves the SFT stage's group and the RL stage's, then is dismissed: both exit 0.
+    for (const result of await Promise.all(launched)) expect(result).toEqual({ code: 0, stderr: '' });
+    expect(weights(dir).equals(weights(reference))).toBe(true);
   });
 
   it('stops naming a trainer rank that was killed, and --resume ends as the uninterrupted run', async () => {

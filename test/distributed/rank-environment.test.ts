@@ -7,14 +7,18 @@ import { DEFAULT_MASTER_PORT, firstSlurmHost, readRankEnvironment, visibleDevice
 describe('readRankEnvironment', () => {
   it('reads torchrun-style variables', () => {
     expect(readRankEnvironment({ RANK: '3', WORLD_SIZE: '4', LOCAL_RANK: '1', MASTER_ADDR: 'node7', MASTER_PORT: '29511' })).toEqual({
-      rank: 3, worldSize: 4, localRank: 1, masterAddr: 'node7', masterPort: 29511, launcher: 'torchrun',
+      rank: 3, worldSize: 4, localRank: 1, masterAddr: 'node7', masterPort: 29511, rendezvousPort: 29511, launcher: 'torchrun',
     });
+    // torchrun's agent holds MASTER_PORT for its store: the rendezvous takes the next port, or S3_RENDEZVOUS_PORT.
+    const agent = { RANK: '0', WORLD_SIZE: '2', MASTER_ADDR: 'h', MASTER_PORT: '29500', TORCHELASTIC_USE_AGENT_STORE: 'True' };
+    expect(readRankEnvironment(agent)?.rendezvousPort).toBe(29501);
+    expect(readRankEnvironment({ ...agent, S3_RENDEZVOUS_PORT: '31000' })?.rendezvousPort).toBe(31000);
     expect(readRankEnvironment({ RANK: '0', WORLD_SIZE: '2', MASTER_ADDR: 'h' })?.masterPort).toBe(DEFAULT_MASTER_PORT);
   });
 
   it('reads Slurm variables, rank 0 on the first node of the list', () => {
     expect(readRankEnvironment({ SLURM_PROCID: '5', SLURM_NTASKS: '8', SLURM_LOCALID: '1', SLURM_JOB_NODELIST: 'gpu[07-08,12]' })).toEqual({
-      rank: 5, worldSize: 8, localRank: 1, masterAddr: 'gpu07', masterPort: DEFAULT_MASTER_PORT, launcher: 'slurm',
+      rank: 5, worldSize: 8, localRank: 1, masterAddr: 'gpu07', masterPort: DEFAULT_MASTER_PORT, rendezvousPort: DEFAULT_MASTER_PORT, launcher: 'slurm',
     });
     expect(firstSlurmHost('a1,b2')).toBe('a1');
     expect(firstSlurmHost('node[3]')).toBe('node3');

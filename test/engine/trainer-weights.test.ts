@@ -72,7 +72,7 @@ describe('InferenceEngine.loadWeightsFrom', () => {
     const engine = start(tiny);
     const trainer = Trainer.open(tiny, { threads: 2 });
     const running = trainer.accumulate('sft', [sequence]);
-    expect(() => engine.loadWeightsFrom(trainer)).toThrow(/accumulate is still running/);
+    expect(() => engine.loadWeightsFrom(trainer)).toThrow(/an accumulate or an all-reduce is still running/);
     await running;
     expect(engine.loadWeightsFrom(trainer)).toBe(1);
     const impostor = { nativeHandle: {}, directory: 'nowhere' } as unknown as Trainer;
