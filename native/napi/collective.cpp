@@ -3,7 +3,8 @@
 //     (port() says where, for the rendezvous); connect(nextHost, nextPort) → Promise<void>
 //   new Collective({kind: 'nccl', rank, ranks, timeoutMs, id: Uint8Array(128)}); connect() →
 //     Promise<void> joins the NCCL group on CUDA device 0 (CUDA builds with NCCL only)
-//   description(), ranks(), rank(), close(); ncclUniqueId() → Uint8Array(128).
+//   description(), ranks(), rank(), close(); ncclUniqueId() → Uint8Array(128);
+//   benchHostRing({ranks, floats, repetitions}) → figures (bench/collective_bench.h).
 // connect runs on the libuv pool (it waits for the peers, at most timeoutMs).
 #include "napi/collective.h"
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "bench/collective_bench.h"
 #include "core/host_ring.h"
 #include "napi/guarded.h"
 #include "napi/options.h"
@@ -203,11 +205,31 @@ Napi::Value nccl_unique_id(const Napi::CallbackInfo& info) {
 #endif
 }
 
+Napi::Value bench_host_ring(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const Options options(env, info.Length() > 0 ? info[0] : env.Undefined(), "benchHostRing options");
+  const int64_t ranks = options.required_integer("ranks"), floats = options.required_integer("floats");
+  const int64_t repetitions = options.integer("repetitions", 5);
+  if (floats < 1) throw Napi::RangeError::New(env, "benchHostRing: floats must be ≥ 1");
+  const bench::HostRingBenchFigures f =
+      guarded(env, [&] { return bench::bench_host_ring(int(ranks), size_t(floats), int(repetitions)); });
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("ranks", f.ranks);
+  o.Set("floats", double(f.floats));
+  o.Set("bestSeconds", f.best_seconds);
+  o.Set("medianSeconds", f.median_seconds);
+  o.Set("algorithmGbytesPerSecond", f.algorithm_gbytes_per_s);
+  o.Set("busGbytesPerSecond", f.bus_gbytes_per_s);
+  o.Set("sameOnEveryRank", f.same_on_every_rank);
+  return o;
+}
+
 }  // namespace
 
 void register_collective(Napi::Env env, Napi::Object exports) {
   exports.Set("Collective", CollectiveObject::define(env));
   exports.Set("ncclUniqueId", Napi::Function::New(env, nccl_unique_id, "ncclUniqueId"));
+  exports.Set("benchHostRing", Napi::Function::New(env, bench_host_ring, "benchHostRing"));
 }
 
 CollectiveLease lease_connected_collective(Napi::Env env, Napi::Value value, const char* what) {

@@ -9,6 +9,7 @@ import { benchEngine, soakEngine } from '../bench/engine-bench.js';
 import { benchLockstep, type LockstepModeFigures } from '../bench/lockstep-bench.js';
 import { KV_CACHE_DTYPES } from '../native/engine.js';
 import { benchHarness } from '../bench/harness-bench.js';
+import { benchAllReduce } from '../bench/allreduce-bench.js';
 import { benchServe, type ServeModeFigures } from '../bench/serve-bench.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
@@ -144,6 +145,32 @@ export function registerBench(program: Command): void {
           `FLOPs per token: ${report.flopsFormula} = ${(report.train.flopsPerToken / 1e9).toFixed(3)} GFLOP`,
         ].join('\n'),
       );
+    });
+
+  bench
+    .command('allreduce')
+    .description("the data-parallel trainer's host-ring all-reduce (ranks as threads on loopback) beside the machine's memory bandwidth (docs/cluster.md)")
+    .option('--ranks <list>', 'group sizes, comma-separated', '2,4')
+    .option('--mib <n>', 'MiB of f32 gradients each rank sums', '64')
+    .option('--repetitions <n>', 'timed all-reduces per group size (after one warm-up)', '5')
+    .option('--json', 'print JSON')
+    .action((options: { ranks: string; mib: string; repetitions: string; json?: boolean }) => {
+      const report = benchAllReduce({
+        ranks: parseIntegerListFlag('--ranks', options.ranks, 2),
+        floats: (parseIntegerFlag('--mib', options.mib, 1) * 1024 * 1024) / 4,
+        repetitions: parseIntegerFlag('--repetitions', options.repetitions, 1),
+      });
+      print(options.json, report, () =>
+        [
+          `memory read bandwidth ${report.memoryReadGbytesPerSecond.toFixed(1)} GB/s (${report.cpus} threads)`,
+          ...report.rings.map(
+            (r) =>
+              `${r.ranks} ranks × ${((r.floats * 4) / 2 ** 20).toFixed(0)} MiB: median ${(r.medianSeconds * 1000).toFixed(1)} ms, bus ${r.busGbytesPerSecond.toFixed(2)} GB/s ` +
+              `(${((100 * r.busGbytesPerSecond) / report.memoryReadGbytesPerSecond).toFixed(1)}% of memory read), algorithm ${r.algorithmGbytesPerSecond.toFixed(2)} GB/s; the same bits on every rank: ${r.sameOnEveryRank ? 'yes' : 'NO'}`,
+          ),
+        ].join('\n'),
+      );
+      if (report.rings.some((r) => !r.sameOnEveryRank)) process.exitCode = 1;
     });
 
   bench

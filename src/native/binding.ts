@@ -352,6 +352,20 @@ export type NativeCollectiveOptions =
   | { kind: 'host'; rank: number; ranks: number; timeoutMs: number; bindHost?: string; port?: number }
   | { kind: 'nccl'; rank: number; ranks: number; timeoutMs: number; id: Uint8Array };
 
+/** What benchHostRing measured. */
+export interface NativeHostRingBenchFigures {
+  ranks: number;
+  floats: number;
+  bestSeconds: number;
+  medianSeconds: number;
+  /** floats · 4 bytes / median seconds, GB/s. */
+  algorithmGbytesPerSecond: number;
+  /** floats · 4 · 2(R − 1)/R / median seconds, GB/s: what each rank sends. */
+  busGbytesPerSecond: number;
+  /** The sums agree bit for bit across the ranks. */
+  sameOnEveryRank: boolean;
+}
+
 /** native Collective (native/core/collective.h): one rank's membership in a data-parallel group. */
 export interface NativeCollective {
   /** The host ring's listening port (0 for NCCL). */
@@ -384,5 +398,7 @@ export interface NativeBinding {
   Collective: new (options: NativeCollectiveOptions) => NativeCollective;
   /** A new ncclUniqueId for rank 0 to hand to the others (throws without CUDA or NCCL). */
   ncclUniqueId(): Uint8Array;
+  /** The host ring's all-reduce timed with ranks as threads on loopback (native/bench/collective_bench.h). */
+  benchHostRing(options: { ranks: number; floats: number; repetitions?: number }): NativeHostRingBenchFigures;
   sampleLogits(logits: Float32Array, temperature: number, seed: bigint | number, tokenIndex: number, numDraws: number): { tokens: Int32Array; logprobs: Float32Array };
 }

@@ -1,4 +1,4 @@
-// `swarm bench forward|decode|harness --json`: the figures and their shape (decode for each KV cache type) (the speed itself is
+// `swarm bench forward|decode|harness|allreduce --json`: the figures and their shape (decode for each KV cache type) (the speed itself is
 // measured and recorded in docs/benchmarks.md, never asserted in a test).
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -66,6 +66,17 @@ describe('swarm bench', () => {
     expect(report.runner.gemm).toMatch(/^cpu /);
     expect(report.prefill[0]).toMatchObject({ sequences: 3, tokens: 16, stepTokens: 32 });
     expect(report.prefill[0].tokensPerSecond).toBeCloseTo(48 / report.prefill[0].medianSeconds, 6);
+  });
+
+  it('allreduce: the host ring per group size beside the memory bandwidth, the same bits on every rank', () => {
+    const report = bench(['allreduce', '--ranks', '2,3', '--mib', '1', '--repetitions', '2']);
+    expect(report.memoryReadGbytesPerSecond).toBeGreaterThan(0);
+    expect(report.rings.map((r: { ranks: number; floats: number }) => [r.ranks, r.floats])).toEqual([[2, 262144], [3, 262144]]);
+    for (const r of report.rings) {
+      expect(r.sameOnEveryRank).toBe(true);
+      expect(r.bestSeconds).toBeLessThanOrEqual(r.medianSeconds);
+      expect(r.busGbytesPerSecond).toBeCloseTo((r.algorithmGbytesPerSecond * 2 * (r.ranks - 1)) / r.ranks, 9);
+    }
   });
 
   it('harness: events per second of concurrent scripted teams', () => {
