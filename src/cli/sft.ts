@@ -47,14 +47,15 @@ export function registerSft(program: Command): void {
       const sets = [...(flags.set ?? []), ...(flags.trainerGpus === undefined ? [] : [`trainerGpus=${flags.trainerGpus}`])];
       const { config } = resolveTrainConfig({ preset: flags.preset, configFile: flags.config, sets: withDeviceSet(sets, flags.device), model: flags.model });
       if (config.sft === null) throw new ConfigError('the config has no sft section (sft is null); give one with --set sft.… or a preset that has it.');
-      // Under torchrun or Slurm every rank runs this command: rank 0 fine-tunes, the others serve it as trainer ranks.
+      const out = path.resolve(flags.out);
+      if (fs.existsSync(path.join(out, 'model.safetensors'))) throw new ConfigError(`${out} already holds a model; choose another --out.`);
+      // Under torchrun or Slurm every rank runs this command (and refuses the same bad flags above): rank 0
+      // fine-tunes, the others serve it as trainer ranks until it dismisses them.
       const launcher = readRankEnvironment();
       if (launcher !== null && launcher.rank > 0) {
         await serveLaunchedRank(launcher, { timeoutMs: config.trainerTimeoutSeconds * 1000, cuda: config.device !== 'cpu' });
         return;
       }
-      const out = path.resolve(flags.out);
-      if (fs.existsSync(path.join(out, 'model.safetensors'))) throw new ConfigError(`${out} already holds a model; choose another --out.`);
       let initialModel = config.model.directory === null ? null : path.resolve(config.model.directory);
       if (initialModel === null) {
         if (config.model.name !== 's3-mini') throw new ConfigError(`${config.model.name} needs --model DIR (a Hugging Face Qwen3 folder).`);

@@ -81,12 +81,6 @@ export function registerTrain(program: Command): void {
         const saved = RunDirectory.readConfig(path.resolve(config.out));
         config = validateTrainConfig(saved as TrainConfig, (field) => `${path.join(config.out, 'config.json')}${field === '' ? '' : ` (${field})`}`);
       }
-      // Under torchrun or Slurm every rank runs this command: rank 0 trains, the others serve it as trainer ranks.
-      const launcher = readRankEnvironment();
-      if (launcher !== null && launcher.rank > 0) {
-        await serveLaunchedRank(launcher, { timeoutMs: config.trainerTimeoutSeconds * 1000, cuda: config.device !== 'cpu' });
-        return;
-      }
       const directory = config.model.directory;
       if (directory === null && config.model.name !== 's3-mini') {
         throw new ConfigError(`preset "${resolved.presetName}" trains ${config.model.name}: pass its Hugging Face folder with --model DIR.`);
@@ -94,9 +88,16 @@ export function registerTrain(program: Command): void {
       if (directory !== null && !fs.existsSync(directory)) {
         throw new ConfigError(`--model: the folder ${directory} does not exist; expected a Hugging Face Qwen3 folder.`);
       }
+      const inferenceServers = options.inferenceServers === undefined ? {} : { inferenceServers: parseServerList(options.inferenceServers) };
+      // Under torchrun or Slurm every rank runs this command (and refuses the same bad flags above): rank 0
+      // trains, the others serve it as trainer ranks until it dismisses them, however its run ends.
+      const launcher = readRankEnvironment();
+      if (launcher !== null && launcher.rank > 0) {
+        await serveLaunchedRank(launcher, { timeoutMs: config.trainerTimeoutSeconds * 1000, cuda: config.device !== 'cpu' });
+        return;
+      }
       const view = new TrainView();
       try {
-        const inferenceServers = options.inferenceServers === undefined ? {} : { inferenceServers: parseServerList(options.inferenceServers) };
         const result = await runTrainPipeline({ config, resume: options.resume === true, skipEvaluation: options.eval === false, ...inferenceServers, onEvent: (event) => view.handle(event) }).finally(
           () => launcher !== null && dismissLaunchedRanks(launcher, config.trainerTimeoutSeconds * 1000),
         );
