@@ -2,7 +2,8 @@
 // swarm process; no Python, no store): every other rank POSTs /rendezvous/join with its rank and its
 // host ring address and is answered, once all have joined, with the group's session (the collective
 // kind, rank 0's NCCL id) and every rank's address. Rank 0 then drives the others through one
-// long-lived GET /rendezvous/commands stream per rank (one JSON command per line) and they answer on
+// long-lived GET /rendezvous/commands stream per rank (one JSON command per line; a command's bulk
+// data, when it has any, is fetched as bytes from GET /rendezvous/payload) and they answer on
 // POST /rendezvous/results. Every wait has a deadline: ranks that do not join in time fail the
 // rendezvous naming them, a command not answered in time fails naming the rank and the command, and a
 // rank whose command stream closes (it stopped) fails its pending commands at once.
@@ -27,6 +28,8 @@ export interface RankCommand {
   id: number;
   op: string;
   args?: unknown;
+  /** The command has bytes to fetch (given to the handler as its second argument). */
+  payload?: boolean;
 }
 interface RankResult {
   rank: number;
@@ -72,6 +75,7 @@ export class RendezvousServer<Session> {
   private readonly streamWaiters = new Map<number, ((stream: http.ServerResponse) => void)[]>();
   private readonly pending = new Map<number, Map<number, Pending>>();
   private readonly lost = new Map<number, string>();
+  private readonly payloads = new Map<string, Buffer>();
   private nextId = 1;
   private joined!: Promise<RingAddress[]>;
   private settleJoined!: { resolve: (members: RingAddress[]) => void; reject: (error: Error) => void };
@@ -128,6 +132,7 @@ export class RendezvousServer<Session> {
     if (request.method === 'POST' && url.pathname === '/rendezvous/join') return this.join(request, response);
     if (request.method === 'GET' && url.pathname === '/rendezvous/commands') return this.stream(Number(url.searchParams.get('rank')), response);
     if (request.method === 'POST' && url.pathname === '/rendezvous/results') return this.result(request, response);
+    if (request.method === 'GET' && url.pathname === '/rendezvous/payload') return this.payload(`${url.searchParams.get('rank')}/${url.searchParams.get('id')}`, response);
     reply(response, 404, { error: `no such rendezvous endpoint: ${request.method} ${url.pathname}` });
   }
 
@@ -169,6 +174,14 @@ export class RendezvousServer<Session> {
     this.streamWaiters.delete(rank);
   }
 
+  private payload(key: string, response: http.ServerResponse): void {
+    const bytes = this.payloads.get(key);
+    if (bytes === undefined) return reply(response, 404, { error: `payload: no command ${key} (rank/id) has bytes waiting` });
+    this.payloads.delete(key);
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) });
+    response.end(bytes);
+  }
+
   private async result(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     let result: RankResult;
     try {
@@ -193,8 +206,9 @@ export class RendezvousServer<Session> {
     this.streams.delete(rank);
     const pending = this.pending.get(rank);
     if (pending === undefined) return;
-    for (const entry of pending.values()) {
+    for (const [id, entry] of pending) {
       clearTimeout(entry.timer);
+      this.payloads.delete(`${rank}/${id}`);
       entry.reject(new DistributedError(`${reason}; ${entry.op} did not finish`));
     }
     pending.clear();
@@ -214,8 +228,11 @@ export class RendezvousServer<Session> {
     });
   }
 
-  /** Sends `op` to `rank` and resolves with its answer (rejects with the rank's error, on its loss, or after `timeoutMs`). */
-  async call(rank: number, op: string, args?: unknown, timeoutMs = this.options.timeoutMs): Promise<unknown> {
+  /**
+   * Sends `op` to `rank` (with `payload`, bytes the rank fetches) and resolves with its answer (rejects
+   * with the rank's error, on its loss, or after `timeoutMs`).
+   */
+  async call(rank: number, op: string, args?: unknown, timeoutMs = this.options.timeoutMs, payload?: Buffer): Promise<unknown> {
     const lost = this.lost.get(rank);
     if (lost !== undefined) throw new DistributedError(`${lost}; cannot send it ${op}`);
     if (this.closed) throw new DistributedError(`the trainer rendezvous is closed; cannot send rank ${rank} ${op}`);
@@ -224,11 +241,13 @@ export class RendezvousServer<Session> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.get(rank)?.delete(id);
+        this.payloads.delete(`${rank}/${id}`);
         reject(new DistributedError(`trainer rank ${rank} did not answer ${op} within ${timeoutMs} ms`));
       }, timeoutMs);
+      if (payload !== undefined) this.payloads.set(`${rank}/${id}`, payload);
       if (!this.pending.has(rank)) this.pending.set(rank, new Map());
       (this.pending.get(rank) as Map<number, Pending>).set(id, { resolve, reject, timer, op });
-      const command: RankCommand = { id, op, ...(args === undefined ? {} : { args }) };
+      const command: RankCommand = { id, op, ...(args === undefined ? {} : { args }), ...(payload === undefined ? {} : { payload: true }) };
       stream.write(`${JSON.stringify(command)}\n`);
     });
   }
@@ -249,6 +268,23 @@ export class RendezvousServer<Session> {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+function getBytes(url: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (c: Buffer) => chunks.push(c));
+        response.on('end', () => {
+          const body = Buffer.concat(chunks);
+          if (response.statusCode === 200) resolve(body);
+          else reject(new DistributedError(`GET ${url}: HTTP ${response.statusCode}: ${body.toString('utf8')}`));
+        });
+        response.on('error', reject);
+      })
+      .on('error', reject);
+  });
 }
 
 function post(url: string, body: unknown): Promise<{ status: number; text: string }> {
@@ -289,7 +325,7 @@ class RendezvousRefused extends DistributedError {}
  * A rank ≥ 1 takes rank 0's commands in order, answering each with `run`'s value or error, until
  * rank 0 ends the stream (resolves) or the connection breaks (rejects: rank 0 stopped).
  */
-export function serveRendezvousCommands(url: string, rank: number, run: (command: RankCommand) => Promise<unknown>): Promise<void> {
+export function serveRendezvousCommands(url: string, rank: number, run: (command: RankCommand, payload?: Buffer) => Promise<unknown>): Promise<void> {
   return new Promise((resolve, reject) => {
     const request = http.get(`${url}/rendezvous/commands?rank=${rank}`, (response) => {
       if (response.statusCode !== 200) {
@@ -313,7 +349,8 @@ export function serveRendezvousCommands(url: string, rank: number, run: (command
           chain = chain.then(async () => {
             let result: RankResult;
             try {
-              result = { rank, id: command.id, ok: true, value: (await run(command)) ?? null };
+              const payload = command.payload === true ? await getBytes(`${url}/rendezvous/payload?rank=${rank}&id=${command.id}`) : undefined;
+              result = { rank, id: command.id, ok: true, value: (await run(command, payload)) ?? null };
             } catch (error) {
               result = { rank, id: command.id, ok: false, error: (error as Error).message };
             }

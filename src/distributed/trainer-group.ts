@@ -14,6 +14,7 @@ import { Collective, ncclUniqueId } from '../native/collective.js';
 import type { NativeTrainDiagnostics, NativeTrainerOptions } from '../native/binding.js';
 import type { AccumulateOptions, Trainer, TrainSequence } from '../native/trainer.js';
 import { RendezvousServer } from './rendezvous.js';
+import { encodeShare } from './share-codec.js';
 import type { RankEnvironment } from './rank-environment.js';
 import { accumulateShare, connectCollective, stepRank, type RankStep, type TrainerGroupSession, type TrainerWorkerCommands } from './trainer-worker.js';
 import { spawnLocalRanks } from './local-ranks.js';
@@ -105,13 +106,14 @@ export class TrainerGroup {
   async accumulateShares(kind: 'sft' | 'pg', shares: readonly (readonly (readonly TrainSequence[])[])[], options: AccumulateOptions & { sum: boolean }): Promise<NativeTrainDiagnostics[]> {
     if (shares.length !== this.ranks) throw new DistributedError(`accumulateShares: ${shares.length} shares for ${this.ranks} ranks`);
     const { sum, ...accumulateOptions } = options;
-    const share = (r: number): TrainerWorkerCommands['accumulate'] => ({ kind, micros: shares[r] as TrainSequence[][], options: accumulateOptions, sum: sum && this.ranks > 1 });
+    const summing = sum && this.ranks > 1;
     const server = this.server;
     const work = [
-      accumulateShare(this.trainer, this.collective, share(0)),
+      accumulateShare(this.trainer, this.collective, { kind, micros: shares[0] ?? [], options: accumulateOptions, sum: summing }),
       ...shares.slice(1).map((micros, i) => {
         if (server === null || (micros.length === 0 && !sum)) return Promise.resolve([]);
-        return server.call(i + 1, 'accumulate', share(i + 1)) as Promise<NativeTrainDiagnostics[]>;
+        const args: Omit<TrainerWorkerCommands['accumulate'], 'micros'> = { kind, options: accumulateOptions, sum: summing };
+        return server.call(i + 1, 'accumulate', args, undefined, encodeShare(micros)) as Promise<NativeTrainDiagnostics[]>;
       }),
     ];
     // Every rank settles before anything is thrown: rank 0's sum is not left running on the collective.

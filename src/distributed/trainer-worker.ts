@@ -9,6 +9,7 @@ import { DistributedError } from '../errors.js';
 import { Collective } from '../native/collective.js';
 import type { NativeTrainDiagnostics, NativeTrainerOptions } from '../native/binding.js';
 import { Trainer, type AccumulateOptions, type TrainSequence } from '../native/trainer.js';
+import { decodeShare } from './share-codec.js';
 import { joinRendezvous, serveRendezvousCommands, type RankCommand } from './rendezvous.js';
 import { visibleDeviceForRank, type RankEnvironment } from './rank-environment.js';
 
@@ -24,8 +25,8 @@ export interface TrainerGroupSession {
 /** The commands of rank 0, with their arguments. */
 export interface TrainerWorkerCommands {
   open: { directory: string; options: NativeTrainerOptions };
-  /** With `sum`, the gradients are summed over the group once this share is in (every rank is sent it). */
-  accumulate: { kind: 'sft' | 'pg'; micros: TrainSequence[][]; options: AccumulateOptions; sum: boolean };
+  /** With `sum`, the gradients are summed over the group once this share is in (every rank is sent it). The micro-batches travel as the command's payload (share-codec.ts). */
+  accumulate: { kind: 'sft' | 'pg'; micros: readonly (readonly TrainSequence[])[]; options: AccumulateOptions; sum: boolean };
   step: { fingerprint: boolean };
   zeroGrad: Record<string, never>;
   setLr: { lr: number };
@@ -98,15 +99,17 @@ export async function runTrainerWorker(options: { url: string; rank: number; wor
     return trainer;
   };
   try {
-    await serveRendezvousCommands(url, rank, async (command: RankCommand) => {
+    await serveRendezvousCommands(url, rank, async (command: RankCommand, payload?: Buffer) => {
       switch (command.op) {
         case 'open': {
           const { directory, options: trainerOptions } = command.args as TrainerWorkerCommands['open'];
           trainer = Trainer.open(directory, trainerOptions);
           return { device: trainer.device, fingerprint: trainer.parameterFingerprint(), step: trainer.stepCount() };
         }
-        case 'accumulate':
-          return accumulateShare(opened(), collective, command.args as TrainerWorkerCommands['accumulate']);
+        case 'accumulate': {
+          const share = command.args as Omit<TrainerWorkerCommands['accumulate'], 'micros'>;
+          return accumulateShare(opened(), collective, { ...share, micros: payload === undefined ? [] : decodeShare(payload) });
+        }
         case 'step':
           return stepRank(opened(), (command.args as TrainerWorkerCommands['step']).fingerprint);
         case 'zeroGrad':

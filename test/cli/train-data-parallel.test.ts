@@ -1,5 +1,5 @@
 // `swarm train --trainer-gpus 2` on the CPU (ranks as processes over the host ring; docs/cluster.md),
-// SFT and RL both data parallel: two runs give the same metrics and weights bit for bit, within
+// SFT and RL both data parallel: two runs give the same metrics and weights bit for bit, SFT within
 // rounding of the one-rank run; two `swarm train` processes under torchrun-style variables give the
 // same weights (rank 1 serves both stages, then is dismissed); a
 // trainer rank killed mid-run stops the run with an error naming it, and --resume ends exactly as
@@ -29,15 +29,17 @@ function train(args: string[]): { status: number | null; stderr: string } {
   return { status: result.status, stderr: result.stderr };
 }
 
-function rlMetrics(dir: string): Record<string, unknown>[] {
+function stageMetrics(dir: string, stage: 'sft' | 'rl'): Record<string, unknown>[] {
   return fs
     .readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((line) => line.stage === 'rl')
+    .filter((line) => line.stage === stage)
     .map((line) => Object.fromEntries(Object.entries(line).filter(([key]) => !TIMING_FIELDS.has(key))));
 }
+
+const rlMetrics = (dir: string): Record<string, unknown>[] => stageMetrics(dir, 'rl');
 
 const weights = (dir: string): Buffer => fs.readFileSync(path.join(dir, 'checkpoints', 'step_3', 'model.safetensors'));
 
@@ -75,7 +77,7 @@ const alive = (pid: number): boolean => {
 describe('swarm train --trainer-gpus 2 (CPU ranks)', () => {
   const reference = run();
 
-  it('reproduces bit for bit and stays within rounding of one rank', () => {
+  it('reproduces bit for bit, SFT within rounding of one rank', () => {
     const again = run();
     const single = run();
     for (const [dir, extra] of [[reference, ['--trainer-gpus', '2']], [again, ['--trainer-gpus', '2']], [single, []]] as const) {
@@ -84,14 +86,18 @@ describe('swarm train --trainer-gpus 2 (CPU ranks)', () => {
       expect(result.status).toBe(0);
     }
     expect(rlMetrics(again)).toEqual(rlMetrics(reference));
+    expect(stageMetrics(again, 'sft')).toEqual(stageMetrics(reference, 'sft'));
     expect(weights(again).equals(weights(reference))).toBe(true);
-    const one = rlMetrics(single);
-    const two = rlMetrics(reference);
-    expect(two.map((l) => l.trainTokens)).toEqual(one.map((l) => l.trainTokens));
-    two.forEach((line, i) => {
-      const a = line.gradNorm as number;
-      const b = one[i]?.gradNorm as number;
-      expect(Math.abs(a - b)).toBeLessThanOrEqual(1e-3 * Math.abs(b));
+    // SFT trains the same batches either way: its updates agree to the rounding of the sums' order. RL's do not
+    // compare: weights that differ in the last bits sample other tokens somewhere, and the episodes part ways (the
+    // same batch over 1 and 2 ranks is test/distributed/trainer-group.test.ts).
+    expect(rlMetrics(single)).toHaveLength(3);
+    const sftOne = stageMetrics(single, 'sft');
+    const sftTwo = stageMetrics(reference, 'sft');
+    expect(sftTwo.map((l) => l.tokens)).toEqual(sftOne.map((l) => l.tokens));
+    sftTwo.forEach((line, i) => {
+      expect(Math.abs((line.loss as number) - (sftOne[i]?.loss as number))).toBeLessThanOrEqual(1e-5 * (sftOne[i]?.loss as number));
+      expect(Math.abs((line.gradNorm as number) - (sftOne[i]?.gradNorm as number))).toBeLessThanOrEqual(1e-4 * (sftOne[i]?.gradNorm as number));
     });
     expect(JSON.parse(fs.readFileSync(path.join(reference, 'config.json'), 'utf8')).trainerGpus).toBe(2);
   });
