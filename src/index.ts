@@ -95,8 +95,10 @@ export { resolveTrainConfig, trainPreset, validateTrainConfig, type ResolvedTrai
 // The native engine and trainer.
 export { InferenceEngine, type EngineOptions, type EnginePiece, type KvCacheDtype } from './native/engine.js';
 export { Trainer, type TrainSequence } from './native/trainer.js';
+export { TrainerGroup, type TrainerGroupOptions } from './distributed/trainer-group.js';
+export { dealSequences } from './distributed/deal-sequences.js';
 export { resolveDevice, type DeviceChoice, type DeviceOptions, type WeightFormat } from './native/device.js';
 
 // Errors.
-export { ConfigError, FormatError, NativeError, SwarmError } from './errors.js';
+export { ConfigError, DistributedError, FormatError, NativeError, SwarmError } from './errors.js';
 export { packageVersion } from './version.js';
