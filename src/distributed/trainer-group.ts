@@ -48,6 +48,8 @@ export class TrainerGroup {
     readonly description: string,
     /** The ranks ≥ 1 were started by a launcher: they live on after this group and join the next. */
     private readonly launched = false,
+    /** Every wait's deadline (TrainerGroupOptions.timeoutMs). */
+    private readonly timeoutMs = 0,
   ) {}
 
   /** Whether the last accumulateShares summed the gradients over the ranks (a step may follow). */
@@ -75,7 +77,7 @@ export class TrainerGroup {
       }
       const members = await server.membersJoined();
       const collective = await connectCollective(0, worldSize, ring, session, members[1 % worldSize] as { host: string; port: number });
-      const group = new TrainerGroup(options.trainer, collective, server, children, worldSize, `${worldSize} ranks (${kind === 'nccl' ? 'NCCL' : 'host ring'})`, options.launch.kind === 'launcher');
+      const group = new TrainerGroup(options.trainer, collective, server, children, worldSize, `${worldSize} ranks (${kind === 'nccl' ? 'NCCL' : 'host ring'})`, options.launch.kind === 'launcher', timeoutMs);
       const fingerprint = options.trainer.parameterFingerprint();
       const opened = (await group.onOthers('open', { directory: options.checkpoint, options: options.trainerOptions } satisfies TrainerWorkerCommands['open'])) as { fingerprint: string; step: number }[];
       opened.forEach((o, i) => {
@@ -113,7 +115,8 @@ export class TrainerGroup {
       ...shares.slice(1).map((micros, i) => {
         if (server === null || (micros.length === 0 && !sum)) return Promise.resolve([]);
         const args: Omit<TrainerWorkerCommands['accumulate'], 'micros'> = { kind, options: accumulateOptions, sum: summing };
-        return server.call(i + 1, 'accumulate', args, undefined, encodeShare(micros)) as Promise<NativeTrainDiagnostics[]>;
+        // The deadline grows with the share: each micro-batch (and the sum) may take up to the timeout.
+        return server.call(i + 1, 'accumulate', args, this.timeoutMs * (micros.length + 1), encodeShare(micros)) as Promise<NativeTrainDiagnostics[]>;
       }),
     ];
     // Every rank settles before anything is thrown: rank 0's sum is not left running on the collective.
