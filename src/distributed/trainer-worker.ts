@@ -85,7 +85,10 @@ export function stepRank(trainer: Trainer, fingerprint: boolean): RankStep {
 export async function runTrainerWorker(options: { url: string; rank: number; worldSize: number; timeoutMs: number; joinTimeoutMs?: number; ringHost?: string }): Promise<boolean> {
   const { url, rank, worldSize, timeoutMs } = options;
   const ring = Collective.hostRing({ rank, ranks: worldSize, timeoutMs });
-  const answer = await joinRendezvous<TrainerGroupSession>(url, { rank, worldSize, ring: { port: ring.port, ...(options.ringHost === undefined ? {} : { host: options.ringHost }) } }, options.joinTimeoutMs ?? timeoutMs);
+  // The address the previous rank reaches this one's ring by: S3_RING_HOST on hosts with several networks, else the
+  // address rank 0 sees this rank's join come from.
+  const ringHost = options.ringHost ?? process.env.S3_RING_HOST;
+  const answer = await joinRendezvous<TrainerGroupSession>(url, { rank, worldSize, ring: { port: ring.port, ...(ringHost === undefined || ringHost === '' ? {} : { host: ringHost }) } }, options.joinTimeoutMs ?? timeoutMs);
   const next = answer.members[(rank + 1) % worldSize];
   if (next === undefined) throw new DistributedError(`the rendezvous at ${url} answered rank ${rank} without rank ${(rank + 1) % worldSize}'s address`);
   const { session } = answer;
