@@ -57,7 +57,7 @@ export function registerEval(program: Command): void {
     .description('evaluate a policy with the protocol of Appendix M; writes summary.json, episodes.jsonl and traces')
     .option('--policy <kind>', 'scripted: the task\'s scripted agents (aggregators, or the explorers of Appendix L)')
     .option('--model <dir>', 'a Qwen3 checkpoint folder with its tokenizer.json, served by the native inference engine')
-    .option('--server <urls>', 'instead of --model: OpenAI-compatible inference servers, comma-separated (swarm serve, or vLLM with --protocol vllm); needs --tokenizer')
+    .option('--server <urls>', 'instead of --model: inference servers, comma-separated (swarm serve; vLLM with --protocol vllm; SGLang with --protocol sglang); needs --tokenizer')
     .option('--protocol <name>', `with --server: ${REMOTE_PROTOCOLS.join(' | ')}`, 's3')
     .option('--task <name>', `${TASK_NAMES.join(', ')} or a task module's path (./my-task.js; docs/tasks.md) (default with --run: the run's task)`)
     .option('--sizes <list>', 'team sizes N, comma-separated', EVAL_SIZES.join(','))

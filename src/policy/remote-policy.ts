@@ -1,6 +1,6 @@
-// RemotePolicy: the harness's Policy on OpenAI-compatible inference servers speaking the
-// completions API token-in/token-out — ours (`swarm serve`) or vLLM (token-id prompts,
-// `return_token_ids`). Each piece is one completion of the agent's whole history (the servers'
+// RemotePolicy: the harness's Policy on inference servers token-in/token-out — ours (`swarm serve`)
+// or vLLM on the OpenAI-compatible completions API (token-id prompts, `return_token_ids`), or SGLang
+// on its native /generate (`input_ids`, `return_logprob`; its /v1/models names the model). Each piece is one completion of the agent's whole history (the servers'
 // prefix caches make re-sending it cheap); the tokens the server sampled are the ones kept, and a
 // response that does not extend the history it was sent is an error, never re-tokenized.
 //
@@ -18,11 +18,11 @@ import type { GenerateOptions, GenerateResult, Policy } from './policy.js';
 import { PolicyError } from './policy-error.js';
 import { TurnClock } from './turn-clock.js';
 
-/** Which API a server speaks: ours (`swarm serve`, with draws and weights versions) or vLLM's. */
-export type RemoteProtocol = 's3' | 'vllm';
+/** Which API a server speaks: ours (`swarm serve`, with draws and weights versions), vLLM's completions, or SGLang's /generate. */
+export type RemoteProtocol = 's3' | 'vllm' | 'sglang';
 
 /** Every protocol, in the order the CLI lists them. */
-export const REMOTE_PROTOCOLS: readonly RemoteProtocol[] = ['s3', 'vllm'];
+export const REMOTE_PROTOCOLS: readonly RemoteProtocol[] = ['s3', 'vllm', 'sglang'];
 
 /** How to reach the servers. */
 export interface RemotePolicyOptions {
@@ -264,14 +264,36 @@ export class RemotePolicy implements Policy {
     };
   }
 
+  /**
+   * SGLang's /generate (python/sglang/srt/sampling/sampling_params.py): token ids in, the stop token
+   * kept in the output (no_stop_trim), only the output's log-probs (logprob_start_len −1), a 53-bit
+   * sampling_seed. Unverified against a real SGLang server (none runs here).
+   */
+  private sglangBody(history: number[], options: GenerateOptions): Record<string, unknown> {
+    return {
+      input_ids: history,
+      sampling_params: {
+        max_new_tokens: options.maxNew,
+        temperature: options.temperature,
+        stop_token_ids: [...options.stopTokenIds],
+        sampling_seed: Number(BigInt(options.seed) & ((1n << 53n) - 1n)),
+        skip_special_tokens: false,
+        no_stop_trim: true,
+      },
+      return_logprob: true,
+      logprob_start_len: -1,
+    };
+  }
+
   private async post(server: ServerState, history: number[], options: GenerateOptions, cancel: AbortSignal): Promise<RemotePiece> {
     const url = server.url;
+    const sglang = this.protocol === 'sglang';
     let response: Response;
     try {
-      response = await fetch(`${url}/v1/completions`, {
+      response = await fetch(sglang ? `${url}/generate` : `${url}/v1/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(this.body(history, options)),
+        body: JSON.stringify(sglang ? this.sglangBody(history, options) : this.body(history, options)),
         signal: AbortSignal.any([cancel, AbortSignal.timeout(this.requestTimeoutMs)]),
       });
     } catch (error) {
@@ -285,7 +307,7 @@ export class RemotePolicy implements Policy {
     }
     if (response.status === 429 || response.status >= 500) throw new RetryableError(`HTTP ${response.status}: ${errorMessage(body)}`);
     if (!response.ok) throw new PolicyError(`inference server ${url} refused a piece: HTTP ${response.status}: ${errorMessage(body)}`);
-    return this.piece(server, body, history, options);
+    return sglang ? sglangPiece(url, body, history, options) : this.piece(server, body, history, options);
   }
 
   private piece(server: ServerState, body: unknown, history: number[], options: GenerateOptions): RemotePiece {
@@ -330,6 +352,36 @@ export class RemotePolicy implements Policy {
     }
     return { tokens: ids, logprobs: logprobs as number[], drawTokens, drawLogprobs, finish, policyVersion };
   }
+}
+
+/**
+ * A piece from SGLang's /generate answer: `output_ids`, `meta_info.output_token_logprobs` as
+ * [log-prob, token id, text] per token, `meta_info.finish_reason.type` ('length', 'stop' or
+ * 'abort', retried), `meta_info.prompt_tokens` checked against the history sent. No weights version.
+ */
+function sglangPiece(url: string, body: unknown, history: number[], options: GenerateOptions): RemotePiece {
+  const fail = (what: string): never => {
+    throw new PolicyError(`inference server ${url}: ${what}; an SGLang /generate answer with return_logprob carries it`);
+  };
+  const meta = isRecord(body) && isRecord(body.meta_info) ? body.meta_info : fail('the answer has no meta_info');
+  const entries = meta.output_token_logprobs;
+  if (!Array.isArray(entries) || !entries.every((e) => Array.isArray(e) && typeof e[0] === 'number' && Number.isSafeInteger(e[1]) && (e[1] as number) >= 0)) {
+    fail('meta_info.output_token_logprobs is missing or not [log-prob, token id, …] per token');
+  }
+  const pairs = entries as [number, number][];
+  const ids = pairs.map((e) => e[1]);
+  const output = isRecord(body) ? body.output_ids : undefined;
+  if (output !== undefined && (!Array.isArray(output) || output.length !== ids.length || output.some((id, i) => id !== ids[i]))) {
+    fail('output_ids disagree with the token ids of meta_info.output_token_logprobs');
+  }
+  if (typeof meta.prompt_tokens === 'number' && meta.prompt_tokens !== history.length) {
+    throw new PolicyError(`inference server ${url}: meta_info.prompt_tokens is ${meta.prompt_tokens} but the history sent has ${history.length} tokens; the completion would not extend the agent's history`);
+  }
+  const reason = isRecord(meta.finish_reason) ? meta.finish_reason.type : undefined;
+  if (reason === 'abort') throw new RetryableError(`the server aborted the request (${JSON.stringify(meta.finish_reason)})`);
+  const stopped = ids.length > 0 && options.stopTokenIds.includes(ids[ids.length - 1] as number) && reason !== 'length';
+  const finish: GenerateResult['finish'] = stopped ? 'stop' : ids.length === 0 ? 'context' : 'length';
+  return { tokens: ids, logprobs: pairs.map((e) => e[0]), drawTokens: null, drawLogprobs: null, finish, policyVersion: undefined };
 }
 
 function errorMessage(body: unknown): string {
