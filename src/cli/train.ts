@@ -12,7 +12,8 @@ import { RunDirectory } from '../rl/run-directory.js';
 import { runTrainPipeline } from '../rl/train-pipeline.js';
 import { writeRunReport } from './run-report.js';
 import { TrainView } from './train-view.js';
-import { addTrainDeviceFlag, parseServerList, withDeviceSet } from './options.js';
+import { addTrainDeviceFlag, parseChoiceFlag, parseServerList, withDeviceSet } from './options.js';
+import { REMOTE_PROTOCOLS } from '../policy/remote-policy.js';
 import { resolveTrainConfig } from '../config/resolve-train-config.js';
 import { formatTrainPlan } from '../config/train-plan.js';
 import { LEARNERS } from '../config/train-config.js';
@@ -34,6 +35,7 @@ interface TrainCommandOptions {
   eval?: boolean;
   nondeterministic?: boolean;
   inferenceServers?: string;
+  protocol?: string;
   device?: string;
   trainerGpus?: string;
 }
@@ -54,7 +56,8 @@ export function registerTrain(program: Command): void {
     .option('--resume', 'continue a stopped run')
     .option('--learner <learner>', `the learner of Table 1: ${LEARNERS.join(', ')}`)
     .option('--no-eval', 'skip the evaluations before and after training')
-    .option('--inference-servers <urls>', 'collect RL rollouts through these swarm serve servers (comma-separated; they must read RUN/serving, where each update\'s weights are written; docs/serve.md)')
+    .option('--inference-servers <urls>', 'collect RL rollouts through these inference servers (comma-separated; they must read RUN/serving, where each update\'s weights are written; docs/serve.md, docs/cluster.md)')
+    .option('--protocol <name>', `with --inference-servers: ${REMOTE_PROTOCOLS.join(' | ')} (swarm serve, vLLM in dev mode, SGLang)`, 's3')
     .option('--dry-run', 'print the resolved plan and exit')
     .option('--json', 'with --dry-run: print the resolved config as JSON')
     .option('--trainer-gpus <n>', 'data-parallel trainer ranks, one process (and on CUDA one GPU) each; the same as --set trainerGpus=N (docs/cluster.md). Under torchrun or Slurm the launcher\'s world size is used')
@@ -88,7 +91,10 @@ export function registerTrain(program: Command): void {
       if (directory !== null && !fs.existsSync(directory)) {
         throw new ConfigError(`--model: the folder ${directory} does not exist; expected a Hugging Face Qwen3 folder.`);
       }
-      const inferenceServers = options.inferenceServers === undefined ? {} : { inferenceServers: parseServerList(options.inferenceServers) };
+      const inferenceServers =
+        options.inferenceServers === undefined
+          ? {}
+          : { inferenceServers: parseServerList(options.inferenceServers), inferenceProtocol: parseChoiceFlag('--protocol', options.protocol ?? 's3', REMOTE_PROTOCOLS) };
       // Under torchrun or Slurm every rank runs this command (and refuses the same bad flags above): rank 0
       // trains, the others serve it as trainer ranks until it dismisses them, however its run ends.
       const launcher = readRankEnvironment();

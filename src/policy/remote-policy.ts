@@ -11,12 +11,21 @@
 // order an engine stepping one token per step would finish them (turn-clock.ts), and sampling is
 // keyed by (seed, position) on the server, so the same seeds give the same episodes whatever the
 // number, speed or order of the servers.
+//
+// Weights versions: install() loads a folder on one server (server-weights.ts) and records what the
+// server will report for it. Ours and SGLang report a version on every piece, mapped back to the
+// caller's; a version never installed there means the server restarted, and it is given the current
+// weights again (`reinstall`) before it samples more. vLLM reports none: its requests wait while a
+// load is under way, the load waits for the requests already out, and each piece carries the version
+// installed when it was sent; a vLLM server that dropped a connection is reinstalled before it is
+// used again, in case it restarted.
 
 import type { Tokenizer } from '../model/tokenizer/tokenizer.js';
 import type { AgentSequence } from './agent-sequence.js';
 import type { GenerateOptions, GenerateResult, Policy } from './policy.js';
 import { PolicyError } from './policy-error.js';
 import { TurnClock } from './turn-clock.js';
+import type { ServerWeightsVersion } from './server-weights.js';
 
 /** Which API a server speaks: ours (`swarm serve`, with draws and weights versions), vLLM's completions, or SGLang's /generate. */
 export type RemoteProtocol = 's3' | 'vllm' | 'sglang';
@@ -51,8 +60,16 @@ interface ServerState {
   readonly url: string;
   out: number;
   downUntil: number;
-  /** Server weights version → the caller's version (mapVersion); empty until the caller installs weights. */
-  readonly versions: Map<number, number>;
+  /** Server weights version → the caller's version (install); empty until the caller installs weights. */
+  readonly versions: Map<number | string, number>;
+  /** The caller's version installed last (undefined until install). */
+  installed: number | undefined;
+  /** A load under way (install); vLLM requests wait for it. */
+  loading: Promise<void> | null;
+  /** Resolved when `out` drops to 0 (install on vLLM waits for them). */
+  idle: (() => void)[];
+  /** vLLM only: a connection to it failed, so it may have restarted on its startup weights. */
+  suspect: boolean;
 }
 
 /** One answered piece before the clock cuts it. */
@@ -65,8 +82,20 @@ interface RemotePiece {
   readonly policyVersion: number | undefined;
 }
 
+/** What a server's answer says before versions are mapped: the piece and the server version it reports (undefined: none). */
+interface AnsweredPiece extends Omit<RemotePiece, 'policyVersion'> {
+  readonly reported: number | string | undefined;
+}
+
 /** An error worth retrying (the server may answer next time or another server will). */
-class RetryableError extends Error {}
+class RetryableError extends Error {
+  /** The connection itself failed (refused, reset, timed out), not an HTTP status. */
+  readonly connection: boolean;
+  constructor(message: string, connection = false) {
+    super(message);
+    this.connection = connection;
+  }
+}
 
 /** A server answered with weights the caller never installed there (it restarted): reload it, then retry. */
 class StaleServerError extends Error {}
@@ -118,7 +147,7 @@ export class RemotePolicy implements Policy {
   private constructor(options: RemotePolicyOptions, infos: readonly RemoteServerInfo[]) {
     this.tokenizer = options.tokenizer;
     this.protocol = options.protocol ?? 's3';
-    this.servers = infos.map((info) => ({ url: info.url, out: 0, downUntil: 0, versions: new Map<number, number>() }));
+    this.servers = infos.map((info) => ({ url: info.url, out: 0, downUntil: 0, versions: new Map<number | string, number>(), installed: undefined, loading: null, idle: [], suspect: false }));
     this.model = infos[0].model;
     this.maxContext = Math.min(...infos.map((info) => info.maxContext));
     this.attempts = options.attempts ?? 4;
@@ -147,15 +176,33 @@ export class RemotePolicy implements Policy {
     return this.delivered;
   }
 
+  /** The API the servers speak. */
+  get serverProtocol(): RemoteProtocol {
+    return this.protocol;
+  }
+
   /**
-   * Records that the server at `url` samples with the caller's weights `version` when it reports
-   * `serverVersion`. From the first mapping on, pieces carry the caller's versions, and a server that
-   * reports a version never mapped (it restarted) is reinstalled (`reinstall`) and asked again.
+   * Loads the caller's weights `version` on the server at `url` with `load` (server-weights.ts), which
+   * resolves with the version the server will report for them (null: none, vLLM). One load at a time
+   * per server; on vLLM the load waits for the requests out there and new ones wait for the load, so
+   * no piece straddles it. From the first install on, pieces carry the caller's versions.
    */
-  mapVersion(url: string, serverVersion: number, version: number): void {
+  async install(url: string, version: number, load: () => Promise<ServerWeightsVersion>): Promise<void> {
     const server = this.servers.find((s) => s.url === trimmed(url));
     if (server === undefined) throw new PolicyError(`RemotePolicy: ${url} is not one of its servers (${this.urls.join(', ')})`);
-    server.versions.set(serverVersion, version);
+    while (server.loading !== null) await server.loading;
+    let done = (): void => {};
+    server.loading = new Promise<void>((resolve) => (done = resolve));
+    try {
+      if (this.protocol === 'vllm' && server.out > 0) await new Promise<void>((resolve) => server.idle.push(resolve));
+      const reported = await load();
+      if (reported !== null) server.versions.set(reported, version);
+      server.installed = version;
+      server.suspect = false;
+    } finally {
+      server.loading = null;
+      done();
+    }
   }
 
   async generate(sequence: AgentSequence, options: GenerateOptions): Promise<GenerateResult> {
@@ -222,9 +269,23 @@ export class RemotePolicy implements Policy {
       for (let attempt = 0; attempt < this.attempts; attempt += 1) {
         if (signal.aborted) throw new PolicyError('cancelled');
         if (attempt > 0) await sleep(Math.min(2000, this.retryDelayMs * 2 ** (attempt - 1)));
+        if (this.protocol === 'vllm') {
+          while (server.loading !== null) await server.loading;
+          if (server.suspect && server.installed !== undefined && this.reinstall !== null) {
+            server.suspect = false;
+            const reinstalled = await this.reinstall(server.url).then(
+              () => true,
+              (reason: Error) => (failures.push(`${server.url}: reinstalling failed: ${reason.message}`), (server.suspect = true), false),
+            );
+            if (!reinstalled) continue;
+            while (server.loading !== null) await server.loading;
+          }
+        }
         server.out += 1;
+        const sentWith = server.installed;
         try {
-          const piece = await this.post(server, history, options, signal);
+          const answered = await this.post(server, history, options, signal);
+          const piece = this.versioned(server, answered, sentWith);
           server.downUntil = 0;
           return piece;
         } catch (error) {
@@ -234,9 +295,11 @@ export class RemotePolicy implements Policy {
             continue;
           }
           if (!(error instanceof RetryableError) || signal.aborted) throw error;
+          if (error.connection && this.protocol === 'vllm') server.suspect = true;
           failures.push(`${server.url}: ${error.message}`);
         } finally {
           server.out -= 1;
+          if (server.out === 0) for (const resolve of server.idle.splice(0)) resolve();
         }
       }
       server.downUntil = Date.now() + 5_000;
@@ -285,7 +348,17 @@ export class RemotePolicy implements Policy {
     };
   }
 
-  private async post(server: ServerState, history: number[], options: GenerateOptions, cancel: AbortSignal): Promise<RemotePiece> {
+  /** The piece with the caller's version: the server's report mapped (ours, SGLang), or the version installed when it was sent (vLLM). */
+  private versioned(server: ServerState, answered: AnsweredPiece, sentWith: number | undefined): RemotePiece {
+    const { reported, ...piece } = answered;
+    if (this.protocol === 'vllm') return { ...piece, policyVersion: sentWith };
+    if (server.versions.size === 0) return { ...piece, policyVersion: typeof reported === 'number' ? reported : undefined };
+    const policyVersion = reported === undefined ? undefined : server.versions.get(reported);
+    if (policyVersion === undefined) throw new StaleServerError(`answered with weights version ${JSON.stringify(reported) ?? 'none'}, which was never installed there (did it restart?)`);
+    return { ...piece, policyVersion };
+  }
+
+  private async post(server: ServerState, history: number[], options: GenerateOptions, cancel: AbortSignal): Promise<AnsweredPiece> {
     const url = server.url;
     const sglang = this.protocol === 'sglang';
     let response: Response;
@@ -297,7 +370,7 @@ export class RemotePolicy implements Policy {
         signal: AbortSignal.any([cancel, AbortSignal.timeout(this.requestTimeoutMs)]),
       });
     } catch (error) {
-      throw new RetryableError(`${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}`);
+      throw new RetryableError(`${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause: Error }).cause.message})` : ''}`, true);
     }
     let body: unknown;
     try {
@@ -307,59 +380,55 @@ export class RemotePolicy implements Policy {
     }
     if (response.status === 429 || response.status >= 500) throw new RetryableError(`HTTP ${response.status}: ${errorMessage(body)}`);
     if (!response.ok) throw new PolicyError(`inference server ${url} refused a piece: HTTP ${response.status}: ${errorMessage(body)}`);
-    return sglang ? sglangPiece(url, body, history, options) : this.piece(server, body, history, options);
+    return sglang ? sglangPiece(url, body, history, options) : completionPiece(url, body, history, options);
   }
+}
 
-  private piece(server: ServerState, body: unknown, history: number[], options: GenerateOptions): RemotePiece {
-    const url = server.url;
-    const fail = (what: string): never => {
-      throw new PolicyError(`inference server ${url}: ${what}; a token-in/token-out server must return it (vLLM: return_token_ids)`);
-    };
-    const choice = isRecord(body) && Array.isArray(body.choices) && isRecord(body.choices[0]) ? body.choices[0] : fail('the response has no choices[0]');
-    const tokens = choice.token_ids;
-    if (!Array.isArray(tokens) || !tokens.every((id) => Number.isSafeInteger(id) && id >= 0)) fail('choices[0].token_ids is missing or not token ids');
-    const prompt = choice.prompt_token_ids;
-    if (prompt !== undefined && prompt !== null) {
-      const sent = history;
-      if (!Array.isArray(prompt) || prompt.length !== sent.length || prompt.some((id, i) => id !== sent[i])) {
-        throw new PolicyError(`inference server ${url}: the response's prompt_token_ids do not match the history sent (${sent.length} tokens); the completion would not extend the agent's history`);
-      }
+/** A piece from a completions answer (ours or vLLM's): choices[0] with token_ids, prompt_token_ids and logprobs. */
+function completionPiece(url: string, body: unknown, history: number[], options: GenerateOptions): AnsweredPiece {
+  const fail = (what: string): never => {
+    throw new PolicyError(`inference server ${url}: ${what}; a token-in/token-out server must return it (vLLM: return_token_ids)`);
+  };
+  const choice = isRecord(body) && Array.isArray(body.choices) && isRecord(body.choices[0]) ? body.choices[0] : fail('the response has no choices[0]');
+  const tokens = choice.token_ids;
+  if (!Array.isArray(tokens) || !tokens.every((id) => Number.isSafeInteger(id) && id >= 0)) fail('choices[0].token_ids is missing or not token ids');
+  const prompt = choice.prompt_token_ids;
+  if (prompt !== undefined && prompt !== null) {
+    const sent = history;
+    if (!Array.isArray(prompt) || prompt.length !== sent.length || prompt.some((id, i) => id !== sent[i])) {
+      throw new PolicyError(`inference server ${url}: the response's prompt_token_ids do not match the history sent (${sent.length} tokens); the completion would not extend the agent's history`);
     }
-    const logprobs = isRecord(choice.logprobs) ? choice.logprobs.token_logprobs : undefined;
-    if (!Array.isArray(logprobs) || logprobs.length !== (tokens as number[]).length || !logprobs.every((v) => typeof v === 'number')) {
-      fail(`choices[0].logprobs.token_logprobs must hold one log-prob per token`);
-    }
-    const ids = tokens as number[];
-    const finishRaw = choice.s3_finish ?? choice.finish_reason;
-    const finish: GenerateResult['finish'] =
-      finishRaw === 'context' ? 'context' : ids.length > 0 && options.stopTokenIds.includes(ids[ids.length - 1]) && finishRaw !== 'length' ? 'stop' : ids.length === 0 ? 'context' : 'length';
-    const draws = choice.s3_draws;
-    const k = options.draws ?? 0;
-    let drawTokens: number[][] | null = null;
-    let drawLogprobs: number[][] | null = null;
-    if (k > 0) {
-      const ok = isRecord(draws) && Array.isArray(draws.tokens) && Array.isArray(draws.logprobs) && draws.tokens.length === ids.length && draws.logprobs.length === ids.length;
-      if (!ok) fail(`choices[0].s3_draws must hold ${k} draws per token`);
-      drawTokens = (draws as { tokens: number[][] }).tokens;
-      drawLogprobs = (draws as { logprobs: number[][] }).logprobs;
-      if (drawTokens.some((row) => row.length !== k) || drawLogprobs.some((row) => row.length !== k)) fail(`choices[0].s3_draws must hold ${k} draws per token`);
-    }
-    const reported = typeof choice.s3_policy_version === 'number' ? choice.s3_policy_version : undefined;
-    let policyVersion = reported;
-    if (server.versions.size > 0) {
-      policyVersion = reported === undefined ? undefined : server.versions.get(reported);
-      if (policyVersion === undefined) throw new StaleServerError(`answered with weights version ${String(reported)}, which was never installed there (did it restart?)`);
-    }
-    return { tokens: ids, logprobs: logprobs as number[], drawTokens, drawLogprobs, finish, policyVersion };
   }
+  const logprobs = isRecord(choice.logprobs) ? choice.logprobs.token_logprobs : undefined;
+  if (!Array.isArray(logprobs) || logprobs.length !== (tokens as number[]).length || !logprobs.every((v) => typeof v === 'number')) {
+    fail(`choices[0].logprobs.token_logprobs must hold one log-prob per token`);
+  }
+  const ids = tokens as number[];
+  const finishRaw = choice.s3_finish ?? choice.finish_reason;
+  const finish: GenerateResult['finish'] =
+    finishRaw === 'context' ? 'context' : ids.length > 0 && options.stopTokenIds.includes(ids[ids.length - 1]) && finishRaw !== 'length' ? 'stop' : ids.length === 0 ? 'context' : 'length';
+  const draws = choice.s3_draws;
+  const k = options.draws ?? 0;
+  let drawTokens: number[][] | null = null;
+  let drawLogprobs: number[][] | null = null;
+  if (k > 0) {
+    const ok = isRecord(draws) && Array.isArray(draws.tokens) && Array.isArray(draws.logprobs) && draws.tokens.length === ids.length && draws.logprobs.length === ids.length;
+    if (!ok) fail(`choices[0].s3_draws must hold ${k} draws per token`);
+    drawTokens = (draws as { tokens: number[][] }).tokens;
+    drawLogprobs = (draws as { logprobs: number[][] }).logprobs;
+    if (drawTokens.some((row) => row.length !== k) || drawLogprobs.some((row) => row.length !== k)) fail(`choices[0].s3_draws must hold ${k} draws per token`);
+  }
+  const reported = typeof choice.s3_policy_version === 'number' ? choice.s3_policy_version : undefined;
+  return { tokens: ids, logprobs: logprobs as number[], drawTokens, drawLogprobs, finish, reported };
 }
 
 /**
  * A piece from SGLang's /generate answer: `output_ids`, `meta_info.output_token_logprobs` as
  * [log-prob, token id, text] per token, `meta_info.finish_reason.type` ('length', 'stop' or
- * 'abort', retried), `meta_info.prompt_tokens` checked against the history sent. No weights version.
+ * 'abort', retried), `meta_info.prompt_tokens` checked against the history sent, `meta_info.weight_version`
+ * the version reported.
  */
-function sglangPiece(url: string, body: unknown, history: number[], options: GenerateOptions): RemotePiece {
+function sglangPiece(url: string, body: unknown, history: number[], options: GenerateOptions): AnsweredPiece {
   const fail = (what: string): never => {
     throw new PolicyError(`inference server ${url}: ${what}; an SGLang /generate answer with return_logprob carries it`);
   };
@@ -381,7 +450,8 @@ function sglangPiece(url: string, body: unknown, history: number[], options: Gen
   if (reason === 'abort') throw new RetryableError(`the server aborted the request (${JSON.stringify(meta.finish_reason)})`);
   const stopped = ids.length > 0 && options.stopTokenIds.includes(ids[ids.length - 1] as number) && reason !== 'length';
   const finish: GenerateResult['finish'] = stopped ? 'stop' : ids.length === 0 ? 'context' : 'length';
-  return { tokens: ids, logprobs: pairs.map((e) => e[0]), drawTokens: null, drawLogprobs: null, finish, policyVersion: undefined };
+  const reported = typeof meta.weight_version === 'string' || typeof meta.weight_version === 'number' ? meta.weight_version : undefined;
+  return { tokens: ids, logprobs: pairs.map((e) => e[0]), drawTokens: null, drawLogprobs: null, finish, reported };
 }
 
 function errorMessage(body: unknown): string {

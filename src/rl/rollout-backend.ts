@@ -1,15 +1,16 @@
 // Where the RL loop's rollouts are sampled and how the trainer's new weights reach them: the
 // in-process engine (weights copied from the trainer natively, between batches) or inference
 // servers (`swarm train --inference-servers`: the weights written to a folder the servers can read,
-// RUN/serving/v{version}, each server asked to load it with POST /v1/load_weights). Both number the
-// weights versions the same way, so the policy-lag cap and the recorded dispatch versions do not
-// depend on which runs the rollouts; a server that restarts is given the current weights again before
-// it is asked for more pieces.
+// RUN/serving/v{version}, each server asked to load it in its own API: ours, SGLang's or vLLM's,
+// policy/server-weights.ts). Both number the weights versions the same way, so the policy-lag cap and
+// the recorded dispatch versions do not depend on which runs the rollouts; a server that restarts is
+// given the current weights again before it is asked for more pieces.
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { PolicyError } from '../policy/policy-error.js';
 import type { RemotePolicy } from '../policy/remote-policy.js';
+import { loadServerWeights } from '../policy/server-weights.js';
 import type { InferenceEngine } from '../native/engine.js';
 import type { Trainer } from '../native/trainer.js';
 
@@ -57,7 +58,7 @@ export interface ServerRolloutsOptions {
   readonly config: unknown;
   /** The version of the weights installed first. */
   readonly version: number;
-  /** The numerics the run's config asks of the rollouts; servers started otherwise are refused. */
+  /** The numerics the run's config asks of the rollouts; our servers started otherwise are refused (SGLang and vLLM do not report theirs). */
   readonly numerics: ServerNumerics;
 }
 
@@ -80,11 +81,12 @@ export class ServerRollouts implements RolloutBackend {
   }
 
   /**
-   * Checks every server samples with the run's numerics, then installs the weights in `folder` (a
-   * checkpoint: the RL start, or a resumed run's engine checkpoint) as version `options.version`.
+   * Checks every server of ours samples with the run's numerics, then installs the weights in
+   * `folder` (a checkpoint: the RL start, or a resumed run's engine checkpoint) as version
+   * `options.version`.
    */
   static async start(options: ServerRolloutsOptions, folder: string): Promise<ServerRollouts> {
-    for (const url of options.policy.urls) {
+    for (const url of options.policy.serverProtocol === 's3' ? options.policy.urls : []) {
       const health = (await (await fetch(`${url}/health`)).json()) as Record<string, unknown>;
       const { weights, kvCacheDtype } = options.numerics;
       if (health.weights !== weights || health.kvCacheDtype !== kvCacheDtype) {
@@ -128,19 +130,12 @@ export class ServerRollouts implements RolloutBackend {
   }
 
   private async loadInto(url: string, folder: string, version: number): Promise<void> {
-    let response: Response;
-    let body: Record<string, unknown>;
-    try {
-      response = await fetch(`${url}/v1/load_weights`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: folder }) });
-      body = (await response.json()) as Record<string, unknown>;
-    } catch (error) {
-      throw new PolicyError(`inference server ${url}: loading the weights of version ${version} from ${folder} failed: ${(error as Error).message}`);
-    }
-    if (!response.ok || typeof body.weightsVersion !== 'number') {
-      const message = typeof body.error === 'object' && body.error !== null ? String((body.error as Record<string, unknown>).message) : JSON.stringify(body);
-      throw new PolicyError(`inference server ${url} refused the weights of version ${version} in ${folder}: ${message}`);
-    }
-    this.policy.mapVersion(url, body.weightsVersion, version);
+    const protocol = this.policy.serverProtocol;
+    await this.policy.install(url, version, () =>
+      loadServerWeights(protocol, url, folder, version).catch((error: Error) => {
+        throw error instanceof PolicyError ? error : new PolicyError(`inference server ${url}: loading the weights of version ${version} from ${folder} failed: ${error.message}`);
+      }),
+    );
   }
 
   private prune(): void {

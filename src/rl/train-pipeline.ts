@@ -21,7 +21,7 @@ import { openTrainerGroup } from './open-trainer-group.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { openPolicy } from '../policy/open-policy.js';
 import type { Policy } from '../policy/policy.js';
-import { RemotePolicy } from '../policy/remote-policy.js';
+import { RemotePolicy, type RemoteProtocol } from '../policy/remote-policy.js';
 import { engineRollouts, ServerRollouts, type RolloutBackend } from './rollout-backend.js';
 import { loadTask } from '../tasks/index.js';
 import { runRlLoop, type RlUpdateMetrics } from './rl-loop.js';
@@ -48,11 +48,13 @@ export interface TrainPipelineOptions {
   readonly dataDir?: string;
   readonly onEvent?: (event: PipelineEvent) => void;
   /**
-   * Collect RL rollouts through these inference servers (`swarm serve`) instead of an in-process
-   * engine; each update's weights are written to RUN/serving/v{version} and loaded by every server.
-   * The before/after evaluations still run in process.
+   * Collect RL rollouts through these inference servers instead of an in-process engine; each
+   * update's weights are written to RUN/serving/v{version} and loaded by every server. The
+   * before/after evaluations still run in process.
    */
   readonly inferenceServers?: readonly string[];
+  /** The API the inference servers speak (default 's3', `swarm serve`; 'vllm', 'sglang'). */
+  readonly inferenceProtocol?: RemoteProtocol;
 }
 
 /** What a finished pipeline produced. */
@@ -101,10 +103,16 @@ async function openRollouts(args: {
   const { config, engineFrom, tokenizerPath, precision, firstVersion } = args;
   const servers = args.options.inferenceServers;
   if (servers !== undefined && servers.length > 0) {
-    const policy = await RemotePolicy.connect({ servers, tokenizer: Tokenizer.fromFile(tokenizerPath) });
+    const protocol = args.options.inferenceProtocol ?? 's3';
+    const draws = config.pgCorrection.scoreCenteringDraws;
+    if (protocol !== 's3' && draws > 0) {
+      throw new ConfigError(`pgCorrection.scoreCenteringDraws is ${draws}: the extra draws per position come only from our servers (swarm serve); ${protocol} servers return none. Use swarm serve, or --set pgCorrection.scoreCenteringDraws=0.`);
+    }
+    const policy = await RemotePolicy.connect({ servers, tokenizer: Tokenizer.fromFile(tokenizerPath), protocol });
     fs.mkdirSync(args.servingFolder, { recursive: true });
     const rollouts = await ServerRollouts.start({ policy, folder: args.servingFolder, tokenizerPath, config, version: firstVersion, numerics: precision }, engineFrom);
-    return { policy, rollouts, where: `${servers.length} inference server${servers.length === 1 ? '' : 's'} (${policy.urls.join(', ')})`, close: () => {} };
+    const numerics = protocol === 's3' ? '' : `, ${protocol}: sampling numerics are the servers' own`;
+    return { policy, rollouts, where: `${servers.length} inference server${servers.length === 1 ? '' : 's'} (${policy.urls.join(', ')}${numerics})`, close: () => {} };
   }
   const opened = openPolicy({
     kind: 'model',

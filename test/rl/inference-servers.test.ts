@@ -80,6 +80,17 @@ describe('swarm train --inference-servers', () => {
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(/samples with stored weights and a f32 KV cache; this run's precision asks for stored and bf16: start it with swarm serve --weights stored --kv-dtype bf16/);
   });
+
+  it('refuses score-centering draws and unknown protocols on servers other than swarm serve', () => {
+    const train = (extra: string[]) =>
+      spawnSync(process.execPath, [swarm, 'train', '--model', model, '--out', path.join(tmp(), 'run'), '--no-eval', ...SETS, '--inference-servers', servers[0].url, ...extra], { encoding: 'utf8' });
+    const vllm = train(['--protocol', 'vllm', '--set', 'pgCorrection.scoreCenteringDraws=4']);
+    expect(vllm.status).not.toBe(0);
+    expect(vllm.stderr).toMatch(/pgCorrection.scoreCenteringDraws is 4: .*vllm servers return none/);
+    const unknown = train(['--protocol', 'tgi']);
+    expect(unknown.status).not.toBe(0);
+    expect(unknown.stderr).toMatch(/--protocol/);
+  });
 });
 
 describe('a restarted inference server', () => {
