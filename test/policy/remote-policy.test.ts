@@ -16,6 +16,7 @@ import { AgentSequence } from '../../src/policy/agent-sequence.js';
 import { PolicyError } from '../../src/policy/policy-error.js';
 import { RemotePolicy } from '../../src/policy/remote-policy.js';
 import { makeCheckpoint } from '../engine/helpers.js';
+import { sglangStandIn } from '../serve/sglang-stand-in.js';
 import { serve, type Served } from '../serve/serve-process.js';
 
 const swarm = path.join(packageRoot, 'bin', 'swarm.js');
@@ -142,49 +143,9 @@ describe('RemotePolicy', () => {
  * `swarm serve` for the same completion, so the client's request and its reading of the answer are
  * checked against real sampling. `lie` makes it report another prompt length.
  */
-async function sglangStandIn(target: string, seen: Record<string, unknown>[], lie = false): Promise<{ url: string; close: () => void }> {
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (c: Buffer) => chunks.push(c));
-    request.on('end', async () => {
-      response.setHeader('content-type', 'application/json');
-      if (request.url === '/v1/models') {
-        response.end(await (await fetch(`${target}/v1/models`)).text());
-        return;
-      }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { input_ids: number[]; sampling_params: Record<string, unknown> };
-      seen.push(body);
-      const p = body.sampling_params;
-      const upstream = (await (
-        await fetch(`${target}/v1/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ prompt: body.input_ids, max_tokens: p.max_new_tokens, temperature: p.temperature, seed: p.sampling_seed, stop_token_ids: p.stop_token_ids, logprobs: 1, return_token_ids: true }),
-        })
-      ).json()) as { choices: { token_ids: number[]; logprobs: { token_logprobs: number[] }; finish_reason: string }[] };
-      const choice = upstream.choices[0];
-      response.end(
-        JSON.stringify({
-          text: '',
-          output_ids: choice.token_ids,
-          meta_info: {
-            prompt_tokens: body.input_ids.length + (lie ? 1 : 0),
-            completion_tokens: choice.token_ids.length,
-            output_token_logprobs: choice.token_ids.map((id, i) => [choice.logprobs.token_logprobs[i], id, null]),
-            finish_reason: choice.finish_reason === 'stop' ? { type: 'stop', matched: choice.token_ids.at(-1) } : { type: 'length', length: choice.token_ids.length },
-          },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
-}
-
 describe('RemotePolicy --protocol sglang (against a stand-in SGLang server)', () => {
   it('sends input_ids with SGLang sampling params and reads the same piece the server sampled', async () => {
-    const seen: Record<string, unknown>[] = [];
-    const standIn = await sglangStandIn(servers[0]!.url, seen);
+    const standIn = await sglangStandIn(servers[0]!.url);
     try {
       const tokenizer = Tokenizer.fromFile(path.join(model, 'tokenizer.json'));
       const piece = async (policy: RemotePolicy) => {
@@ -198,19 +159,19 @@ describe('RemotePolicy --protocol sglang (against a stand-in SGLang server)', ()
       expect(sglang.tokens).toEqual(direct.tokens);
       expect(sglang.logprobs).toEqual(direct.logprobs);
       expect(sglang.finish).toBe(direct.finish);
-      expect(seen[0]).toEqual({
+      expect(standIn.seen[0]).toEqual({ endpoint: '/generate', body: {
         input_ids: [1, 2, 3, 4, 5],
         sampling_params: { max_new_tokens: 12, temperature: 1, stop_token_ids: [7], sampling_seed: 12345, skip_special_tokens: false, no_stop_trim: true },
         return_logprob: true,
         logprob_start_len: -1,
-      });
+      } });
     } finally {
       standIn.close();
     }
   });
 
   it('refuses an answer for another prompt than the history sent', async () => {
-    const liar = await sglangStandIn(servers[0]!.url, [], true);
+    const liar = await sglangStandIn(servers[0]!.url, { lie: true });
     try {
       const tokenizer = Tokenizer.fromFile(path.join(model, 'tokenizer.json'));
       const sequence = new AgentSequence({ agentIndex: 0, agentName: 'agent_1', samplingSeed: 1n });

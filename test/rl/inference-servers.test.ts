@@ -2,8 +2,10 @@
 // update's weights written to RUN/serving/v{version} and loaded by every server. The same run through
 // one server and through two gives the same metrics and the same weights; a server that restarts
 // (back to its startup weights) is given the current weights again before it samples more; servers
-// started with other numerics than the run's precision are refused.
-import { spawnSync } from 'node:child_process';
+// started with other numerics than the run's precision are refused. Through a stand-in SGLang server
+// (SGLang's /generate and /update_weights_from_disk answered from a real swarm serve) the run is the
+// same through one and through two.
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +16,7 @@ import { AgentSequence } from '../../src/policy/agent-sequence.js';
 import { RemotePolicy } from '../../src/policy/remote-policy.js';
 import { ServerRollouts } from '../../src/rl/rollout-backend.js';
 import { makeCheckpoint } from '../engine/helpers.js';
+import { sglangStandIn } from '../serve/sglang-stand-in.js';
 import { serve, type Served } from '../serve/serve-process.js';
 
 const swarm = path.join(packageRoot, 'bin', 'swarm.js');
@@ -37,8 +40,38 @@ afterAll(() => {
   for (const server of servers) server.child.kill('SIGKILL');
 });
 
-function train(out: string, urls: string[]) {
-  return spawnSync(process.execPath, [swarm, 'train', '--model', model, '--out', out, '--no-eval', ...SETS, '--inference-servers', urls.join(',')], { encoding: 'utf8' });
+function train(out: string, urls: string[], extra: string[] = []) {
+  return spawnSync(process.execPath, [swarm, 'train', '--model', model, '--out', out, '--no-eval', ...SETS, '--inference-servers', urls.join(','), ...extra], { encoding: 'utf8' });
+}
+
+/** train() without blocking this process, for servers this process answers itself (the stand-ins). */
+function trainBeside(out: string, urls: string[], extra: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [swarm, 'train', '--model', model, '--out', out, '--no-eval', ...SETS, '--inference-servers', urls.join(','), ...extra]);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+}
+
+// The run through one swarm serve, made once: the reference the other routes are compared with.
+let directRun: string | undefined;
+function direct(): string {
+  if (directRun === undefined) {
+    const out = path.join(tmp(), 'run');
+    const result = train(out, [servers[0].url]);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/rollouts on 1 inference server/);
+    directRun = out;
+  }
+  return directRun;
+}
+
+function expectSameWeights(a: string, b: string): void {
+  for (const file of ['model.safetensors', 'optimizer.safetensors']) {
+    expect(fs.readFileSync(path.join(b, 'checkpoints', 'step_2', file)).equals(fs.readFileSync(path.join(a, 'checkpoints', 'step_2', file)))).toBe(true);
+  }
 }
 
 function metrics(run: string): Record<string, unknown>[] {
@@ -55,22 +88,44 @@ function metrics(run: string): Record<string, unknown>[] {
 
 describe('swarm train --inference-servers', () => {
   it('trains the same through one server and through two, loading every update into each', async () => {
-    const one = path.join(tmp(), 'run');
+    const one = direct();
     const two = path.join(tmp(), 'run');
-    const first = train(one, [servers[0].url]);
-    expect(first.stderr).toBe('');
-    expect(first.status).toBe(0);
-    expect(first.stdout).toMatch(/rollouts on 1 inference server/);
     const second = train(two, [servers[0].url, servers[1].url]);
     expect(second.status).toBe(0);
     expect(metrics(two)).toEqual(metrics(one));
     expect(metrics(one).map((row) => row.dispatchVersions)).toEqual([[0], [1]]);
-    for (const file of ['model.safetensors', 'optimizer.safetensors']) {
-      expect(fs.readFileSync(path.join(two, 'checkpoints', 'step_2', file)).equals(fs.readFileSync(path.join(one, 'checkpoints', 'step_2', file)))).toBe(true);
-    }
+    expectSameWeights(one, two);
     // The served weights: the last two versions stay, and both servers report their latest load.
     expect(fs.readdirSync(path.join(two, 'serving')).sort()).toEqual(['v1', 'v2']);
     for (const server of servers) expect((await (await fetch(`${server.url}/health`)).json()).weightsVersion).toBeGreaterThanOrEqual(3);
+  }, 180_000);
+
+  it('trains through SGLang servers, loading each update with /update_weights_from_disk, the same through one and two', async () => {
+    // SGLang takes 53-bit sampling seeds, so the pieces are not those of swarm serve's 64-bit seeds:
+    // the SGLang runs are compared with each other.
+    const standIns = [await sglangStandIn(servers[0].url), await sglangStandIn(servers[1].url)];
+    try {
+      const one = path.join(tmp(), 'run');
+      const two = path.join(tmp(), 'run');
+      const first = await trainBeside(one, [standIns[0].url], ['--protocol', 'sglang']);
+      expect(first.stderr).toBe('');
+      expect(first.status).toBe(0);
+      const loads = (standIn: { seen: { endpoint: string; body: Record<string, unknown> }[] }) =>
+        standIn.seen.filter((request) => request.endpoint === '/update_weights_from_disk').map((request) => request.body);
+      expect(loads(standIns[0]).map((body) => [body.model_path, body.weight_version, body.abort_all_requests, body.flush_cache])).toEqual([
+        [model, 's3-v0', false, true],
+        [path.join(one, 'serving', 'v1'), 's3-v1', false, true],
+        [path.join(one, 'serving', 'v2'), 's3-v2', false, true],
+      ]);
+      const second = await trainBeside(two, standIns.map((standIn) => standIn.url), ['--protocol', 'sglang']);
+      expect(second.status).toBe(0);
+      expect(metrics(one).map((row) => row.dispatchVersions)).toEqual([[0], [1]]);
+      expect(metrics(two)).toEqual(metrics(one));
+      expectSameWeights(one, two);
+      expect(loads(standIns[1]).map((body) => body.weight_version)).toEqual(['s3-v0', 's3-v1', 's3-v2']);
+    } finally {
+      for (const standIn of standIns) standIn.close();
+    }
   }, 180_000);
 
   it('refuses servers whose numerics are not the run\'s precision', () => {
