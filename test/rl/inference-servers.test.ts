@@ -4,7 +4,8 @@
 // (back to its startup weights) is given the current weights again before it samples more; servers
 // started with other numerics than the run's precision are refused. Through a stand-in SGLang server
 // (SGLang's /generate and /update_weights_from_disk answered from a real swarm serve) the run is the
-// same through one and through two.
+// same through one and through two, and through vLLM stand-ins (completions forwarded, each load a
+// pause, reload_weights and resume) too.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +19,7 @@ import { ServerRollouts } from '../../src/rl/rollout-backend.js';
 import { makeCheckpoint } from '../engine/helpers.js';
 import { sglangStandIn } from '../serve/sglang-stand-in.js';
 import { serve, type Served } from '../serve/serve-process.js';
+import { vllmStandIn } from '../serve/vllm-stand-in.js';
 
 const swarm = path.join(packageRoot, 'bin', 'swarm.js');
 const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 's3-servers-'));
@@ -123,6 +125,29 @@ describe('swarm train --inference-servers', () => {
       expect(metrics(two)).toEqual(metrics(one));
       expectSameWeights(one, two);
       expect(loads(standIns[1]).map((body) => body.weight_version)).toEqual(['s3-v0', 's3-v1', 's3-v2']);
+    } finally {
+      for (const standIn of standIns) standIn.close();
+    }
+  }, 180_000);
+
+  it('trains through vLLM servers, each load a pause, reload_weights and resume, the same through one and two', async () => {
+    // vLLM takes 53-bit seeds too: the vLLM runs are compared with each other.
+    const standIns = [await vllmStandIn(servers[0].url), await vllmStandIn(servers[1].url)];
+    try {
+      const one = path.join(tmp(), 'run');
+      const two = path.join(tmp(), 'run');
+      const first = await trainBeside(one, [standIns[0].url], ['--protocol', 'vllm']);
+      expect(first.stderr).toBe('');
+      expect(first.status).toBe(0);
+      const cycle = (folder: string) => ['pause', `reload_weights ${folder}`, 'resume'];
+      expect(standIns[0].calls).toEqual([...cycle(model), ...cycle(path.join(one, 'serving', 'v1')), ...cycle(path.join(one, 'serving', 'v2'))]);
+      const second = await trainBeside(two, standIns.map((standIn) => standIn.url), ['--protocol', 'vllm']);
+      expect(second.status).toBe(0);
+      expect(metrics(one).map((row) => row.dispatchVersions)).toEqual([[0], [1]]);
+      expect(metrics(two)).toEqual(metrics(one));
+      expectSameWeights(one, two);
+      expect(standIns[1].calls.filter((call) => call === 'pause')).toHaveLength(3);
+      for (const standIn of standIns) expect(standIn.sentWhilePaused).toBe(0);
     } finally {
       for (const standIn of standIns) standIn.close();
     }
