@@ -201,4 +201,34 @@ describe('a restarted inference server', () => {
     expect((await (await fetch(`${again.url}/health`)).json()).weightsVersion).toBe(1);
     expect(rollouts.version).toBe(7);
   }, 60_000);
+
+  it('on vLLM, after a dropped connection, gets the current weights again exactly once', async () => {
+    const first = await vllmStandIn(servers[0].url);
+    const port = Number(new URL(first.url).port);
+    const tokenizerPath = path.join(model, 'tokenizer.json');
+    const policy = await RemotePolicy.connect({ servers: [first.url], tokenizer: Tokenizer.fromFile(tokenizerPath), protocol: 'vllm', retryDelayMs: 200, attempts: 8 });
+    const folder = tmp();
+    await ServerRollouts.start({ policy, folder, tokenizerPath, config: {}, version: 7, numerics: { weights: 'stored', kvCacheDtype: 'f32' } }, model);
+    const sequence = new AgentSequence({ agentIndex: 0, agentName: 'agent_1', samplingSeed: 5n });
+    sequence.appendContext({ tokens: [1, 2, 3, 4, 5], roles: new Uint8Array(5), items: [] });
+    const ask = () => policy.generate(sequence, { maxNew: 4, stopTokenIds: [], temperature: 1, seed: 5 });
+    const before = await ask();
+    expect(before.policyVersion).toBe(7);
+    expect(first.calls.filter((call) => call === 'pause')).toHaveLength(1);
+
+    first.close();
+    // The restarted server comes back on the same port a moment after the first request fails.
+    const pending = ask();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const again = await vllmStandIn(servers[0].url, port);
+    try {
+      const after = await pending;
+      expect(after.policyVersion).toBe(7);
+      expect(after.tokens).toEqual(before.tokens);
+      await ask();
+      expect(again.calls).toEqual(['pause', `reload_weights ${model}`, 'resume']);
+    } finally {
+      again.close();
+    }
+  }, 60_000);
 });

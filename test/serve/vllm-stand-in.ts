@@ -16,7 +16,8 @@ export interface VllmStandIn {
   close(): void;
 }
 
-export async function vllmStandIn(target: string): Promise<VllmStandIn> {
+/** Starts a stand-in in front of the `swarm serve` at `target`, on `port` (default: any free one). */
+export async function vllmStandIn(target: string, port = 0): Promise<VllmStandIn> {
   const calls: string[] = [];
   let inFlight = 0;
   let paused = false;
@@ -67,13 +68,16 @@ export async function vllmStandIn(target: string): Promise<VllmStandIn> {
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
     get sentWhilePaused() {
       return sentWhilePaused;
     },
-    close: () => server.close(),
+    close: () => {
+      server.close();
+      server.closeAllConnections();
+    },
   };
 }
