@@ -17,7 +17,7 @@ import { AgentSequence } from '../../src/policy/agent-sequence.js';
 import { RemotePolicy } from '../../src/policy/remote-policy.js';
 import { ServerRollouts } from '../../src/rl/rollout-backend.js';
 import { makeCheckpoint } from '../engine/helpers.js';
-import { sglangStandIn } from '../serve/sglang-stand-in.js';
+import { sglangStandIn, type SglangStandIn } from '../serve/sglang-stand-in.js';
 import { serve, type Served } from '../serve/serve-process.js';
 import { vllmStandIn } from '../serve/vllm-stand-in.js';
 
@@ -70,6 +70,25 @@ function direct(): string {
   return directRun;
 }
 
+/**
+ * Trains through the first of `urls`, calls `afterOne` with that run's folder, then trains through
+ * all of them; the two runs must give the same metrics and weights. Returns the first run's folder.
+ */
+async function expectSameThroughOneAndAll(urls: string[], protocol: string, afterOne: (run: string) => void): Promise<string> {
+  const one = path.join(tmp(), 'run');
+  const all = path.join(tmp(), 'run');
+  const first = await trainBeside(one, urls.slice(0, 1), ['--protocol', protocol]);
+  expect(first.stderr).toBe('');
+  expect(first.status).toBe(0);
+  afterOne(one);
+  const second = await trainBeside(all, urls, ['--protocol', protocol]);
+  expect(second.status).toBe(0);
+  expect(metrics(one).map((row) => row.dispatchVersions)).toEqual([[0], [1]]);
+  expect(metrics(all)).toEqual(metrics(one));
+  expectSameWeights(one, all);
+  return one;
+}
+
 function expectSameWeights(a: string, b: string): void {
   for (const file of ['model.safetensors', 'optimizer.safetensors']) {
     expect(fs.readFileSync(path.join(b, 'checkpoints', 'step_2', file)).equals(fs.readFileSync(path.join(a, 'checkpoints', 'step_2', file)))).toBe(true);
@@ -106,24 +125,18 @@ describe('swarm train --inference-servers', () => {
     // SGLang takes 53-bit sampling seeds, so the pieces are not those of swarm serve's 64-bit seeds:
     // the SGLang runs are compared with each other.
     const standIns = [await sglangStandIn(servers[0].url), await sglangStandIn(servers[1].url)];
+    const loads = (standIn: SglangStandIn) => standIn.seen.filter((request) => request.endpoint === '/update_weights_from_disk').map((request) => request.body);
     try {
-      const one = path.join(tmp(), 'run');
-      const two = path.join(tmp(), 'run');
-      const first = await trainBeside(one, [standIns[0].url], ['--protocol', 'sglang']);
-      expect(first.stderr).toBe('');
-      expect(first.status).toBe(0);
-      const loads = (standIn: { seen: { endpoint: string; body: Record<string, unknown> }[] }) =>
-        standIn.seen.filter((request) => request.endpoint === '/update_weights_from_disk').map((request) => request.body);
-      expect(loads(standIns[0]).map((body) => [body.model_path, body.weight_version, body.abort_all_requests, body.flush_cache])).toEqual([
-        [model, 's3-v0', false, true],
-        [path.join(one, 'serving', 'v1'), 's3-v1', false, true],
-        [path.join(one, 'serving', 'v2'), 's3-v2', false, true],
-      ]);
-      const second = await trainBeside(two, standIns.map((standIn) => standIn.url), ['--protocol', 'sglang']);
-      expect(second.status).toBe(0);
-      expect(metrics(one).map((row) => row.dispatchVersions)).toEqual([[0], [1]]);
-      expect(metrics(two)).toEqual(metrics(one));
-      expectSameWeights(one, two);
+      await expectSameThroughOneAndAll(
+        standIns.map((standIn) => standIn.url),
+        'sglang',
+        (one) =>
+          expect(loads(standIns[0]).map((body) => [body.model_path, body.weight_version, body.abort_all_requests, body.flush_cache])).toEqual([
+            [model, 's3-v0', false, true],
+            [path.join(one, 'serving', 'v1'), 's3-v1', false, true],
+            [path.join(one, 'serving', 'v2'), 's3-v2', false, true],
+          ]),
+      );
       expect(loads(standIns[1]).map((body) => body.weight_version)).toEqual(['s3-v0', 's3-v1', 's3-v2']);
     } finally {
       for (const standIn of standIns) standIn.close();
@@ -133,19 +146,13 @@ describe('swarm train --inference-servers', () => {
   it('trains through vLLM servers, each load a pause, reload_weights and resume, the same through one and two', async () => {
     // vLLM takes 53-bit seeds too: the vLLM runs are compared with each other.
     const standIns = [await vllmStandIn(servers[0].url), await vllmStandIn(servers[1].url)];
+    const cycle = (folder: string) => ['pause', `reload_weights ${folder}`, 'resume'];
     try {
-      const one = path.join(tmp(), 'run');
-      const two = path.join(tmp(), 'run');
-      const first = await trainBeside(one, [standIns[0].url], ['--protocol', 'vllm']);
-      expect(first.stderr).toBe('');
-      expect(first.status).toBe(0);
-      const cycle = (folder: string) => ['pause', `reload_weights ${folder}`, 'resume'];
-      expect(standIns[0].calls).toEqual([...cycle(model), ...cycle(path.join(one, 'serving', 'v1')), ...cycle(path.join(one, 'serving', 'v2'))]);
-      const second = await trainBeside(two, standIns.map((standIn) => standIn.url), ['--protocol', 'vllm']);
-      expect(second.status).toBe(0);
-      expect(metrics(one).map((row) => row.dispatchVersions)).toEqual([[0], [1]]);
-      expect(metrics(two)).toEqual(metrics(one));
-      expectSameWeights(one, two);
+      await expectSameThroughOneAndAll(
+        standIns.map((standIn) => standIn.url),
+        'vllm',
+        (one) => expect(standIns[0].calls).toEqual([...cycle(model), ...cycle(path.join(one, 'serving', 'v1')), ...cycle(path.join(one, 'serving', 'v2'))]),
+      );
       expect(standIns[1].calls.filter((call) => call === 'pause')).toHaveLength(3);
       for (const standIn of standIns) expect(standIn.sentWhilePaused).toBe(0);
     } finally {
