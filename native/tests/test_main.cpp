@@ -1,6 +1,8 @@
-// test_main.cpp: runs the registered tests (all, or those whose name contains argv[1]) and ends
-// with the summary line "N passed, N failed" (plus ", N skipped" when any were skipped); the
-// exit code is non-zero when a test failed or the filter matched nothing.
+// test_main.cpp: runs the registered tests (all, those whose name contains argv[1], or with
+// argv[1] = "=NAME" the one named NAME) and ends with the summary line "N passed, N failed" (plus
+// ", N skipped" when any were skipped); the exit code is non-zero when a test failed or the filter
+// matched nothing. "--list" prints every test's name, one per line, and runs none (the GPU check
+// runs each device test in a process of its own, so that one crash cannot hide the others).
 #include <stdlib.h>
 
 #include <cstdio>
@@ -28,9 +30,14 @@ TempDir::~TempDir() {
 
 int main(int argc, char** argv) {
   const char* filter = argc > 1 ? argv[1] : nullptr;
+  if (filter && std::strcmp(filter, "--list") == 0) {
+    for (const s3test::TestCase& test : s3test::registry()) std::printf("%s\n", test.name);
+    return 0;
+  }
+  const bool exact = filter && filter[0] == '=';
   int passed = 0, failed = 0, skipped = 0;
   for (const s3test::TestCase& test : s3test::registry()) {
-    if (filter && std::strstr(test.name, filter) == nullptr) continue;
+    if (exact ? std::strcmp(test.name, filter + 1) != 0 : filter && std::strstr(test.name, filter) == nullptr) continue;
     std::printf("[ RUN  ] %s\n", test.name);
     std::fflush(stdout);
     try {
