@@ -1,6 +1,6 @@
 # Fallback build for machines without cmake: the CPU-only addon, from the same source list as
-# CMakeLists.txt (native/sources.json). node-gyp cannot set flags per file, so the AVX2, AVX-512
-# and AVX-512 BF16 sources are static libraries of their own.
+# CMakeLists.txt (native/sources.json). node-gyp cannot set flags per file, so the AVX2, AVX-512,
+# AVX-512 BF16 and AMX sources are static libraries of their own.
 {
   "target_defaults": {
     "include_dirs": ["native", "<!(node -p \"require('node-addon-api').include_dir\")"],
@@ -29,8 +29,14 @@
       "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512bf16", "-Wno-maybe-uninitialized", "-Wno-uninitialized"]
     },
     {
+      "target_name": "s3_simd_amx",
+      "type": "static_library",
+      "sources": ["<!@(node -p \"require('./native/sources.json').cpu_amx.join(' ')\")"],
+      "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512bf16", "-mamx-tile", "-mamx-bf16", "-Wno-maybe-uninitialized", "-Wno-uninitialized"]
+    },
+    {
       "target_name": "s3_native",
-      "dependencies": ["s3_simd_avx2", "s3_simd_avx512", "s3_simd_avx512bf16"],
+      "dependencies": ["s3_simd_avx2", "s3_simd_avx512", "s3_simd_avx512bf16", "s3_simd_amx"],
       "defines": ["S3_BUILD_SYSTEM=\"node-gyp\""],
       "sources": [
         "<!@(node -p \"require('./native/sources.json').core.join(' ')\")",

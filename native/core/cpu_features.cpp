@@ -12,6 +12,11 @@
 #include <cpuid.h>
 #define S3_X86 1
 #endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#define S3_LINUX_X86_64 1
+#endif
 
 namespace s3 {
 
@@ -27,6 +32,7 @@ constexpr LevelName kLevelNames[] = {
     {SimdLevel::Avx2, "avx2"},
     {SimdLevel::Avx512, "avx512"},
     {SimdLevel::Avx512Bf16, "avx512bf16"},
+    {SimdLevel::Amx, "amx"},
 };
 
 bool bit(uint32_t reg, int index) { return (reg >> index) & 1u; }
@@ -92,13 +98,34 @@ void detect_x86(CpuInfo& info) {
   info.amx_int8 = os_amx && bit(leaf7.edx, 25);
   if (leaf7.eax >= 1) info.avx512bf16 = info.avx512f && bit(cpuid(7, 1).eax, 5);
 }
+
+// Linux's AMX permission protocol (arch/x86/include/uapi/asm/prctl.h, since 5.16): tile data is a
+// dynamically enabled state component, usable by a process only after it asks; the grant covers
+// every thread of the process, present and future. Asked once per detection; asking again after a
+// grant is a no-op.
+bool request_amx_permission() {
+#ifdef S3_LINUX_X86_64
+  constexpr long kArchGetXcompPerm = 0x1022;
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr unsigned long kXfeatureXtiledata = 18;
+  unsigned long permitted = 0;
+  if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &permitted) != 0) return false;
+  if (permitted & (1ul << kXfeatureXtiledata)) return true;
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) return false;
+  if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &permitted) != 0) return false;
+  return (permitted & (1ul << kXfeatureXtiledata)) != 0;
+#else
+  return false;
+#endif
+}
 #endif
 
 SimdLevel supported_simd_level(const CpuInfo& info) {
   if (!(info.avx2 && info.fma && info.f16c)) return SimdLevel::Scalar;
   if (!(info.avx512f && info.avx512bw && info.avx512vl && info.avx512dq)) return SimdLevel::Avx2;
   if (!info.avx512bf16) return SimdLevel::Avx512;
-  return SimdLevel::Avx512Bf16;
+  if (!(info.amx_tile && info.amx_bf16 && info.amx_permitted)) return SimdLevel::Avx512Bf16;
+  return SimdLevel::Amx;
 }
 
 }  // namespace
@@ -121,6 +148,7 @@ CpuInfo detect_cpu_info(const char* simd_cap) {
   CpuInfo info;
 #ifdef S3_X86
   detect_x86(info);
+  if (info.amx_tile && info.amx_bf16) info.amx_permitted = request_amx_permission();
 #endif
   info.supported_level = supported_simd_level(info);
   info.level = info.supported_level;
@@ -128,7 +156,7 @@ CpuInfo detect_cpu_info(const char* simd_cap) {
     std::optional<SimdLevel> cap = parse_simd_level(simd_cap);
     if (!cap) {
       throw std::invalid_argument(std::string("S3_SIMD='") + simd_cap +
-                                  "' is not a SIMD level; use scalar, avx2, avx512 or avx512bf16, or unset it");
+                                  "' is not a SIMD level; use scalar, avx2, avx512, avx512bf16 or amx, or unset it");
     }
     if (*cap < info.level) info.level = *cap;
   }

@@ -48,8 +48,25 @@ void round_rows_to_bf16(const float* inp, int64_t M, int64_t K, int64_t stride, 
   for (int64_t m = 0; m < M; m++) convert.f32_to_bf16(inp + m * K, rounded.data() + m * stride, size_t(K));
 }
 
-// Threads take contiguous runs of this many output columns, so each streams its own slice of W.
-constexpr int64_t kColumnsPerUnit = 16;
+// The rounded rows repacked into AMX B tiles (matmul.h, MatmulInput::tiles): a 16 × 16 transpose of
+// dwords per (row group, k step), zero rows past M.
+void pack_input_tiles(const uint16_t* rounded, int64_t M, int64_t stride, std::vector<uint32_t>& tiles) {
+  const int64_t groups = (M + kMatmulTileRows - 1) / kMatmulTileRows, steps = stride / kMatmulTileK;
+  const int64_t pairs = kMatmulTileK / 2;
+  tiles.assign(size_t(groups * steps * kMatmulTileRows * pairs), 0);
+  for (int64_t m = 0; m < M; m++) {
+    const int64_t g = m / kMatmulTileRows, j = m % kMatmulTileRows;
+    for (int64_t s = 0; s < steps; s++) {
+      uint32_t* tile = tiles.data() + (g * steps + s) * kMatmulTileRows * pairs;
+      const uint16_t* x = rounded + m * stride + s * kMatmulTileK;
+      for (int64_t r = 0; r < pairs; r++) tile[r * kMatmulTileRows + j] = uint32_t(x[2 * r]) | (uint32_t(x[2 * r + 1]) << 16);
+    }
+  }
+}
+
+// Threads take contiguous runs of this many output columns, so each streams its own slice of W;
+// one unit is one AMX tile's weight rows, so a thread's columns start on a tile.
+constexpr int64_t kColumnsPerUnit = kMatmulTileRows;
 // Weights one fused pass takes (q/k/v is the most the model needs).
 constexpr int64_t kMaxMatmulOutputs = 4;
 
@@ -75,10 +92,15 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   for (int64_t i = 0; i < count; i++) any_bf16_weight = any_bf16_weight || multiplies_in_bf16(outputs[i].w->dtype);
   // The calling thread's copy: the pass below only reads it, and returns before the next call.
   thread_local std::vector<uint16_t> rounded;
+  thread_local std::vector<uint32_t> tiles;
   if (kernels.rounds_input_to_bf16 && any_bf16_weight) {
     input.bf16_stride = padded_row(K);
     round_rows_to_bf16(inp, M, K, input.bf16_stride, rounded);
     input.bf16 = rounded.data();
+    if (kernels.packs_input_into_tiles) {
+      pack_input_tiles(rounded.data(), M, input.bf16_stride, tiles);
+      input.tiles = tiles.data();
+    }
   }
   pool.parallel_for(size_t(first_unit[count]), [&](size_t begin, size_t end, size_t) {
     // Allocated here, in baseline code: a std::vector instantiated in an AVX-512 file could be the
@@ -112,7 +134,7 @@ void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M
 }
 
 const MatmulKernels* matmul_kernels_for(SimdLevel level) {
-  return select_kernels<MatmulKernels>({&kMatmulScalar, &kMatmulAvx2, &kMatmulAvx512, &kMatmulAvx512Bf16}, level);
+  return select_kernels<MatmulKernels>({&kMatmulScalar, &kMatmulAvx2, &kMatmulAvx512, &kMatmulAvx512Bf16, &kMatmulAmx}, level);
 }
 
 const MatmulKernels& matmul_kernels() {

@@ -14,6 +14,10 @@
 // f32 levels by BF16 input rounding, while F32 and F16 weights keep the exact f32 path of the
 // AVX-512 level. Its order per element is as fixed (lane l sums the pairs at k ≡ 2l, 2l + 1
 // (mod 32)), so the same invariances hold at that level.
+//
+// The amx level multiplies the same BF16-rounded input by BF16 and FP8 weights with AMX tiles
+// (TDPBF16PS; matmul_amx_kernel.h): each output's products are summed in an order fixed by K and
+// by the tile instruction, the same for every M, tile position and thread split.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +29,11 @@
 namespace s3::cpu {
 
 // Rows of per-thread scratch a kernel may use (for converted weight rows), each of K rounded up
-// to kMatmulRowAlign floats.
-constexpr int64_t kMatmulScratchRows = 6;
+// to kMatmulRowAlign floats: 16 such rows hold the AMX kernel's two 16-row BF16 weight panels.
+constexpr int64_t kMatmulScratchRows = 16;
+// Input rows (and weight rows) per AMX tile, and BF16 values of k per tile row (64 bytes).
+constexpr int64_t kMatmulTileRows = 16;
+constexpr int64_t kMatmulTileK = 32;
 // The BF16 input rows and the scratch rows are padded to a multiple of this many elements (one
 // 32-value VDPBF16PS step), the padding zero in the input.
 constexpr int64_t kMatmulRowAlign = 32;
@@ -34,10 +41,17 @@ constexpr int64_t kMatmulRowAlign = 32;
 // The input of one call as the kernels read it: the f32 rows, and for kernels that multiply in
 // BF16 the same rows rounded to BF16 once per call (round-to-nearest-even; padded with zeros to
 // bf16_stride = K rounded up to kMatmulRowAlign), so no tile rounds them again.
+//
+// For tile kernels the rounded rows are also repacked once per call into AMX B tiles ("VNNI"
+// order): for each group of kMatmulTileRows input rows (the last padded with zero rows) and each
+// kMatmulTileK-wide step s of k, one 16 × 16 tile of dwords whose row r, column j holds the BF16
+// pair (x[j][32s + 2r], x[j][32s + 2r + 1]), the even k in the low half. Tile (g, s) starts at
+// tiles + (g × steps + s) × 256, steps = bf16_stride / kMatmulTileK.
 struct MatmulInput {
   const float* f32 = nullptr;     // [M × K] row-major
   const uint16_t* bf16 = nullptr;  // [M × bf16_stride]; null unless the kernels round the input and a weight is BF16 or FP8
   int64_t bf16_stride = 0;
+  const uint32_t* tiles = nullptr;  // the B tiles above; null unless the kernels pack them and bf16 is set
 };
 
 // One implementation per SIMD level. `columns` computes output columns [n_begin, n_end) of
@@ -51,6 +65,8 @@ struct MatmulKernels {
   // scratch: [kMatmulScratchRows × (K rounded up to kMatmulRowAlign)] f32.
   void (*columns)(float* out, const MatmulInput& inp, const MatrixView& w, int64_t M, int64_t n_begin, int64_t n_end,
                   float* scratch);
+  // Whether `columns` also reads inp.tiles (the amx level's kernels).
+  bool packs_input_into_tiles = false;
 };
 
 // out: [M × N] row-major; inp: [M × K] row-major; w: [N × K] (see matrix_view.h). out must not
@@ -79,5 +95,10 @@ const MatmulKernels& matmul_kernels();
 extern const MatmulKernels kMatmulAvx2;
 extern const MatmulKernels kMatmulAvx512;
 extern const MatmulKernels kMatmulAvx512Bf16;
+extern const MatmulKernels kMatmulAmx;
+// The AMX kernels over a software model of the tile registers and TDPBF16PS (matmul_amx_model.cpp):
+// the same blocking, packing, tails and FP8 scaling, runnable on any CPU with AVX512-BF16, so the
+// tests check the amx level's logic where no AMX exists. Never selected by a level.
+extern const MatmulKernels kMatmulAmxModel;
 
 }  // namespace s3::cpu

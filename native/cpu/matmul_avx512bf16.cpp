@@ -23,6 +23,7 @@
 #include <immintrin.h>
 
 #include "core/dtype.h"
+#include "cpu/fp8_to_bf16_avx512bf16.h"
 #include "cpu/matmul.h"
 #include "cpu/matmul_lookahead.h"
 #include "cpu/matmul_sum_lanes_avx512.h"
@@ -45,24 +46,7 @@ static_assert(kScaledCols <= kMatmulScratchRows, "a widened FP8 tile must fit th
 // From this many input rows on, an FP8 tile is widened into scratch once rather than per row tile.
 constexpr int64_t kConvertMinRows = 2 * kRows;
 
-inline __mmask32 value_mask(int64_t count) {
-  return count >= kStep ? ~__mmask32(0) : __mmask32((1u << count) - 1u);
-}
-
 inline __m512bh as_bf16(__m512i v) { return reinterpret_cast<__m512bh>(v); }
-
-// 32 fp8 e4m3 codes as the BF16 values fp8 / 256, exactly. fp8 → f16 is a bit move that yields
-// fp8 / 256 (subnormals included: the sign goes to bit 15, the 7 exponent/mantissa bits to bits
-// 13..7), f16 → f32 is exact, and f32 → BF16 is exact as e4m3 has 3 mantissa bits and
-// fp8 / 256 ≥ 2⁻¹⁷ is normal. The NaN codes 0x7F/0xFF come out finite, as at the other levels;
-// checkpoints do not contain them.
-inline __m512i widen_fp8(__m256i codes) {
-  const __m512i wide = _mm512_cvtepu8_epi16(codes);
-  const __m512i half = _mm512_slli_epi16(_mm512_add_epi16(wide, _mm512_and_si512(wide, _mm512_set1_epi16(0x80))), 7);
-  const __m512 low = _mm512_cvtph_ps(_mm512_castsi512_si256(half));
-  const __m512 high = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(half, 1));
-  return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(high, low));
-}
 
 // C weight rows as BF16, 32 values of k at a time (lanes outside `mask` read as 0): rows stored
 // as BF16 (the checkpoint's, or FP8 rows widened into scratch), or FP8 rows widened as they load.

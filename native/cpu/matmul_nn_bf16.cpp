@@ -107,7 +107,7 @@ MatmulNnArgs round_operands(const MatmulNnArgs& p, MatmulNnBf16Scratch& scratch,
 }  // namespace
 
 const MatmulNnBf16Kernels* matmul_nn_bf16_kernels_for(SimdLevel level) {
-  return level == SimdLevel::Avx512Bf16 ? &kMatmulNnAvx512Bf16 : nullptr;
+  return level >= SimdLevel::Avx512Bf16 ? &kMatmulNnAvx512Bf16 : nullptr;  // the amx level too: no tile kernel here yet
 }
 
 void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool) { matmul_nn_bf16(args, pool, cpu_info().level); }

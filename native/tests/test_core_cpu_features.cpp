@@ -42,6 +42,10 @@ TEST(cpu_features_are_consistent) {
   if (info.supported_level >= SimdLevel::Avx2) CHECK(info.avx2 && info.fma && info.f16c);
   if (info.supported_level >= SimdLevel::Avx512) CHECK(info.avx512f && info.avx512bw && info.avx512vl && info.avx512dq);
   if (info.supported_level >= SimdLevel::Avx512Bf16) CHECK(info.avx512bf16);
+  if (info.supported_level >= SimdLevel::Amx) CHECK(info.amx_tile && info.amx_bf16 && info.amx_permitted);
+  if (info.amx_permitted) CHECK(info.amx_tile);
+  // A CPU with every AMX-level feature and the kernel's grant runs the amx level.
+  if (info.avx512bf16 && info.amx_tile && info.amx_bf16 && info.amx_permitted) CHECK(info.supported_level == SimdLevel::Amx);
   if (info.avx2 && info.fma && info.f16c && info.supported_level == SimdLevel::Scalar) CHECK(false);
 }
 
@@ -77,7 +81,7 @@ TEST(cpu_features_simd_cap) {
   CHECK(detect_cpu_info(nullptr).level == supported);
   CHECK(detect_cpu_info("").level == supported);
   CHECK(detect_cpu_info("scalar").level == SimdLevel::Scalar);
-  for (SimdLevel cap : {SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Avx512Bf16}) {
+  for (SimdLevel cap : {SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Avx512Bf16, SimdLevel::Amx}) {
     CpuInfo capped = detect_cpu_info(simd_level_name(cap));
     CHECK(capped.level == (cap < supported ? cap : supported));  // a cap never raises the level
     CHECK(capped.supported_level == supported);
@@ -87,7 +91,7 @@ TEST(cpu_features_simd_cap) {
 }
 
 TEST(cpu_features_level_names_round_trip) {
-  for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Avx512Bf16}) {
+  for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Avx512Bf16, SimdLevel::Amx}) {
     CHECK(parse_simd_level(simd_level_name(level)) == level);
   }
   CHECK(!parse_simd_level("sse4").has_value());

@@ -5,7 +5,9 @@
 // thread count, and whether the weights went through a packed panel or not. The avx512bf16
 // level (BF16 products for BF16 and FP8 weights) is checked against a double reference on the
 // BF16-rounded input, against the f32 path within BF16 rounding, and for the same invariants;
-// without AVX512-BF16 its tests skip.
+// without AVX512-BF16 its tests skip. The amx level's kernel (the same products on AMX tiles) gets
+// the same tests twice: over the software model of the tiles (kMatmulAmxModel, wherever AVX512-BF16
+// exists) and on the hardware where the CPU has AMX (else that half skips, saying so).
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -69,6 +71,22 @@ void skip_without_bf16() {
   if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
     SKIP("this CPU lacks AVX512-BF16: the avx512bf16 matmul level cannot run here");
   }
+}
+
+// The kernel tables that multiply in BF16 and that this machine runs: avx512bf16, the AMX kernel
+// over its tile model, and the AMX kernel on the hardware.
+std::vector<const s3::cpu::MatmulKernels*> bf16_product_kernels() {
+  std::vector<const s3::cpu::MatmulKernels*> kernels;
+  if (s3::cpu_info().supported_level >= s3::SimdLevel::Avx512Bf16) {
+    kernels.push_back(s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16));
+    kernels.push_back(&s3::cpu::kMatmulAmxModel);
+  }
+  if (s3::cpu_info().supported_level >= s3::SimdLevel::Amx) {
+    kernels.push_back(s3::cpu::matmul_kernels_for(s3::SimdLevel::Amx));
+  } else {
+    std::printf("  (no AMX here, or the kernel refused tile data: the amx kernels run only over their tile model)\n");
+  }
+  return kernels;
 }
 
 std::vector<float> rounded_to_bf16(const std::vector<float>& x) {
@@ -208,7 +226,8 @@ TEST(matmul_fp8_dequantizes_every_code_with_its_block_scale) {
 TEST(matmul_bf16_matches_double_reference_on_bf16_rounded_input) {
   skip_without_bf16();
   s3::ThreadPool pool(2);
-  const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
+  for (const s3::cpu::MatmulKernels* level : bf16_product_kernels()) {
+  const s3::cpu::MatmulKernels& kernels = *level;
   CHECK(kernels.rounds_input_to_bf16);
   for (DType dtype : kBf16ProductTypes) {
     for (const auto& shape : kBf16Shapes) {
@@ -221,6 +240,7 @@ TEST(matmul_bf16_matches_double_reference_on_bf16_rounded_input) {
       check_against_f64_products(out, xr, w, M, N, K);
     }
   }
+  }
 }
 
 // Against the exact f32 path: rounding each input to BF16 moves it by at most 2⁻⁹ of itself, so
@@ -229,8 +249,9 @@ TEST(matmul_bf16_matches_double_reference_on_bf16_rounded_input) {
 TEST(matmul_bf16_stays_within_bf16_rounding_of_the_f32_path) {
   skip_without_bf16();
   s3::ThreadPool pool(2);
-  const s3::cpu::MatmulKernels& bf16 = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
   const s3::cpu::MatmulKernels& f32 = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512);
+  for (const s3::cpu::MatmulKernels* level : bf16_product_kernels()) {
+  const s3::cpu::MatmulKernels& bf16 = *level;
   for (DType dtype : kBf16ProductTypes) {
     int64_t differing = 0;
     for (const auto& shape : kBf16Shapes) {
@@ -252,13 +273,15 @@ TEST(matmul_bf16_stays_within_bf16_rounding_of_the_f32_path) {
     }
     CHECK(differing > 0);
   }
+  }
 }
 
 TEST(matmul_bf16_level_keeps_the_exact_f32_path_for_f32_and_f16_weights) {
   skip_without_bf16();
   s3::ThreadPool pool(2);
-  const s3::cpu::MatmulKernels& bf16 = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
   const s3::cpu::MatmulKernels& f32 = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512);
+  for (const s3::cpu::MatmulKernels* level : bf16_product_kernels()) {
+  const s3::cpu::MatmulKernels& bf16 = *level;
   for (DType dtype : {DType::F32, DType::F16}) {
     for (const auto& shape : kBf16Shapes) {
       const int64_t M = shape[0], N = shape[1], K = shape[2];
@@ -270,6 +293,7 @@ TEST(matmul_bf16_level_keeps_the_exact_f32_path_for_f32_and_f16_weights) {
       CHECK(out == reference);
     }
   }
+  }
 }
 
 // Batch and thread invariance at the BF16 level on the edge sizes of K (below one step, off the
@@ -278,9 +302,10 @@ TEST(matmul_bf16_level_keeps_the_exact_f32_path_for_f32_and_f16_weights) {
 TEST(matmul_bf16_rows_do_not_depend_on_batch_or_threads_at_edge_sizes) {
   skip_without_bf16();
   s3::ThreadPool one(1), two(2), three(3);
-  const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
   const int64_t N = 23;
   const int64_t shapes[][2] = {{11, 1}, {11, 15}, {11, 33}, {11, 130}, {70, 4096}};  // M, K
+  for (const s3::cpu::MatmulKernels* level : bf16_product_kernels()) {
+  const s3::cpu::MatmulKernels& kernels = *level;
   for (DType dtype : kBf16ProductTypes) {
     for (const auto& shape : shapes) {
       const int64_t M = shape[0], K = shape[1];
@@ -299,5 +324,47 @@ TEST(matmul_bf16_rows_do_not_depend_on_batch_or_threads_at_edge_sizes) {
         }
       }
     }
+  }
+}
+}
+
+// The tile model against the hardware. The model sums each output's products in the SDM's order
+// for TDPBF16PS with one rounding per addition; the first run on AMX hardware (the H200 host's Xeon,
+// 2026-12-04) gave different bits, so the hardware accumulates in an order or precision of its own.
+// Each is checked against the exact sum above (within 1e-6 of Σ|x·w|), so here they must agree to
+// 2e-6 of Σ|x·w|, which still catches a product missing, doubled or taken from the wrong tile; the
+// count of differing outputs and the largest difference are printed for the record. Without AMX this
+// cannot run and skips.
+TEST(matmul_amx_hardware_agrees_with_its_tile_model) {
+  if (s3::cpu_info().supported_level < s3::SimdLevel::Amx) {
+    SKIP("this CPU has no AMX-BF16 (or the kernel refused tile data): the amx level only compiled here");
+  }
+  s3::ThreadPool pool(2);
+  const s3::cpu::MatmulKernels& hardware = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Amx);
+  for (DType dtype : kBf16ProductTypes) {
+    int64_t outputs = 0, differing = 0;
+    double largest = 0.0;  // |hardware − model| / Σ|x·w|
+    for (const auto& shape : kBf16Shapes) {
+      const int64_t M = shape[0], N = shape[1], K = shape[2];
+      const RandomWeight w(dtype, N, K, uint64_t(N * 1000 + K));
+      const std::vector<float> x = random_input(M, K, uint64_t(M));
+      const std::vector<float> xr = rounded_to_bf16(x);
+      std::vector<float> out(size_t(M * N)), model(size_t(M * N));
+      s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, hardware);
+      s3::cpu::matmul_forward(model.data(), x.data(), w.view, M, pool, s3::cpu::kMatmulAmxModel);
+      for (int64_t m = 0; m < M; m++) {
+        for (int64_t n = 0; n < N; n++) {
+          double magnitude = 0.0;
+          for (int64_t k = 0; k < K; k++) magnitude += std::fabs(double(xr[size_t(m * K + k)]) * w.values[size_t(n * K + k)]);
+          const double difference = std::fabs(double(out[size_t(m * N + n)]) - double(model[size_t(m * N + n)]));
+          outputs++;
+          differing += difference != 0.0;
+          if (magnitude > 0.0) largest = std::max(largest, difference / magnitude);
+          CHECK_NEAR(out[size_t(m * N + n)], model[size_t(m * N + n)], 2e-6 * magnitude + 1e-30);
+        }
+      }
+    }
+    std::printf("  amx %s: hardware and model differ at %lld of %lld outputs, at most %.3g of sum |x w|\n",
+                dtype == DType::BF16 ? "bf16" : "fp8", (long long)differing, (long long)outputs, largest);
   }
 }

@@ -74,7 +74,9 @@ double worst_relative_error(const std::vector<float>& got, const std::vector<std
 // a few activations sit within f32-vs-double noise of a BF16 rounding boundary and round the other
 // way, moving a product by 2⁻⁸ that later layers carry: measured 5.3e-4 (hidden 160, 3-block MLP)
 // and 1.5e-3 (small, 4 layers) of the largest |logit|, so those tests state a bf16_level_tolerance
-// (5e-3); every other level and dtype keeps `tolerance`.
+// (5e-3); every other level and dtype keeps `tolerance`. On the tiny shape the avx512bf16 level stays
+// under 1e-4, but the amx level, whose tile instruction accumulates in its own order, did not (the
+// H200 host's Xeon, 2026-12-04): the tiny BF16 test states the same 5e-3.
 void check_against_reference(const Qwen3Config& config, DType matrix_dtype, DType vector_dtype, size_t T,
                              double tolerance, double bf16_level_tolerance = 0.0) {
   const s3test::TestModel model = s3test::make_test_model(config, matrix_dtype, 7, vector_dtype);
@@ -95,7 +97,7 @@ TEST(qwen3_forward_f32_tiny_matches_naive_reference) {
 }
 
 TEST(qwen3_forward_bf16_tiny_matches_naive_reference_on_the_same_bf16_weights) {
-  check_against_reference(s3test::tiny_qwen3_config(), DType::BF16, DType::BF16, 37, 1e-4);
+  check_against_reference(s3test::tiny_qwen3_config(), DType::BF16, DType::BF16, 37, 1e-4, 5e-3);
 }
 
 TEST(qwen3_forward_f16_tiny_matches_naive_reference) {

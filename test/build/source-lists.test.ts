@@ -44,7 +44,7 @@ describe('native/sources.json', () => {
       execFileSync('cmake', ['-S', packageRoot, '-B', dir, '-DS3_BUILD_TESTS=ON', '-DS3_CUDA=AUTO'], { stdio: 'pipe' });
       const commands = JSON.parse(fs.readFileSync(path.join(dir, 'compile_commands.json'), 'utf8')) as { file: string }[];
       const compiled = new Set(commands.map((c) => path.relative(packageRoot, c.file).split(path.sep).join('/')));
-      const expected = ['core', 'model', 'engine', 'train', 'bench', 'cpu', 'cpu_avx2', 'cpu_avx512', 'cpu_avx512bf16', 'tests', 'test_fixtures', ...(hasNvcc ? ['cuda'] : [])].flatMap((g) => groups[g]);
+      const expected = ['core', 'model', 'engine', 'train', 'bench', 'cpu', 'cpu_avx2', 'cpu_avx512', 'cpu_avx512bf16', 'cpu_amx', 'tests', 'test_fixtures', ...(hasNvcc ? ['cuda'] : [])].flatMap((g) => groups[g]);
       expect([...compiled].sort()).toEqual([...expected].sort());
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -69,6 +69,7 @@ describe('native/sources.json', () => {
       expect(objectsOf('s3_simd_avx2')).toEqual(stem(groups.cpu_avx2));
       expect(objectsOf('s3_simd_avx512')).toEqual(stem(groups.cpu_avx512));
       expect(objectsOf('s3_simd_avx512bf16')).toEqual(stem(groups.cpu_avx512bf16));
+      expect(objectsOf('s3_simd_amx')).toEqual(stem(groups.cpu_amx));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
