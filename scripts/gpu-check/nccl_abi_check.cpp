@@ -15,7 +15,10 @@ namespace nc = s3::cuda::nccl;
 static_assert(nc::kSuccess == ncclSuccess && nc::kInProgress == ncclInProgress);
 static_assert(nc::kUint8 == ncclUint8 && nc::kFloat32 == ncclFloat32 && nc::kBfloat16 == ncclBfloat16);
 static_assert(nc::kSum == ncclSum);
-static_assert(nc::kApiMagic == NCCL_API_MAGIC && nc::kConfigUndefInt == NCCL_CONFIG_UNDEF_INT);
+// The magic as the header's own initializer writes it: NCCL_API_MAGIC is not defined by every
+// release (the H200 machine's nccl.h lacked it, 2026-12-04), NCCL_CONFIG_INITIALIZER is.
+constexpr ncclConfig_t kOfficialInit = NCCL_CONFIG_INITIALIZER;
+static_assert(nc::kApiMagic == kOfficialInit.magic && nc::kConfigUndefInt == NCCL_CONFIG_UNDEF_INT);
 static_assert(sizeof(nc::UniqueId) == sizeof(ncclUniqueId));
 static_assert(offsetof(nc::Config, size) == offsetof(ncclConfig_t, size));
 static_assert(offsetof(nc::Config, magic) == offsetof(ncclConfig_t, magic));
