@@ -16,12 +16,17 @@
 #      failed or crashed;
 #   5. runs the inference benchmarks side by side (bench/cuda_inference_bench.cpp, bench/torch_prefill.py);
 #   6. runs the training benchmarks side by side (bench/cuda_train_bench.cpp, bench/torch_train_step.py);
-#   7. writes $OUT/summary.json (what passed, every measured NMSE, the benchmark figures), keeps the
+#   7. where .gpu-bundle/ came along (scripts/gpu-bundle.sh, here: Node, the CUDA addon, dist and the
+#      production node_modules), runs the CLI on the device: swarm doctor, swarm bench engine with 256
+#      agents, swarm eval on a random s3-mini for both tasks, and a shortened mini pipeline
+#      (swarm train --device cuda: SFT, evaluation, RL, evaluation, report); stage `mini` runs the
+#      whole default pipeline instead;
+#   8. writes $OUT/summary.json (what passed, every measured NMSE, the benchmark figures), keeps the
 #      console in $OUT/gpu-check.log and every other log in $OUT/logs.tar.gz (the device tool brings
 #      back at most 8 files).
 #   bash scripts/gpu-check.sh            # from the repository root; OUT defaults to ./gpu-out
-# Knobs: S3_GPU_CHECK_STAGES (default "references tests sanitizer inference-bench train-bench"; the
-# build always runs), S3_GPU_CHECK_QUICK=1 (the benchmarks' --quick sizes), S3_GPU_CHECK_BUDGET
+# Knobs: S3_GPU_CHECK_STAGES (default "references tests sanitizer inference-bench train-bench cli";
+# `mini` is also known; the build always runs), S3_GPU_CHECK_QUICK=1 (the benchmarks' --quick sizes), S3_GPU_CHECK_BUDGET
 # (seconds for the whole script, default 540: every stage's timeout is cut to what is left, and a
 # stage with under 20 s left is skipped and says so, so the summary is always written inside the
 # device tool's 600 s per call), S3_COMMIT (the commit to record where the copy has no .git).
@@ -41,7 +46,7 @@ elapsed() { echo $(( $(date +%s) - START )); }
 stage() { echo "== $1 (t=$(elapsed) s, $(date -u +%H:%M:%S))"; }
 # cap SECONDS: the stage's timeout, cut to the budget left; 0 when under 20 s would be left.
 cap() { local left=$(( BUDGET - RESERVE - $(elapsed) )); [ "$left" -lt 20 ] && { echo 0; return; }; [ "$1" -lt "$left" ] && echo "$1" || echo "$left"; }
-STAGES="${S3_GPU_CHECK_STAGES:-references tests sanitizer inference-bench train-bench}"
+STAGES="${S3_GPU_CHECK_STAGES:-references tests sanitizer inference-bench train-bench cli}"
 wanted() { case " $STAGES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 QUICK=""; [ "${S3_GPU_CHECK_QUICK:-0}" = 1 ] && QUICK="--quick"
 echo "stages: $STAGES${QUICK:+ (quick benchmarks)}; budget ${BUDGET} s"
@@ -191,12 +196,53 @@ if wanted train-bench; then
   fi
 fi
 
+stage "cli: Node on the device (swarm doctor, bench engine, eval, the mini pipeline)"
+cli_status=99
+if { wanted cli || wanted mini; } && [ -f .gpu-bundle/node.xz ]; then
+  mkdir -p "$WORK/node-bin" build/Release
+  xz -dc .gpu-bundle/node.xz >"$WORK/node-bin/node" && chmod +x "$WORK/node-bin/node"
+  export PATH="$WORK/node-bin:$PATH"
+  [ -d node_modules ] || tar xJf .gpu-bundle/node_modules.tar.xz
+  [ -d dist ] || tar xJf .gpu-bundle/dist.tar.xz
+  cp .gpu-bundle/s3_native.node build/Release/s3_native.node
+  cli_status=0
+  # cli_step NAME SECONDS ARGS...: one swarm command, its output in $LOGS/cli-NAME.txt, its exit and time printed.
+  cli_step() {
+    local name=$1 limit; limit=$(cap "$2"); shift 2
+    if [ "$limit" = 0 ]; then echo "cli $name: not run, the budget ran out"; cli_status=1; return; fi
+    local t0; t0=$(date +%s)
+    timeout "$limit" node bin/swarm.js "$@" >"$LOGS/cli-$name.txt" 2>&1
+    local status=$?
+    echo "cli $name: exit $status in $(( $(date +%s) - t0 )) s"; tail -4 "$LOGS/cli-$name.txt"
+    [ "$status" = 0 ] || cli_status=1
+  }
+  cli_step doctor 30 doctor --json
+  if wanted cli; then
+    cli_step bench-engine 90 bench engine --device cuda --agents 256 --kv-dtype bf16 --json
+    cli_step model-init 30 model init --shape s3-mini --seed 1 --out "$WORK/s3-mini-random"
+    cli_step eval-aggregation 60 eval --model "$WORK/s3-mini-random" --device cuda --task aggregation-digits --sizes 2,4 \
+      --seeds 1 --problems 8 --out "$WORK/eval-aggregation"
+    cli_step eval-exploration 60 eval --model "$WORK/s3-mini-random" --device cuda --task exploration --sizes 2 \
+      --seeds 1 --problems 4 --out "$WORK/eval-exploration"
+    cli_step train-short 180 train --device cuda --out "$WORK/mini-short" --set rlUpdates=4 --set sft.demonstrations=40 \
+      --set sft.excerptUpdates=20 --set sft.updates=6 --set evaluation.seeds=1
+    cp "$WORK/mini-short/metrics.jsonl" "$LOGS/cli-train-short-metrics.jsonl" 2>/dev/null
+  fi
+  if wanted mini; then
+    cli_step mini 540 train --device cuda --out "$WORK/mini"
+    cp "$WORK/mini/metrics.jsonl" "$LOGS/cli-mini-metrics.jsonl" 2>/dev/null
+  fi
+elif wanted cli || wanted mini; then
+  echo "no .gpu-bundle here (make it with scripts/gpu-bundle.sh and carry it): the CLI stages did not run"
+fi
+
 stage "summary"
-python3 - "$LOGS" "$OUT" "$build_ok" "$tests_status" "$sanitizer_status" "$abi_status" "$nccl_abi_status" "$build_seconds" "$STAGES" <<'PY'
+python3 - "$LOGS" "$OUT" "$build_ok" "$tests_status" "$sanitizer_status" "$abi_status" "$nccl_abi_status" "$build_seconds" "$STAGES" "$cli_status" <<'PY'
 import json, re, sys, pathlib
 logs, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 build_ok, tests_status, sanitizer_status = sys.argv[3] == "1", int(sys.argv[4]), int(sys.argv[5])
 abi_status, nccl_abi_status, build_seconds, stages = int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8]), sys.argv[9].split()
+cli_status = int(sys.argv[10])
 def read(name):
     path = logs / name
     return path.read_text(errors="replace") if path.exists() else ""
@@ -231,6 +277,8 @@ summary = {
     "torchPrefill": load("torch-prefill.json"),
     "trainBench": load("cuda-train-bench.json"),
     "torchTrainStep": load("torch-train-step.json"),
+    "cli": {"exit": cli_status,  # 99: not run (no .gpu-bundle, or not a wanted stage)
+            "doctor": load("cli-doctor.txt"), "benchEngine": load("cli-bench-engine.txt")},
 }
 ours, theirs = (summary["trainBench"] or {}).get("train") or {}, summary["torchTrainStep"] or {}
 if ours.get("tokensPerSecond") and theirs.get("tokensPerSecond"):
