@@ -3,7 +3,9 @@
 // the types, prototypes and enum values we use; each value is pinned with its source:
 //   [nvmath] NVIDIA's generated bindings, nvmath-python nvmath/bindings/cycublasLt.pxd (commit
 //            63409f5), which mirror cublasLt.h of cuBLAS 12.9 / 13;
-//   [cublas_api] cublas_api.h of the CUDA toolkit (cublasOperation_t, cublasComputeType_t).
+//   [cublas_api] cublas_api.h of the CUDA toolkit (cublasOperation_t, cublasComputeType_t);
+//   [cublasLt.h] cublasLt.h of the nvidia-cublas 13.1.1.3 wheel, read 2026-12-04 (the split-K
+//            reduction schemes); scripts/gpu-check/cublaslt_abi_check.cpp asserts every value here.
 // Element types (cudaDataType) come from the toolkit's own library_types.h, which nvcc ships.
 // Some hand-written declarations in public code carry wrong values for the scale modes and the
 // later descriptor attributes; the GPU tests check a known product at start (test_cuda_gemm.cpp).
@@ -65,8 +67,11 @@ constexpr int32_t kPrefReductionSchemeMask = 3;
 constexpr int32_t kPrefMinAlignmentABytes = 5;  // then B, C and D: 6, 7, 8
 
 // cublasLtReductionScheme_t [nvmath]: NONE keeps split-K reductions (whose split depends on the
-// shape) out of the heuristic's answers.
+// shape) out of the heuristic's answers. [cublasLt.h]: COMPUTE_TYPE and OUTPUT_TYPE add the split-K
+// parts up out of place, in the workspace, in a separate step (INPLACE, 1, adds them in the output).
 constexpr uint32_t kReductionSchemeNone = 0;
+constexpr uint32_t kReductionSchemeComputeType = 2;
+constexpr uint32_t kReductionSchemeOutputType = 4;
 
 // The functions, as the table cuda/cublaslt.cpp fills with dlsym.
 struct Functions {

@@ -29,6 +29,8 @@ static_assert(lt::kPrefMinAlignmentABytes == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_
               lt::kPrefMinAlignmentABytes + 2 == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES &&
               lt::kPrefMinAlignmentABytes + 3 == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES);
 static_assert(lt::kReductionSchemeNone == CUBLASLT_REDUCTION_SCHEME_NONE);
+static_assert(lt::kReductionSchemeComputeType == CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
+static_assert(lt::kReductionSchemeOutputType == CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
 static_assert(sizeof(lt::MatmulAlgo) == sizeof(cublasLtMatmulAlgo_t));
 static_assert(sizeof(lt::HeuristicResult) == sizeof(cublasLtMatmulHeuristicResult_t));
 static_assert(offsetof(lt::HeuristicResult, workspace_size) == offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize));
