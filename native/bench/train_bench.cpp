@@ -12,8 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "train/trainer.h"
-
 namespace s3::model {
 namespace {
 
@@ -42,6 +40,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// std::invalid_argument for options that do not make a batch.
+void check_batch(const TrainBenchOptions& o) {
+  if (o.tokens < 2 || o.sequences < 1 || o.tokens % o.sequences != 0 || o.tokens / o.sequences < 2) {
+    throw std::invalid_argument("bench_train: " + std::to_string(o.tokens) + " tokens do not split into " +
+                                std::to_string(o.sequences) + " sequences of at least 2 tokens each");
+  }
+}
+
 }  // namespace
 
 double train_flops_per_token(const Qwen3Config& c, int64_t T) {
@@ -52,18 +58,28 @@ double train_flops_per_token(const Qwen3Config& c, int64_t T) {
   return 6.0 * matmul_params + attention;
 }
 
-TrainBenchFigures bench_train(const std::string& checkpoint_dir, const TrainBenchOptions& o) {
-  if (o.tokens < 2 || o.sequences < 1 || o.tokens % o.sequences != 0 || o.tokens / o.sequences < 2) {
-    throw std::invalid_argument("bench_train: " + std::to_string(o.tokens) + " tokens do not split into " +
-                                std::to_string(o.sequences) + " sequences of at least 2 tokens each");
-  }
+train::TrainerOptions train_bench_trainer_options(const TrainBenchOptions& o) {
   train::TrainerOptions options;
   options.device = o.device;
   options.matmul_precision = o.matmul_precision;
   options.threads = o.threads;
   options.adamw.state_dtype = o.optimizer_state;
   options.adamw.lr = 1e-6;  // small: repeated steps on one batch stay near the initial weights
-  train::Trainer trainer(checkpoint_dir, options);
+  return options;
+}
+
+TrainBenchFigures bench_train(const std::string& checkpoint_dir, const TrainBenchOptions& o) {
+  check_batch(o);
+  if (o.on_phase) o.on_phase("building the trainer");
+  train::Trainer trainer(checkpoint_dir, train_bench_trainer_options(o));
+  return bench_train(trainer, o);
+}
+
+TrainBenchFigures bench_train(train::Trainer& trainer, const TrainBenchOptions& o) {
+  check_batch(o);
+  const auto phase = [&](const std::string& name) {
+    if (o.on_phase) o.on_phase(name);
+  };
   const Qwen3Config& c = trainer.config();
   const int64_t length = o.tokens / o.sequences;
   train::TrainBatch batch;
@@ -81,15 +97,24 @@ TrainBenchFigures bench_train(const std::string& checkpoint_dir, const TrainBenc
   figures.sequences = o.sequences;
   figures.device = trainer.device_description();
   std::vector<double> total, forward_backward, optimizer;
-  const int steps = std::max(1, o.repetitions) + (o.warm_up ? 1 : 0);
+  const int repetitions = std::max(1, o.repetitions);
+  const int steps = repetitions + (o.warm_up ? 1 : 0);
   for (int r = 0; r < steps; r++) {
+    const bool warm_up = o.warm_up && r == 0;
+    const std::string step = warm_up ? "warm-up step" : "step " + std::to_string(r + (o.warm_up ? 0 : 1)) + " of " +
+                                                            std::to_string(repetitions);
+    phase(step + ": forward + backward");
     const auto start = std::chrono::steady_clock::now();
     figures.loss = trainer.accumulate(batch).loss;
     const double fb = seconds_since(start);
+    phase(step + ": AdamW");
     const auto step_start = std::chrono::steady_clock::now();
     trainer.step();
     const double opt = seconds_since(step_start);
-    if (o.warm_up && r == 0) continue;
+    if (warm_up) {
+      figures.warm_up_seconds = fb + opt;
+      continue;
+    }
     forward_backward.push_back(fb);
     optimizer.push_back(opt);
     total.push_back(fb + opt);

@@ -12,12 +12,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/matmul_precision.h"
 #include "model/device.h"
 #include "model/qwen3_config.h"
 #include "train/adamw.h"
+#include "train/trainer.h"
 
 namespace s3::model {
 
@@ -30,6 +32,9 @@ struct TrainBenchOptions {
   train::OptimizerStateDtype optimizer_state = train::OptimizerStateDtype::F32;
   MatmulPrecision matmul_precision = MatmulPrecision::F32;
   Device device = Device::Cpu;
+  // Called as each phase begins ("building the trainer", "warm-up step: forward + backward",
+  // "step 2 of 3: AdamW"), so a slow run can say where it is; null: nothing is reported.
+  std::function<void(const std::string& phase)> on_phase;
 };
 
 struct TrainBenchFigures {
@@ -40,6 +45,7 @@ struct TrainBenchFigures {
   double median_seconds = 0;           // accumulate + AdamW step, median repetition
   double forward_backward_seconds = 0; // accumulate alone, median
   double optimizer_seconds = 0;        // AdamW step alone, median
+  double warm_up_seconds = 0;          // the untimed first step, when there is one (allocations, GEMM plans)
   double tokens_per_second = 0;        // from the median step
   double flops_per_token = 0;          // the formula above
   double gflops = 0;                   // tokens_per_second · flops_per_token / 1e9
@@ -56,5 +62,14 @@ double train_flops_per_token(const Qwen3Config& config, int64_t T);
 // two precisions or on two devices train on the same batch. std::invalid_argument for options that
 // do not make a batch.
 TrainBenchFigures bench_train(const std::string& checkpoint_dir, const TrainBenchOptions& options);
+
+// The trainer bench_train builds for options (AdamW's rate 1e-6, so that repeated steps on one batch
+// stay near the initial weights).
+train::TrainerOptions train_bench_trainer_options(const TrainBenchOptions& options);
+
+// The same steps on a trainer already built (with train_bench_trainer_options), so that several
+// batch sizes share one (the GPU check's ladder): options' device, precision, threads and optimizer
+// state are the trainer's; the steps update its weights.
+TrainBenchFigures bench_train(train::Trainer& trainer, const TrainBenchOptions& options);
 
 }  // namespace s3::model
