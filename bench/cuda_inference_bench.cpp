@@ -6,6 +6,13 @@
 //              weights + FP8 KV, against the roofline (weight and KV bytes read per step / bandwidth);
 //   prefill:   32 × 2,048 tokens (last-token logits), in steps of `prefill_step` tokens;
 //   engine:    256 agents through the engine (history, then one piece each), tokens/s.
+// Decode and prefill run once per attention implementation (cuda/attention.h: split, tiled,
+// tiled-mma), each entry naming it ("attentionKernel" and the runner's "attention" text); the engine
+// runs the default one (S3_CUDA_ATTENTION) and names it too. The split prefill is timed once after
+// its warm-up (≈ 11 s a pass on an H200), the others as the median of 3. FP8 weights are quantized
+// once for every runner that uses them.
+// JSON: {"copyBandwidthBytesPerSecond", "decode": [bf16 split, bf16 tiled, bf16 tiled-mma, fp8 split,
+//        fp8 tiled, fp8 tiled-mma], "prefill": [the same six], "engine": {..., "attention"}}.
 // Built with -DS3_BUILD_GPU_BENCH=ON (CUDA only). Run: s3_cuda_inference_bench [--quick] > bench.json
 #include <algorithm>
 #include <chrono>
@@ -33,35 +40,54 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-s3::engine::RunnerOptions cuda_options(bool fp8) {
+using s3::engine::CudaAttention;
+
+s3::engine::RunnerOptions cuda_options(bool fp8, CudaAttention attention) {
   s3::engine::RunnerOptions options;
   options.device = s3::model::Device::Cuda;
   options.kv_dtype = fp8 ? s3::KvDtype::Fp8E4M3 : s3::KvDtype::Bf16;
   options.weight_format = fp8 ? s3::engine::WeightFormat::Fp8 : s3::engine::WeightFormat::Stored;
+  options.cuda_attention = attention;
   return options;
 }
 
-std::string decode_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, bool fp8, int64_t S, int64_t C,
-                           double bandwidth, s3::ThreadPool& pool) {
-  const s3::engine::RunnerBenchFigures f = s3::engine::bench_runner_decode(weights, cuda_options(fp8), S, C, 10, pool);
+constexpr CudaAttention kAttentions[] = {CudaAttention::Split, CudaAttention::Tiled, CudaAttention::TiledMma};
+
+const char* attention_kernel(CudaAttention attention) {
+  switch (attention) {
+    case CudaAttention::Tiled: return "tiled";
+    case CudaAttention::TiledMma: return "tiled-mma";
+    default: return "split";
+  }
+}
+
+std::string decode_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, bool fp8, CudaAttention attention,
+                           int64_t S, int64_t C, double bandwidth, s3::ThreadPool& pool) {
+  const s3::engine::RunnerBenchFigures f = s3::engine::bench_runner_decode(weights, cuda_options(fp8, attention), S, C, 10, pool);
   const double roofline = double(S) / (f.bytes_per_step / bandwidth);
   char text[1024];
   std::snprintf(text, sizeof text,
                 "{\"weights\": \"%s\", \"kvCache\": \"%s\", \"sequences\": %lld, \"context\": %lld, \"stepSeconds\": %.6f, "
                 "\"tokensPerSecond\": %.1f, \"bytesPerStep\": %.0f, \"rooflineTokensPerSecond\": %.1f, \"fractionOfRoofline\": %.3f, "
-                "\"gemm\": \"%s\", \"attention\": \"%s\"}",
+                "\"gemm\": \"%s\", \"attentionKernel\": \"%s\", \"attention\": \"%s\"}",
                 fp8 ? "fp8" : "bf16", fp8 ? "fp8" : "bf16", (long long)S, (long long)C, f.median_seconds, f.tokens_per_second,
-                f.bytes_per_step, roofline, f.tokens_per_second / roofline, f.runner.gemm.c_str(), f.runner.attention.c_str());
+                f.bytes_per_step, roofline, f.tokens_per_second / roofline, f.runner.gemm.c_str(), attention_kernel(attention),
+                f.runner.attention.c_str());
   return text;
 }
 
-std::string prefill_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, bool fp8, int64_t S, int64_t L,
-                            int64_t step_tokens, s3::ThreadPool& pool) {
-  const s3::engine::RunnerBenchFigures f = s3::engine::bench_runner_prefill(weights, cuda_options(fp8), S, L, step_tokens, 3, pool);
-  char text[512];
+std::string prefill_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, bool fp8, CudaAttention attention,
+                            int64_t S, int64_t L, int64_t step_tokens, s3::ThreadPool& pool) {
+  const int repetitions = attention == CudaAttention::Split ? 1 : 3;
+  const s3::engine::RunnerBenchFigures f =
+      s3::engine::bench_runner_prefill(weights, cuda_options(fp8, attention), S, L, step_tokens, repetitions, pool);
+  char text[1024];
   std::snprintf(text, sizeof text,
-                "{\"weights\": \"%s\", \"sequences\": %lld, \"tokens\": %lld, \"stepTokens\": %lld, \"seconds\": %.4f, \"tokensPerSecond\": %.0f}",
-                fp8 ? "fp8" : "bf16", (long long)S, (long long)L, (long long)step_tokens, f.median_seconds, f.tokens_per_second);
+                "{\"weights\": \"%s\", \"kvCache\": \"%s\", \"sequences\": %lld, \"tokens\": %lld, \"stepTokens\": %lld, "
+                "\"seconds\": %.4f, \"tokensPerSecond\": %.0f, \"repetitions\": %d, \"gemm\": \"%s\", \"attentionKernel\": \"%s\", "
+                "\"attention\": \"%s\"}",
+                fp8 ? "fp8" : "bf16", fp8 ? "fp8" : "bf16", (long long)S, (long long)L, (long long)step_tokens, f.median_seconds,
+                f.tokens_per_second, repetitions, f.runner.gemm.c_str(), attention_kernel(attention), f.runner.attention.c_str());
   return text;
 }
 
@@ -97,12 +123,12 @@ std::string engine_figures(const std::shared_ptr<const s3::model::Qwen3Weights>&
   done.wait(lock, [&] { return finished == agents; });
   const double wall = seconds_since(start);
   const s3::engine::EngineStats stats = engine.stats();
-  char text[512];
+  char text[768];
   std::snprintf(text, sizeof text,
                 "{\"agents\": %lld, \"history\": %lld, \"piece\": %lld, \"wallSeconds\": %.3f, \"generatedTokens\": %lld, "
-                "\"tokensPerSecond\": %.1f, \"steps\": %lld, \"busySeconds\": %.3f}",
+                "\"tokensPerSecond\": %.1f, \"steps\": %lld, \"busySeconds\": %.3f, \"attention\": \"%s\"}",
                 (long long)agents, (long long)history, (long long)piece, wall, (long long)generated, double(generated) / wall,
-                (long long)stats.steps, stats.busy_seconds);
+                (long long)stats.steps, stats.busy_seconds, engine.description().attention.c_str());
   return text;
 }
 
@@ -120,17 +146,30 @@ int main(int argc, char** argv) {
     return 1;
   }
   const auto weights = std::make_shared<const s3::model::Qwen3Weights>(s3::model::Qwen3Weights::load(s3bench::qwen3_06b_checkpoint(tmp ? tmp : "/tmp")));
+  const auto fp8_weights = s3::engine::weights_in_format(weights, s3::engine::WeightFormat::Fp8);
+  const auto weights_for = [&](bool fp8) { return fp8 ? fp8_weights : weights; };
   const int64_t S = quick ? 32 : 256, C = quick ? 1024 : 4096, P = quick ? 8 : 32;
   std::printf("{\"copyBandwidthBytesPerSecond\": %.4g,\n", bandwidth);
   std::fflush(stdout);
-  std::printf(" \"decode\": [%s,\n", s3bench::guarded([&] { return decode_figures(weights, false, S, C, bandwidth, pool); }).c_str());
-  std::fflush(stdout);
-  std::printf("            %s],\n", s3bench::guarded([&] { return decode_figures(weights, true, S, C, bandwidth, pool); }).c_str());
-  std::fflush(stdout);
-  std::printf(" \"prefill\": [%s,\n", s3bench::guarded([&] { return prefill_figures(weights, false, P, 2048, 8192, pool); }).c_str());
-  std::fflush(stdout);
-  std::printf("             %s],\n", s3bench::guarded([&] { return prefill_figures(weights, true, P, 2048, 8192, pool); }).c_str());
-  std::fflush(stdout);
+  const char* separator = " \"decode\": [";
+  for (bool fp8 : {false, true}) {
+    for (CudaAttention attention : kAttentions) {
+      std::printf("%s%s", separator,
+                  s3bench::guarded([&] { return decode_figures(weights_for(fp8), fp8, attention, S, C, bandwidth, pool); }).c_str());
+      std::fflush(stdout);
+      separator = ",\n            ";
+    }
+  }
+  separator = "],\n \"prefill\": [";
+  for (bool fp8 : {false, true}) {
+    for (CudaAttention attention : kAttentions) {
+      std::printf("%s%s", separator,
+                  s3bench::guarded([&] { return prefill_figures(weights_for(fp8), fp8, attention, P, 2048, 8192, pool); }).c_str());
+      std::fflush(stdout);
+      separator = ",\n             ";
+    }
+  }
+  std::printf("],\n");
   std::printf(" \"engine\": %s}\n", s3bench::guarded([&] { return engine_figures(weights, quick ? 32 : 256, 512, quick ? 64 : 256, pool); }).c_str());
   return 0;
 }

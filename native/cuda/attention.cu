@@ -1,5 +1,9 @@
-// Split-KV paged attention, its merge, and the double-precision reference; see attention.h.
+// Split-KV paged attention, its merge, the double-precision reference and the choice between the
+// implementations; see attention.h.
 #include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "core/dtype.h"
 #include "core/ops/kv_layout.h"
@@ -58,7 +62,7 @@ __device__ inline void unpack16(const uint8_t* src, float scale, float (&out)[16
 
 // Partial state of (token, query head, split): m, l, then HD accumulated values.
 __device__ inline float* partial_at(float* scratch, int64_t t, int64_t hq, int64_t split, int64_t NH, int64_t HD) {
-  return scratch + ((t * NH + hq) * kMaxAttentionSplits + split) * (HD + 2);
+  return scratch + attention_partial_offset(t, hq, split, NH, HD);
 }
 
 template <typename KV, int HD>
@@ -298,8 +302,36 @@ void attention_forward(float* out, const float* q, const DeviceKvPages& kv, cons
     case KvDtype::Fp8E4M3: launch_split<uint8_t>(scratch, q, kv, tokens, int(NH), scale, stream); break;
   }
   check_launch("attention_forward (splits)", {{"T", tokens.T}, {"NH", NH}, {"NKV", kv.kv_heads}, {"HD", kv.head_dim}});
-  merge_kernel<<<dim3(unsigned(tokens.T), unsigned(NH)), kThreads, 0, stream>>>(out, scratch, tokens, int(NH), int(kv.head_dim));
-  check_launch("attention_forward (merge)", {{"T", tokens.T}, {"NH", NH}, {"HD", kv.head_dim}});
+  attention_merge_splits(out, scratch, tokens, NH, kv.head_dim, stream);
+}
+
+void attention_merge_splits(float* out, const float* scratch, const AttentionTokens& tokens, int64_t NH, int64_t HD,
+                            cudaStream_t stream) {
+  if (tokens.T == 0) return;
+  merge_kernel<<<dim3(unsigned(tokens.T), unsigned(NH)), kThreads, 0, stream>>>(out, scratch, tokens, int(NH), int(HD));
+  check_launch("attention_forward (merge)", {{"T", tokens.T}, {"NH", NH}, {"HD", HD}});
+}
+
+const char* attention_kernel_name(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::Split: return "split";
+    case AttentionKernel::Tiled: return "tiled";
+    case AttentionKernel::TiledMma: return "tiled-mma";
+    case AttentionKernel::Reference: return "reference";
+  }
+  return "split";
+}
+
+AttentionKernel attention_kernel_from_environment() {
+  static const AttentionKernel kernel = [] {
+    const char* value = std::getenv("S3_CUDA_ATTENTION");
+    const std::string text = value != nullptr ? value : "";
+    if (text.empty() || text == "split") return AttentionKernel::Split;
+    if (text == "tiled") return AttentionKernel::Tiled;
+    if (text == "tiled-mma") return AttentionKernel::TiledMma;
+    throw std::invalid_argument("S3_CUDA_ATTENTION is \"" + text + "\"; expected \"split\" (the default), \"tiled\" or \"tiled-mma\"");
+  }();
+  return kernel;
 }
 
 void attention_reference(float* out, const float* q, const DeviceKvPages& kv, const AttentionTokens& tokens, int64_t NH,

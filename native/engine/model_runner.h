@@ -47,6 +47,12 @@ struct RunnerBatch {
 // scales quantized at load (`--weights fp8`; FP8 checkpoints stay FP8 either way).
 enum class WeightFormat { Stored, Bf16, Fp8 };
 
+// The CUDA runner's attention implementation (cuda/attention.h). FromEnvironment reads
+// S3_CUDA_ATTENTION once per process: "split" (the default while the tiled ones await their first GPU
+// run), "tiled" (f32 arithmetic) or "tiled-mma" (bf16 tensor cores for bf16 and fp8 caches); the CPU
+// runner ignores it.
+enum class CudaAttention { FromEnvironment, Split, Tiled, TiledMma };
+
 struct RunnerOptions {
   model::Device device = model::Device::Cpu;
   int64_t block_size = 16;   // KV positions per block
@@ -56,13 +62,14 @@ struct RunnerOptions {
   int64_t max_sequences = 64;      // sequences in one batch
   int64_t max_context = 0;         // the longest sequence (score and logits size scratch for it)
   WeightFormat weight_format = WeightFormat::Stored;
+  CudaAttention cuda_attention = CudaAttention::FromEnvironment;
 };
 
 // What a runner computes with, for `swarm doctor` and the bench JSON.
 struct RunnerDescription {
   std::string device;     // "cpu" or "cuda:0 (NVIDIA H200)"
   std::string gemm;       // e.g. "cpu avx512" or "cublasLt 13.0.2 bf16" or "cublasLt 13.0.2 fp8 block-scaled"
-  std::string attention;  // e.g. "cpu avx512" or "cuda paged (decode kernel)"
+  std::string attention;  // e.g. "cpu avx512", "cuda split-KV paged attention" or "cuda tiled paged attention"
 };
 
 class ModelRunner {

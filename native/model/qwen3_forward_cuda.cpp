@@ -7,7 +7,6 @@
 #include "core/ops/fp8_block_scales.h"
 #include "core/ops/kv_layout.h"
 #include "cpu/rope.h"
-#include "cuda/attention.h"
 #include "cuda/check.h"
 #include "cuda/dtype_kernels.h"
 #include "cuda/embedding.h"
@@ -34,13 +33,14 @@ size_t stage(std::vector<uint8_t>& staging, const T* values, size_t count) {
 }  // namespace
 
 Qwen3CudaForward::Qwen3CudaForward(const Qwen3Config& config, cuda::DeviceAllocator& allocator, cudaStream_t stream,
-                                   cuda::Gemm& gemm, bool reference_attention)
+                                   cuda::Gemm& gemm, cuda::AttentionKernel attention)
     : config_(config),
       allocator_(allocator),
       stream_(stream),
       gemm_(gemm),
-      reference_attention_(reference_attention ||
-                           !cuda::attention_forward_supports(config.num_attention_heads, config.num_key_value_heads, config.head_dim)) {
+      attention_(cuda::attention_forward_supports(config.num_attention_heads, config.num_key_value_heads, config.head_dim)
+                     ? attention
+                     : cuda::AttentionKernel::Reference) {
   // RoPE tables of every position, made by the CPU's function so rotations match it bit for bit.
   const int64_t P = config.max_position_embeddings, half = config.head_dim / 2;
   std::vector<int64_t> positions(static_cast<size_t>(P));
@@ -54,7 +54,15 @@ Qwen3CudaForward::Qwen3CudaForward(const Qwen3Config& config, cuda::DeviceAlloca
 }
 
 std::string Qwen3CudaForward::attention_name() const {
-  return reference_attention_ ? "cuda reference attention (double)" : "cuda split-KV paged attention";
+  switch (attention_) {
+    case cuda::AttentionKernel::Split: return "cuda split-KV paged attention";
+    case cuda::AttentionKernel::Tiled: return "cuda tiled paged attention";
+    case cuda::AttentionKernel::TiledMma:
+      return cuda::attention_mma_serves(config_.head_dim, KvDtype::Bf16) ? "cuda tiled paged attention, bf16 tensor cores for bf16 and fp8 caches"
+                                                                         : "cuda tiled paged attention";
+    case cuda::AttentionKernel::Reference: break;
+  }
+  return "cuda reference attention (double)";
 }
 
 void Qwen3CudaForward::upload_batch(const Qwen3Batch& batch, int64_t T, int64_t block_size, int64_t num_blocks) {
@@ -79,6 +87,10 @@ void Qwen3CudaForward::upload_batch(const Qwen3Batch& batch, int64_t T, int64_t 
     }
   }
   std::vector<int32_t> logit_rows(batch.logit_rows, batch.logit_rows + batch.num_logit_rows);
+  cuda::AttentionTilePlan plan;
+  if (attention_ == cuda::AttentionKernel::Tiled || attention_ == cuda::AttentionKernel::TiledMma) {
+    plan = cuda::plan_attention_tiles(positions.data(), table_offsets.data(), T, c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+  }
   staging_.clear();
   const size_t tokens_at = stage(staging_, batch.tokens, size_t(T));
   const size_t rope_at = stage(staging_, rope_positions.data(), rope_positions.size());
@@ -87,6 +99,7 @@ void Qwen3CudaForward::upload_batch(const Qwen3Batch& batch, int64_t T, int64_t 
   const size_t tables_at = stage(staging_, tables.data(), tables.size());
   const size_t rows_at = stage(staging_, logit_rows.data(), logit_rows.size());
   const size_t kv_at = stage(staging_, kv_rows.data(), kv_rows.size());
+  const size_t plan_at = stage(staging_, plan.items.data(), plan.items.size());
   uint8_t* device = meta_.reserve<uint8_t>(allocator_, staging_.size());
   // Synchronous from pageable memory, so staging_ can be reused at once.
   cuda::check(cudaMemcpyAsync(device, staging_.data(), staging_.size(), cudaMemcpyHostToDevice, stream_), "uploading the batch",
@@ -99,6 +112,7 @@ void Qwen3CudaForward::upload_batch(const Qwen3Batch& batch, int64_t T, int64_t 
   tables_ = reinterpret_cast<const int32_t*>(device + tables_at);
   logit_rows_ = reinterpret_cast<const int32_t*>(device + rows_at);
   kv_rows_ = reinterpret_cast<const int64_t*>(device + kv_at);
+  attention_work_ = {reinterpret_cast<const int32_t*>(device + plan_at), plan.tile_items, plan.single_items};
 }
 
 Qwen3CudaForward::GemmInput Qwen3CudaForward::prepare(const float* x, int64_t T, int64_t K, cuda::GemmDtype dtype) {
@@ -153,8 +167,9 @@ const float* Qwen3CudaForward::forward(const Qwen3DeviceWeights& weights, const 
   float* gate = gate_.reserve<float>(allocator_, size_t(rows * I));
   float* up = up_.reserve<float>(allocator_, size_t(rows * I));
   float* delta = delta_.reserve<float>(allocator_, size_t(rows * C));
-  float* scratch = reference_attention_ ? nullptr
-                                        : attention_scratch_.reserve<float>(allocator_, size_t(cuda::attention_scratch_floats(T, NH, HD)));
+  float* scratch = attention_ == cuda::AttentionKernel::Reference
+                       ? nullptr
+                       : attention_scratch_.reserve<float>(allocator_, size_t(cuda::attention_scratch_floats(T, NH, HD)));
   const cuda::AttentionTokens tokens{positions_, table_offsets_, tables_, T};
   const float eps = c.rms_norm_eps;
 
@@ -173,10 +188,13 @@ const float* Qwen3CudaForward::forward(const Qwen3DeviceWeights& weights, const 
     cuda::rope_forward(q, rope_positions_, rope_cos_.get<float>(), rope_sin_.get<float>(), T, NH, HD, stream_);
     cuda::rope_forward(k, rope_positions_, rope_cos_.get<float>(), rope_sin_.get<float>(), T, NKV, HD, stream_);
     cuda::kv_store(pages, k, v, kv_rows_, T, stream_);
-    if (reference_attention_) {
-      cuda::attention_reference(attn, q, pages, tokens, NH, stream_);
-    } else {
-      cuda::attention_forward(attn, q, pages, tokens, NH, scratch, stream_);
+    switch (attention_) {
+      case cuda::AttentionKernel::Split: cuda::attention_forward(attn, q, pages, tokens, NH, scratch, stream_); break;
+      case cuda::AttentionKernel::Tiled: cuda::attention_forward_tiled(attn, q, pages, tokens, attention_work_, NH, scratch, stream_); break;
+      case cuda::AttentionKernel::TiledMma:
+        cuda::attention_forward_tiled_mma(attn, q, pages, tokens, attention_work_, NH, scratch, stream_);
+        break;
+      case cuda::AttentionKernel::Reference: cuda::attention_reference(attn, q, pages, tokens, NH, stream_); break;
     }
     {
       float* const outs[] = {delta};
