@@ -6,6 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "cuda/attention.h"
 #include "cuda/check.h"
 #include "cuda/cublaslt.h"
 #include "cuda/device_info.h"
@@ -21,6 +22,16 @@ namespace {
 
 constexpr int kDevice = 0;
 constexpr int64_t kScratchBlockSize = 16;  // blocks of the scratch caches score() and logits() use
+
+cuda::AttentionKernel attention_kernel(CudaAttention choice) {
+  switch (choice) {
+    case CudaAttention::Split: return cuda::AttentionKernel::Split;
+    case CudaAttention::Tiled: return cuda::AttentionKernel::Tiled;
+    case CudaAttention::TiledMma: return cuda::AttentionKernel::TiledMma;
+    case CudaAttention::FromEnvironment: break;
+  }
+  return cuda::attention_kernel_from_environment();
+}
 
 std::string gib(double bytes) {
   char text[32];
@@ -56,13 +67,16 @@ class CudaModelRunner final : public ModelRunner {
     cache_ = std::make_unique<cuda::DeviceKvCache>(allocator_, config_.num_hidden_layers, config_.num_key_value_heads,
                                                    config_.head_dim, options.block_size, options.num_blocks, options.kv_dtype,
                                                    stream_.get());
-    forward_ = std::make_unique<model::Qwen3CudaForward>(config_, allocator_, stream_.get(), gemm_);
+    forward_ = std::make_unique<model::Qwen3CudaForward>(config_, allocator_, stream_.get(), gemm_, attention_kernel(options.cuda_attention));
     stream_.synchronize("starting the CUDA runner");
   }
 
   RunnerDescription describe() const override {
+    // The FP8 form cuBLASLt accepted ("fp8 as D f32"), or why it refused every one, once FP8 was planned.
+    const std::string fp8 = gemm_.fp8_description();
     return {device_name(),
-            "cublasLt " + library_->version_text() + " " + weights_->format() + (gemm_.batch_invariant() ? "" : " (not batch-invariant)"),
+            "cublasLt " + library_->version_text() + " " + weights_->format() + (gemm_.batch_invariant() ? "" : " (not batch-invariant)") +
+                (fp8.empty() ? "" : "; " + fp8),
             forward_->attention_name()};
   }
 
