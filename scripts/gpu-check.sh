@@ -147,6 +147,20 @@ if [ "$build_ok" = 1 ] && wanted tests; then
     fi
     echo "$name $(( ($(date +%s%N) - test_start) / 1000000 )) ms exit $status" >>"$LOGS/test-times.txt"
   done
+  # The engine's token-invariance tests again under the attention implementations not yet the default.
+  for kernel in tiled tiled-mma; do
+    for name in cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token; do
+      limit=$(cap 90)
+      [ "$limit" = 0 ] && break
+      S3_CUDA_ATTENTION=$kernel timeout "$limit" ./build-gpu/s3_native_tests "=$name" >"$WORK/one-test.txt" 2>&1
+      status=$?
+      sed "s/\] $name/] $name@$kernel/" "$WORK/one-test.txt" | grep -v '^[0-9]* passed, [0-9]* failed' >>"$LOGS/native-tests.txt"
+      if [ "$status" != 0 ]; then
+        tests_status=1
+        grep -q "^\[ FAIL \]" "$WORK/one-test.txt" || echo "[ FAIL ] $name@$kernel: exit $status" >>"$LOGS/native-tests.txt"
+      fi
+    done
+  done
   grep -E "FAIL|nmse|skipped on|^\[ SKIP" "$LOGS/native-tests.txt" | tail -100
   echo "passed $(grep -c '^\[   OK \]' "$LOGS/native-tests.txt"), failed $(grep -c '^\[ FAIL \]' "$LOGS/native-tests.txt"), skipped $(grep -c '^\[ SKIP \]' "$LOGS/native-tests.txt")"
 fi
@@ -155,7 +169,10 @@ stage "compute-sanitizer memcheck: a small engine test, then the first failing d
 sanitizer_status=99
 if [ "$build_ok" = 1 ] && wanted sanitizer && command -v compute-sanitizer >/dev/null; then
   : >"$LOGS/compute-sanitizer.txt"
-  for name in cuda_engine_cancel_release_and_close_answer_every_request_once $(head -3 "$WORK/failed-device-tests.txt"); do
+  # memcheck on an engine test and on the attention tests (three implementations, cp.async and
+  # ldmatrix among them), then on the first device tests that failed.
+  for name in cuda_engine_cancel_release_and_close_answer_every_request_once \
+      cuda_attention_matches_the_reference_and_the_cpu_for_every_cache_dtype_and_group $(head -3 "$WORK/failed-device-tests.txt"); do
     limit=$(cap 90)
     [ "$limit" = 0 ] && { echo "sanitizer on $name: not run, the budget ran out"; continue; }
     echo "--- $name" >>"$LOGS/compute-sanitizer.txt"
