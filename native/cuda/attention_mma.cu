@@ -388,13 +388,9 @@ void launch_mma(float* scratch, const float* q, const DeviceKvPages& kv, const A
 template <typename KV>
 void launch_mma_dims(float* scratch, const float* q, const DeviceKvPages& kv, const AttentionTokens& tokens, const AttentionWork& work,
                      int NH, float scale, cudaStream_t stream) {
-  switch (kv.head_dim) {
-    case 16: launch_mma<KV, 16>(scratch, q, kv, tokens, work, NH, scale, stream); break;
-    case 32: launch_mma<KV, 32>(scratch, q, kv, tokens, work, NH, scale, stream); break;
-    case 64: launch_mma<KV, 64>(scratch, q, kv, tokens, work, NH, scale, stream); break;
-    case 128: launch_mma<KV, 128>(scratch, q, kv, tokens, work, NH, scale, stream); break;
-    default: throw CudaError("attention_forward_tiled_mma: head_dim " + std::to_string(kv.head_dim) + " is not served");
-  }
+  for_head_dim<128>(kv.head_dim, "attention_forward_tiled_mma", [&](auto hd) {
+    launch_mma<KV, decltype(hd)::value>(scratch, q, kv, tokens, work, NH, scale, stream);
+  });
 }
 
 }  // namespace

@@ -505,14 +505,9 @@ void launch_tiled(float* scratch, const float* q, const DeviceKvPages& kv, const
 template <typename KV>
 void launch_tiled_dims(float* scratch, const float* q, const DeviceKvPages& kv, const AttentionTokens& tokens,
                        const AttentionWork& work, int NH, float scale, cudaStream_t stream) {
-  switch (kv.head_dim) {
-    case 16: launch_tiled<KV, 16>(scratch, q, kv, tokens, work, NH, scale, stream); break;
-    case 32: launch_tiled<KV, 32>(scratch, q, kv, tokens, work, NH, scale, stream); break;
-    case 64: launch_tiled<KV, 64>(scratch, q, kv, tokens, work, NH, scale, stream); break;
-    case 128: launch_tiled<KV, 128>(scratch, q, kv, tokens, work, NH, scale, stream); break;
-    case 256: launch_tiled<KV, 256>(scratch, q, kv, tokens, work, NH, scale, stream); break;
-    default: throw CudaError("attention_forward_tiled: head_dim " + std::to_string(kv.head_dim) + " is not served");
-  }
+  for_head_dim<256>(kv.head_dim, "attention_forward_tiled", [&](auto hd) {
+    launch_tiled<KV, decltype(hd)::value>(scratch, q, kv, tokens, work, NH, scale, stream);
+  });
 }
 
 }  // namespace

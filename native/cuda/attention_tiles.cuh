@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "cuda/attention_tiled.h"
 #include "cuda/check.h"
@@ -155,6 +156,26 @@ inline void check_tiled_launch(const char* what, const DeviceKvPages& kv, const 
     throw CudaError(name + ": " + std::to_string(kv.num_blocks) + " blocks of " + std::to_string(kv.block_size) + " positions × " +
                     std::to_string(kv.kv_heads) + " KV heads exceed 2^31 rows per layer");
   }
+}
+
+// Calls launch(std::integral_constant<int, HD>{}) for the head dimensions 16 … max_head_dim (powers of
+// two) the kernels are compiled for; any other refused, naming `what`.
+template <int kMaxHeadDim, typename Launch>
+void for_head_dim(int64_t head_dim, const char* what, Launch&& launch) {
+  switch (head_dim) {
+    case 16: launch(std::integral_constant<int, 16>{}); return;
+    case 32: launch(std::integral_constant<int, 32>{}); return;
+    case 64: launch(std::integral_constant<int, 64>{}); return;
+    case 128: launch(std::integral_constant<int, 128>{}); return;
+    case 256:
+      if constexpr (kMaxHeadDim >= 256) {
+        launch(std::integral_constant<int, 256>{});
+        return;
+      }
+      break;
+    default: break;
+  }
+  throw CudaError(std::string(what) + ": head_dim " + std::to_string(head_dim) + " is not served");
 }
 
 }  // namespace s3::cuda::attention_tiles
