@@ -48,6 +48,25 @@ void round_rows_to_bf16(const float* inp, int64_t M, int64_t K, int64_t stride, 
   for (int64_t m = 0; m < M; m++) convert.f32_to_bf16(inp + m * K, rounded.data() + m * stride, size_t(K));
 }
 
+// inp's rows rounded to BF16 (RNE) straight into the panel layout (matmul.h, MatmulInput::panels),
+// zero rows and zero values past M and K: each row is rounded whole into `row`, then its steps are
+// copied to their places.
+void round_rows_into_panels(const float* inp, int64_t M, int64_t K, int64_t stride, std::vector<uint16_t>& panels,
+                            std::vector<uint16_t>& row) {
+  const int64_t groups = (M + kMatmulPanelRows - 1) / kMatmulPanelRows, steps = stride / kMatmulRowAlign;
+  panels.assign(size_t(groups * kMatmulPanelRows * stride), 0);
+  row.assign(size_t(stride), 0);
+  const ConvertKernels& convert = convert_kernels();
+  for (int64_t m = 0; m < M; m++) {
+    convert.f32_to_bf16(inp + m * K, row.data(), size_t(K));
+    const int64_t g = m / kMatmulPanelRows, r = m % kMatmulPanelRows;
+    for (int64_t s = 0; s < steps; s++) {
+      std::copy_n(row.data() + s * kMatmulRowAlign, kMatmulRowAlign,
+                  panels.data() + ((g * steps + s) * kMatmulPanelRows + r) * kMatmulRowAlign);
+    }
+  }
+}
+
 // The rounded rows repacked into AMX B tiles (matmul.h, MatmulInput::tiles): a 16 × 16 transpose of
 // dwords per (row group, k step), zero rows past M.
 void pack_input_tiles(const uint16_t* rounded, int64_t M, int64_t stride, std::vector<uint32_t>& tiles) {
@@ -91,9 +110,13 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   bool any_bf16_weight = false;
   for (int64_t i = 0; i < count; i++) any_bf16_weight = any_bf16_weight || multiplies_in_bf16(outputs[i].w->dtype);
   // The calling thread's copy: the pass below only reads it, and returns before the next call.
-  thread_local std::vector<uint16_t> rounded;
+  thread_local std::vector<uint16_t> rounded, panel_row;
   thread_local std::vector<uint32_t> tiles;
-  if (kernels.rounds_input_to_bf16 && any_bf16_weight) {
+  if (kernels.rounds_input_to_bf16 && any_bf16_weight && kernels.packs_input_into_panels) {
+    input.bf16_stride = padded_row(K);
+    round_rows_into_panels(inp, M, K, input.bf16_stride, rounded, panel_row);
+    input.panels = rounded.data();
+  } else if (kernels.rounds_input_to_bf16 && any_bf16_weight) {
     input.bf16_stride = padded_row(K);
     round_rows_to_bf16(inp, M, K, input.bf16_stride, rounded);
     input.bf16 = rounded.data();

@@ -37,6 +37,8 @@ constexpr int64_t kMatmulTileK = 32;
 // The BF16 input rows and the scratch rows are padded to a multiple of this many elements (one
 // 32-value VDPBF16PS step), the padding zero in the input.
 constexpr int64_t kMatmulRowAlign = 32;
+// Input rows per panel of the avx512bf16 level's layout (MatmulInput::panels): one register tile.
+constexpr int64_t kMatmulPanelRows = 4;
 
 // The input of one call as the kernels read it: the f32 rows, and for kernels that multiply in
 // BF16 the same rows rounded to BF16 once per call (round-to-nearest-even; padded with zeros to
@@ -47,11 +49,18 @@ constexpr int64_t kMatmulRowAlign = 32;
 // kMatmulTileK-wide step s of k, one 16 × 16 tile of dwords whose row r, column j holds the BF16
 // pair (x[j][32s + 2r], x[j][32s + 2r + 1]), the even k in the low half. Tile (g, s) starts at
 // tiles + (g × steps + s) × 256, steps = bf16_stride / kMatmulTileK.
+//
+// Kernels that read panels get the rounded rows in that layout instead of row-major: for each group
+// of kMatmulPanelRows input rows (the last padded with zero rows) and each kMatmulRowAlign-wide step
+// s of k, the group's rows' 32 values of that step one after another, so a register tile's input
+// is one contiguous stream: row r of group g, step s at panels + ((g × steps + s) × kMatmulPanelRows
+// + r) × kMatmulRowAlign, steps = bf16_stride / kMatmulRowAlign.
 struct MatmulInput {
   const float* f32 = nullptr;     // [M × K] row-major
-  const uint16_t* bf16 = nullptr;  // [M × bf16_stride]; null unless the kernels round the input and a weight is BF16 or FP8
-  int64_t bf16_stride = 0;
+  const uint16_t* bf16 = nullptr;  // [M × bf16_stride]; null unless the kernels round the input (and read no panels) and a weight is BF16 or FP8
+  int64_t bf16_stride = 0;         // K rounded up to kMatmulRowAlign wherever bf16 or panels is set
   const uint32_t* tiles = nullptr;  // the B tiles above; null unless the kernels pack them and bf16 is set
+  const uint16_t* panels = nullptr;  // the panels above; null unless the kernels read them and a weight is BF16 or FP8
 };
 
 // One implementation per SIMD level. `columns` computes output columns [n_begin, n_end) of
@@ -67,6 +76,8 @@ struct MatmulKernels {
                   float* scratch);
   // Whether `columns` also reads inp.tiles (the amx level's kernels).
   bool packs_input_into_tiles = false;
+  // Whether `columns` reads the rounded input as inp.panels rather than inp.bf16 (the avx512bf16 level).
+  bool packs_input_into_panels = false;
 };
 
 // out: [M × N] row-major; inp: [M × K] row-major; w: [N × K] (see matrix_view.h). out must not
