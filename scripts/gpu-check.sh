@@ -16,17 +16,19 @@
 #      failed or crashed;
 #   5. runs the inference benchmarks side by side (bench/cuda_inference_bench.cpp, bench/torch_prefill.py);
 #   6. runs the training benchmarks side by side (bench/cuda_train_bench.cpp, bench/torch_train_step.py);
-#   7. where .gpu-bundle/ came along (scripts/gpu-bundle.sh, here: Node, the CUDA addon, dist and the
+#   7. on the host's CPU (stage cpu-bench, not in the default list): the matmul levels amx,
+#      avx512bf16 and avx512 and the 0.6B prefill at each, beside PyTorch's BF16 prefill on the same cores;
+#   8. where .gpu-bundle/ came along (scripts/gpu-bundle.sh, here: Node, the CUDA addon, dist and the
 #      production node_modules), runs the CLI on the device: swarm doctor, swarm bench engine with 256
 #      agents, swarm eval on a random s3-mini for both tasks, and a shortened mini pipeline
 #      (swarm train --device cuda: SFT, evaluation, RL, evaluation, report); stage `mini` runs the
 #      whole default pipeline instead;
-#   8. writes $OUT/summary.json (what passed, every measured NMSE, the benchmark figures), keeps the
+#   9. writes $OUT/summary.json (what passed, every measured NMSE, the benchmark figures), keeps the
 #      console in $OUT/gpu-check.log and every other log in $OUT/logs.tar.gz (the device tool brings
 #      back at most 8 files).
 #   bash scripts/gpu-check.sh            # from the repository root; OUT defaults to ./gpu-out
 # Knobs: S3_GPU_CHECK_STAGES (default "references tests sanitizer inference-bench train-bench cli";
-# `mini` is also known; the build always runs), S3_GPU_CHECK_QUICK=1 (the benchmarks' --quick sizes), S3_GPU_CHECK_BUDGET
+# `mini` and `cpu-bench` are also known; the GPU build runs unless no stage needs it), S3_GPU_CHECK_QUICK=1 (the benchmarks' --quick sizes), S3_GPU_CHECK_BUDGET
 # (seconds for the whole script, default 540: every stage's timeout is cut to what is left, and a
 # stage with under 20 s left is skipped and says so, so the summary is always written inside the
 # device tool's 600 s per call), S3_COMMIT (the commit to record where the copy has no .git).
@@ -94,12 +96,18 @@ stage "build (sm_90a, tests and benchmark, no sanitizers)"
 build_start=$(date +%s)
 build_ok=1
 generator=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
+needs_build=0
+for s in tests sanitizer inference-bench train-bench; do wanted "$s" && needs_build=1; done
+if [ "$needs_build" = 0 ]; then
+  build_ok=0; echo "build: not needed by the stages ($STAGES)"
+else
 timeout "$(cap 240)" cmake -S . -B build-gpu -G "$generator" -DCMAKE_BUILD_TYPE=Release -DS3_BUILD_TESTS=ON -DS3_SANITIZE=OFF -DS3_CUDA=ON \
   -DS3_BUILD_GPU_BENCH=ON -DS3_CUDA_ARCHITECTURES=90a-real >"$LOGS/cmake-configure.log" 2>&1 || build_ok=0
 [ "$build_ok" = 1 ] && { timeout "$(cap 240)" cmake --build build-gpu --parallel "$(nproc)" >"$LOGS/cmake-build.log" 2>&1 || build_ok=0; }
+fi
 build_seconds=$(( $(date +%s) - build_start ))
 echo "build ok=$build_ok in $build_seconds s"
-[ "$build_ok" = 1 ] || tail -60 "$LOGS/cmake-build.log" "$LOGS/cmake-configure.log" 2>/dev/null
+[ "$build_ok" = 1 ] || [ "$needs_build" = 0 ] || tail -60 "$LOGS/cmake-build.log" "$LOGS/cmake-configure.log" 2>/dev/null
 
 stage "cuBLASLt and NCCL declarations against the official headers"
 abi_check() {  # abi_check NAME HEADER: compiles scripts/gpu-check/NAME_abi_check.cpp against the header found
@@ -214,6 +222,35 @@ if wanted train-bench; then
   fi
 fi
 
+stage "cpu-bench: the host CPU's matmul levels (amx against avx512bf16 and avx512) and prefill, beside PyTorch"
+# The device host's Xeon has AMX, which the development machines lack: the amx level's kernels
+# and prefill timed against the avx512bf16 and f32 levels and against PyTorch's own BF16 prefill on
+# the same cores (bench/matmul_bench.cpp, bench/qwen3_forward_bench.cpp, bench/torch_qwen3.py).
+if wanted cpu-bench; then
+  if [ "$(cap 150)" != 0 ] && timeout "$(cap 90)" cmake -S . -B build-cpu-bench -G "$generator" -DCMAKE_BUILD_TYPE=Release -DS3_CUDA=OFF \
+       >"$LOGS/cpu-bench-build.log" 2>&1 && timeout "$(cap 90)" cmake --build build-cpu-bench --target s3_core --parallel "$(nproc)" \
+       >>"$LOGS/cpu-bench-build.log" 2>&1; then
+    for bench in matmul_bench qwen3_forward_bench; do
+      g++ -std=c++17 -O3 -Inative "bench/$bench.cpp" build-cpu-bench/libs3_core.a -lpthread -ldl -o "$WORK/$bench" >>"$LOGS/cpu-bench-build.log" 2>&1
+    done
+    grep -m1 "model name" /proc/cpuinfo; grep -m1 -o -w -E "amx_bf16|avx512_bf16" /proc/cpuinfo | sort -u | paste -sd' '
+    threads=$(nproc)
+    [ "$(cap 60)" != 0 ] && { timeout "$(cap 60)" "$WORK/matmul_bench" "$threads" BF16 >"$LOGS/cpu-matmul-bench.txt" 2>&1; echo "matmul_bench exit $?"; grep -E "M= *(1|64|512) " "$LOGS/cpu-matmul-bench.txt"; }
+    for level in amx avx512bf16 avx512; do
+      [ "$(cap 45)" = 0 ] && break
+      S3_SIMD=$level timeout "$(cap 45)" "$WORK/qwen3_forward_bench" 0.6b BF16 prefill >"$LOGS/cpu-forward-$level.txt" 2>&1
+      echo "qwen3_forward_bench $level exit $?"; cat "$LOGS/cpu-forward-$level.txt"
+    done
+    if [ "$(cap 90)" != 0 ]; then
+      OMP_WAIT_POLICY=PASSIVE timeout "$(cap 90)" python3 bench/torch_qwen3.py --dtype bf16 --threads "$threads" --prefill 1x512,4x512 \
+        --decode 8 --context 256 --repetitions 3 >"$LOGS/cpu-torch-prefill.json" 2>"$LOGS/cpu-torch-prefill.log"
+      echo "torch_qwen3 bf16 exit $?"; cat "$LOGS/cpu-torch-prefill.json"; tail -3 "$LOGS/cpu-torch-prefill.log"
+    fi
+  else
+    echo "cpu-bench: the CPU build failed or the budget ran out"; tail -20 "$LOGS/cpu-bench-build.log" 2>/dev/null
+  fi
+fi
+
 stage "cli: Node on the device (swarm doctor, bench engine, eval, the mini pipeline)"
 cli_status=99
 if { wanted cli || wanted mini; } && [ -f .gpu-bundle/node.xz ]; then
@@ -295,6 +332,7 @@ summary = {
     "torchPrefill": load("torch-prefill.json"),
     "trainBench": load("cuda-train-bench.json"),
     "torchTrainStep": load("torch-train-step.json"),
+    "cpuTorchPrefill": load("cpu-torch-prefill.json"),
     "cli": {"exit": cli_status,  # 99: not run (no .gpu-bundle, or not a wanted stage)
             "doctor": load("cli-doctor.txt"), "benchEngine": load("cli-bench-engine.txt")},
 }
@@ -307,4 +345,4 @@ print(json.dumps({k: summary[k] for k in ("build", "computeSanitizer")}, indent=
 PY
 archive
 echo "== done (t=$(elapsed) s)"
-[ "$build_ok" = 1 ] && { ! wanted tests || [ "$tests_status" = 0 ]; }
+{ [ "$build_ok" = 1 ] || [ "$needs_build" = 0 ]; } && { ! wanted tests || [ "$tests_status" = 0 ]; }
