@@ -6,7 +6,9 @@
 # layer is recomputed in the backward (torch.utils.checkpoint) as the s³ trainer does; without it
 # the [heads × T × T] attention tensors of 28 layers do not fit in memory at 2,048 tokens
 # (--no-checkpoint turns it off); --bf16 runs the forward and backward under torch.autocast(bfloat16)
-# (f32 master weights and AdamW), the anchor of `--precision bf16`. Run with Debian's interpreter:
+# (f32 master weights and AdamW), the anchor of `--precision bf16`. Attention is
+# scaled_dot_product_attention (with its own backward) where the torch has it (2.0 on), else explicit
+# masked softmax (Debian's 1.13). Run with Debian's interpreter or a venv with a newer CPU torch:
 #   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_qwen3_train.py --shape small --seq 2048
 import argparse
 import json
@@ -17,7 +19,7 @@ import time
 import torch
 import torch.utils.checkpoint
 
-from torch_qwen3 import SHAPES, Model, rms, rope
+from torch_qwen3 import SDPA, SHAPES, Model, rms, rope
 
 
 def layer(x, pos, s, L):
@@ -30,10 +32,13 @@ def layer(x, pos, s, L):
     q, k = rope(q, pos), rope(k, pos)
     kk = k.repeat_interleave(H // KV, 1)
     vv = v.repeat_interleave(H // KV, 1)
-    att = (q @ kk.transpose(-1, -2)) / math.sqrt(HD)
-    mask = torch.ones(T, T, dtype=torch.bool).tril()
-    att = att.masked_fill(~mask, float("-inf")).softmax(-1)
-    x = x + ((att @ vv).transpose(1, 2).reshape(1, T, H * HD)) @ L["o"].T
+    if SDPA is not None:
+        o = SDPA(q, kk, vv, is_causal=True)
+    else:
+        att = (q @ kk.transpose(-1, -2)) / math.sqrt(HD)
+        mask = torch.ones(T, T, dtype=torch.bool).tril()
+        o = att.masked_fill(~mask, float("-inf")).softmax(-1) @ vv
+    x = x + (o.transpose(1, 2).reshape(1, T, H * HD)) @ L["o"].T
     h = rms(x, L["n2"])
     return x + (torch.nn.functional.silu(h @ L["gate"].T) * (h @ L["up"].T)) @ L["down"].T
 
@@ -67,7 +72,9 @@ def main():
     params = [m.embed, m.norm] + [t for L in m.layers for t in L.values()]
     for p in params:
         p.requires_grad_(True)
-    opt = torch.optim.AdamW(params, lr=1e-6, weight_decay=0.0)
+    # The fused CPU AdamW where the torch has it (2.4 on); it computes the same update.
+    fused = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 4)
+    opt = torch.optim.AdamW(params, lr=1e-6, weight_decay=0.0, **({"fused": True} if fused else {}))
     ids = torch.randint(0, s["vocab"], (1, a.seq), generator=torch.Generator().manual_seed(1))
     times = []
     for r in range(a.repetitions + (0 if a.no_warm_up else 1)):
@@ -85,6 +92,7 @@ def main():
     times.sort()
     step, fb, optimizer = times[len(times) // 2]
     out = dict(torch=torch.__version__, shape=a.shape, threads=a.threads, tokens=a.seq, checkpoint=not a.no_checkpoint, bf16=a.bf16,
+               attention="sdpa" if SDPA is not None else "masked softmax", fusedAdamW=fused,
                medianSeconds=step, forwardBackwardSeconds=fb, optimizerSeconds=optimizer, tokensPerSecond=a.seq / step,
                loss=float(loss), peakRssGiB=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)
     print(json.dumps(out, indent=1))
