@@ -12,6 +12,7 @@ import { Tokenizer } from '../model/tokenizer/index.js';
 import type { DeviceOptions } from '../native/device.js';
 import { InferenceEngine, type EngineOptions, type KvCacheDtype } from '../native/engine.js';
 import { NativePolicy } from './native-policy.js';
+import { PolicyError } from './policy-error.js';
 import { RemotePolicy, type RemoteProtocol } from './remote-policy.js';
 import type { Policy } from './policy.js';
 import { GarbagePolicy } from './scripted/garbage-policy.js';
@@ -105,8 +106,7 @@ export function openPolicy(spec: PolicySpec): OpenedPolicy {
       const kvCacheDtype = spec.kvCacheDtype ?? 'f32';
       const engine = InferenceEngine.load(directory, { ...spec.engine, ...spec.device, kvCacheDtype, deterministic: spec.deterministic ?? true });
       const runner = engine.stats().runner;
-      // Numerics other than the defaults are part of what generates the tokens.
-      const numerics = `${weights === 'stored' ? '' : `:weights=${weights}`}${kvCacheDtype === 'f32' ? '' : `:kv=${kvCacheDtype}`}`;
+      const numerics = numericsKey(weights, kvCacheDtype);
       return {
         policy: new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerPath) }),
         info: {
@@ -122,21 +122,58 @@ export function openPolicy(spec: PolicySpec): OpenedPolicy {
   }
 }
 
+/** Numerics other than the defaults (stored weights, an f32 KV cache) are part of what generates the tokens. */
+function numericsKey(weights: string, kvCacheDtype: string): string {
+  return `${weights === 'stored' ? '' : `:weights=${weights}`}${kvCacheDtype === 'f32' ? '' : `:kv=${kvCacheDtype}`}`;
+}
+
+/**
+ * The numerics our servers sample with, from their /health: all must agree (an agent's sequence
+ * may move to another server), or the tokens would depend on which server answered.
+ */
+async function serverNumerics(urls: readonly string[]): Promise<{ weights: string; kvCacheDtype: string }> {
+  const seen: { url: string; weights: string; kvCacheDtype: string }[] = [];
+  for (const url of urls) {
+    let health: Record<string, unknown>;
+    try {
+      health = (await (await fetch(`${url}/health`, { signal: AbortSignal.timeout(30_000) })).json()) as Record<string, unknown>;
+    } catch (error) {
+      throw new PolicyError(`inference server ${url}: GET /health failed (${(error as Error).message})`);
+    }
+    if (typeof health.weights !== 'string' || typeof health.kvCacheDtype !== 'string') {
+      throw new PolicyError(`inference server ${url}: /health names no weights and kvCacheDtype; is it swarm serve? (use --protocol for vLLM or SGLang)`);
+    }
+    seen.push({ url, weights: health.weights, kvCacheDtype: health.kvCacheDtype });
+  }
+  const first = seen[0];
+  const other = seen.find((server) => server.weights !== first.weights || server.kvCacheDtype !== first.kvCacheDtype);
+  if (other !== undefined) {
+    throw new PolicyError(
+      `inference servers sample with different numerics: ${first.url} with ${first.weights} weights and a ${first.kvCacheDtype} KV cache, ` +
+        `${other.url} with ${other.weights} weights and a ${other.kvCacheDtype} KV cache; start them with the same --weights and --kv-dtype`,
+    );
+  }
+  return first;
+}
+
 /** Opens any policy, remote ones included (they ask their servers what they serve first). */
 export async function connectPolicy(spec: PolicySpec | RemotePolicySpec): Promise<OpenedPolicy> {
   if (spec.kind !== 'remote') return openPolicy(spec);
   const { tokenizer, path: tokenizerPath } = tokenizerFile(spec.tokenizerPath);
   const protocol = spec.protocol ?? 's3';
   const policy = await RemotePolicy.connect({ servers: spec.servers, tokenizer, protocol });
+  // Which of its servers answers changes no token (remote-policy.ts), so the key names the model, the
+  // tokenizer and, for our servers, their numerics; vLLM and SGLang report none, their numerics are their own.
+  const numerics = protocol === 's3' ? await serverNumerics(policy.urls) : null;
+  const sampling = numerics === null ? 'sampling numerics are the servers\' own' : `${numerics.weights} weights, ${numerics.kvCacheDtype} KV cache`;
   return {
     policy,
     info: {
       name: policy.model,
-      description: `the model ${policy.model} on ${policy.urls.length === 1 ? 'the inference server' : `${policy.urls.length} inference servers`} ${policy.urls.join(', ')} (${protocol} protocol), writing with the tokenizer ${tokenizerPath}`,
+      description: `the model ${policy.model} on ${policy.urls.length === 1 ? 'the inference server' : `${policy.urls.length} inference servers`} ${policy.urls.join(', ')} (${protocol} protocol; ${sampling}), writing with the tokenizer ${tokenizerPath}`,
       model: null,
     },
-    // Which servers answer changes no token (remote-policy.ts): the key names the model and tokenizer only.
-    key: `remote:${policy.model}:${tokenizerPath}`,
+    key: `remote:${policy.model}:${tokenizerPath}${numerics === null ? '' : numericsKey(numerics.weights, numerics.kvCacheDtype)}`,
     close: () => {},
   };
 }

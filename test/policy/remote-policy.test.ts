@@ -94,6 +94,24 @@ describe('swarm eval --server', () => {
     expect(summary.policy.description).toMatch(/inference server/);
   }, 180_000);
 
+  it('keys a resume by the servers\' numerics, and refuses servers that sample with different ones', async () => {
+    const bf16 = await serve(model, ['--kv-dtype', 'bf16']);
+    servers.push(bf16);
+    const mixed = await evaluate([servers[0].url, bf16.url], tmp());
+    expect(mixed.status).not.toBe(0);
+    expect(mixed.stderr).toMatch(/different numerics: .* with stored weights and a f32 KV cache, .* with stored weights and a bf16 KV cache/);
+
+    const out = tmp();
+    expect(await evaluate([servers[0].url], out)).toMatchObject({ status: 0 });
+    const resumed = await evaluate([bf16.url], out);
+    expect(resumed.status).not.toBe(0);
+    expect(resumed.stderr).toMatch(/policyKey .*but this run asks for .*:kv=bf16/);
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
+    expect(manifest.policy.description).toMatch(/stored weights, f32 KV cache/);
+    // The same numerics resume: every episode is already there.
+    expect(await evaluate([servers[1].url], out)).toMatchObject({ status: 0, stderr: '' });
+  }, 180_000);
+
   it('runs one episode with swarm run --server', () => {
     const result = spawnSync(process.execPath, [swarm, 'run', '--server', servers[1].url, '--tokenizer', path.join(model, 'tokenizer.json'), '--task', 'aggregation-digits', '--n', '2', '--allowance', '24'], { encoding: 'utf8' });
     expect(result.stderr).toBe('');
