@@ -49,21 +49,40 @@ void round_rows_to_bf16(const float* inp, int64_t M, int64_t K, int64_t stride, 
 }
 
 // inp's rows rounded to BF16 (RNE) straight into the panel layout (matmul.h, MatmulInput::panels),
-// zero rows and zero values past M and K: each row is rounded whole into `row`, then its steps are
-// copied to their places.
+// zero rows and zero values past M and K: each row is rounded whole into a zero-padded row buffer,
+// then its steps are copied to their places. Rounding is per element, so the pool's split of the
+// panels (from kParallelRoundValues values on; below that the calling thread does all) changes no
+// bit; it keeps the rounding of a prefill's M × K inputs off the critical path of one thread.
+constexpr int64_t kParallelRoundValues = int64_t(1) << 16;
+
 void round_rows_into_panels(const float* inp, int64_t M, int64_t K, int64_t stride, std::vector<uint16_t>& panels,
-                            std::vector<uint16_t>& row) {
+                            ThreadPool& pool) {
   const int64_t groups = (M + kMatmulPanelRows - 1) / kMatmulPanelRows, steps = stride / kMatmulRowAlign;
-  panels.assign(size_t(groups * kMatmulPanelRows * stride), 0);
-  row.assign(size_t(stride), 0);
+  panels.resize(size_t(groups * kMatmulPanelRows * stride));
+  uint16_t* out = panels.data();
   const ConvertKernels& convert = convert_kernels();
-  for (int64_t m = 0; m < M; m++) {
-    convert.f32_to_bf16(inp + m * K, row.data(), size_t(K));
-    const int64_t g = m / kMatmulPanelRows, r = m % kMatmulPanelRows;
-    for (int64_t s = 0; s < steps; s++) {
-      std::copy_n(row.data() + s * kMatmulRowAlign, kMatmulRowAlign,
-                  panels.data() + ((g * steps + s) * kMatmulPanelRows + r) * kMatmulRowAlign);
+  auto round_groups = [&](size_t begin, size_t end, size_t) {
+    thread_local std::vector<uint16_t> row;
+    row.assign(size_t(stride), 0);
+    for (int64_t g = int64_t(begin); g < int64_t(end); g++) {
+      for (int64_t r = 0; r < kMatmulPanelRows; r++) {
+        const int64_t m = g * kMatmulPanelRows + r;
+        if (m < M) {
+          convert.f32_to_bf16(inp + m * K, row.data(), size_t(K));
+        } else {
+          std::fill(row.begin(), row.end(), uint16_t(0));
+        }
+        for (int64_t s = 0; s < steps; s++) {
+          std::copy_n(row.data() + s * kMatmulRowAlign, kMatmulRowAlign,
+                      out + ((g * steps + s) * kMatmulPanelRows + r) * kMatmulRowAlign);
+        }
+      }
     }
+  };
+  if (M * K >= kParallelRoundValues) {
+    pool.parallel_for(size_t(groups), round_groups);
+  } else {
+    round_groups(0, size_t(groups), 0);
   }
 }
 
@@ -110,11 +129,11 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   bool any_bf16_weight = false;
   for (int64_t i = 0; i < count; i++) any_bf16_weight = any_bf16_weight || multiplies_in_bf16(outputs[i].w->dtype);
   // The calling thread's copy: the pass below only reads it, and returns before the next call.
-  thread_local std::vector<uint16_t> rounded, panel_row;
+  thread_local std::vector<uint16_t> rounded;
   thread_local std::vector<uint32_t> tiles;
   if (kernels.rounds_input_to_bf16 && any_bf16_weight && kernels.packs_input_into_panels) {
     input.bf16_stride = padded_row(K);
-    round_rows_into_panels(inp, M, K, input.bf16_stride, rounded, panel_row);
+    round_rows_into_panels(inp, M, K, input.bf16_stride, rounded, pool);
     input.panels = rounded.data();
   } else if (kernels.rounds_input_to_bf16 && any_bf16_weight) {
     input.bf16_stride = padded_row(K);
