@@ -162,6 +162,53 @@ inline void group_scores(const float* const (&q)[kRows], const KV* const* key, c
   for (int r = 0; r < kRows; r++) scores[r] = _mm256_mul_ps(sum_lanes_8(halves[r]), _mm256_set1_ps(scale));
 }
 
+// Value vectors per block of weigh_values: 2 rows × 4 accumulators leave 8 of the 16 registers.
+constexpr int kValueVectors = 4;
+
+// out[row] = out[row] × correction + Σ_j p_j · v_j for kRows rows, j in order 0 .. seen − 1 for
+// every element, kValueVectors × 8 dimensions at a time: independent accumulators let the FMA
+// chains along j overlap, and each element's additions keep their order (attention_avx512.cpp).
+template <typename KV, int kRows>
+inline void weigh_values(const int64_t (&rows)[kRows], const KV* v, const float (&value_factor)[kAttentionKeyChunk],
+                         int64_t HD, const int64_t (&seen)[kRows], int64_t seen_by_all,
+                         const float (&p)[kRows][kAttentionKeyChunk], const float (&correction)[kRows], float* out) {
+  for (int64_t d = 0; d < HD; d += kValueVectors * kLanes) {
+    // Vectors past HD (count ≤ 0) compute zeros that are never stored.
+    int64_t count[kValueVectors];
+    for (int e = 0; e < kValueVectors; e++) count[e] = HD - d - e * kLanes;
+    auto value = [&](int64_t j, int e) {
+      return count[e] > 0 ? load_kv(v + j * HD + d + e * kLanes, count[e], value_factor[j]) : _mm256_setzero_ps();
+    };
+    __m256 acc[kRows][kValueVectors];
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows * kValueVectors; i++) {
+      const int r = i / kValueVectors, e = i % kValueVectors;
+      acc[r][e] = count[e] > 0 ? _mm256_mul_ps(load_partial(out + rows[r] * HD + d + e * kLanes, count[e]),
+                                               _mm256_set1_ps(correction[r]))
+                               : _mm256_setzero_ps();
+    }
+    for (int64_t j = 0; j < seen_by_all; j++) {
+#pragma GCC unroll 4
+      for (int e = 0; e < kValueVectors; e++) {
+        const __m256 x = value(j, e);
+#pragma GCC unroll 2
+        for (int r = 0; r < kRows; r++) acc[r][e] = _mm256_fmadd_ps(_mm256_set1_ps(p[r][j]), x, acc[r][e]);
+      }
+    }
+#pragma GCC unroll 2
+    for (int r = 0; r < kRows; r++) {
+      for (int64_t j = seen_by_all; j < seen[r]; j++) {
+#pragma GCC unroll 4
+        for (int e = 0; e < kValueVectors; e++) acc[r][e] = _mm256_fmadd_ps(_mm256_set1_ps(p[r][j]), value(j, e), acc[r][e]);
+      }
+#pragma GCC unroll 4
+      for (int e = 0; e < kValueVectors; e++) {
+        if (count[e] > 0) store_partial(out + rows[r] * HD + d + e * kLanes, acc[r][e], count[e]);
+      }
+    }
+  }
+}
+
 // The online-softmax step of kRows query rows (indices rows[], each seeing ≥ 1 key) over one chunk;
 // every row adds its value rows in order j = 0 .. seen − 1 (see attention_avx512.cpp's attend_rows).
 template <typename KV, int kRows>
@@ -215,23 +262,7 @@ inline void attend_rows(const int64_t (&rows)[kRows], const float* q, const KV* 
     row_sum[row] = row_sum[row] * correction[r] + sum_lanes(total);
     row_max[row] = new_max;
   }
-  for (int64_t d = 0; d < HD; d += kLanes) {
-    __m256 acc[kRows];
-    for (int r = 0; r < kRows; r++) {
-      acc[r] = _mm256_mul_ps(load_partial(out + rows[r] * HD + d, HD - d), _mm256_set1_ps(correction[r]));
-    }
-    for (int64_t j = 0; j < seen_by_all; j++) {
-      const __m256 value = load_kv(v + j * HD + d, HD - d, value_factor[j]);
-#pragma GCC unroll 2
-      for (int r = 0; r < kRows; r++) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(p[r][j]), value, acc[r]);
-    }
-    for (int r = 0; r < kRows; r++) {
-      for (int64_t j = seen_by_all; j < seen[r]; j++) {
-        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(p[r][j]), load_kv(v + j * HD + d, HD - d, value_factor[j]), acc[r]);
-      }
-      store_partial(out + rows[r] * HD + d, acc[r], HD - d);
-    }
-  }
+  weigh_values<KV, kRows>(rows, v, value_factor, HD, seen, seen_by_all, p, correction, out);
 }
 
 template <typename KV>

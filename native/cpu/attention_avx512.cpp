@@ -141,6 +141,52 @@ inline void chunk_scores(const float* const (&q)[kRows], const KV* const (&key)[
   for (int r = 0; r < kRows; r++) scores[r] = _mm512_mul_ps(sum_lanes_16(halves[r]), _mm512_set1_ps(scale));
 }
 
+// lane_mask for a count that may be zero or negative (a vector wholly past HD): no lanes.
+inline __mmask16 lanes_left(int64_t count) { return count <= 0 ? __mmask16(0) : lane_mask(count); }
+
+// out[row] = out[row] × correction + Σ_j p_j · v_j for kRows rows, j in order 0 .. seen − 1 for
+// every element. Dimensions go kVectors × 16 at a time (lanes past HD masked off), so each row
+// keeps kVectors independent accumulators and the FMA chains along j overlap (one chain per row
+// stalls on FMA latency); each element's additions keep their order, so the bits are those of
+// one vector at a time.
+template <typename KV, int kRows, int kVectors>
+inline void weigh_values(const int64_t (&rows)[kRows], const KV* v, const float (&value_factor)[kLanes], int64_t HD,
+                         const int64_t (&seen)[kRows], int64_t seen_by_all, const float (&p)[kRows][kLanes],
+                         const float (&correction)[kRows], float* out) {
+  for (int64_t d = 0; d < HD; d += kVectors * kLanes) {
+    __mmask16 mask[kVectors];
+#pragma GCC unroll 8
+    for (int e = 0; e < kVectors; e++) mask[e] = lanes_left(HD - d - e * kLanes);
+    __m512 acc[kRows][kVectors];
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows * kVectors; i++) {
+      const int r = i / kVectors, e = i % kVectors;
+      acc[r][e] = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask[e], out + rows[r] * HD + d + e * kLanes),
+                                _mm512_set1_ps(correction[r]));
+    }
+    for (int64_t j = 0; j < seen_by_all; j++) {
+#pragma GCC unroll 8
+      for (int e = 0; e < kVectors; e++) {
+        const __m512 value = load_kv(v + j * HD + d + e * kLanes, mask[e], value_factor[j]);
+#pragma GCC unroll 2
+        for (int r = 0; r < kRows; r++) acc[r][e] = _mm512_fmadd_ps(_mm512_set1_ps(p[r][j]), value, acc[r][e]);
+      }
+    }
+#pragma GCC unroll 2
+    for (int r = 0; r < kRows; r++) {
+      for (int64_t j = seen_by_all; j < seen[r]; j++) {
+#pragma GCC unroll 8
+        for (int e = 0; e < kVectors; e++) {
+          const __m512 value = load_kv(v + j * HD + d + e * kLanes, mask[e], value_factor[j]);
+          acc[r][e] = _mm512_fmadd_ps(_mm512_set1_ps(p[r][j]), value, acc[r][e]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int e = 0; e < kVectors; e++) _mm512_mask_storeu_ps(out + rows[r] * HD + d + e * kLanes, mask[e], acc[r][e]);
+    }
+  }
+}
+
 // The online-softmax step of kRows query rows (indices rows[], each seeing ≥ 1 key) over one chunk:
 // scores, the running max and sum, then out[row] = out[row] × correction + Σ_j p_j · v_j, with j in
 // order 0 .. seen − 1 for every row (the value rows all the group's rows see are widened once).
@@ -173,23 +219,12 @@ inline void attend_rows(const int64_t (&rows)[kRows], const float* q, const KV* 
     row_max[row] = new_max;
     seen_by_all = smaller(seen_by_all, seen[r]);
   }
-  for (int64_t d = 0; d < HD; d += kLanes) {
-    const __mmask16 mask = lane_mask(HD - d);
-    __m512 acc[kRows];
-    for (int r = 0; r < kRows; r++) {
-      acc[r] = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, out + rows[r] * HD + d), _mm512_set1_ps(correction[r]));
-    }
-    for (int64_t j = 0; j < seen_by_all; j++) {
-      const __m512 value = load_kv(v + j * HD + d, mask, value_factor[j]);
-#pragma GCC unroll 2
-      for (int r = 0; r < kRows; r++) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(p[r][j]), value, acc[r]);
-    }
-    for (int r = 0; r < kRows; r++) {
-      for (int64_t j = seen_by_all; j < seen[r]; j++) {
-        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(p[r][j]), load_kv(v + j * HD + d, mask, value_factor[j]), acc[r]);
-      }
-      _mm512_mask_storeu_ps(out + rows[r] * HD + d, mask, acc[r]);
-    }
+  if (HD > 4 * kLanes) {
+    weigh_values<KV, kRows, 8>(rows, v, value_factor, HD, seen, seen_by_all, p, correction, out);
+  } else if (HD > 2 * kLanes) {
+    weigh_values<KV, kRows, 4>(rows, v, value_factor, HD, seen, seen_by_all, p, correction, out);
+  } else {
+    weigh_values<KV, kRows, 2>(rows, v, value_factor, HD, seen, seen_by_all, p, correction, out);
   }
 }
 
