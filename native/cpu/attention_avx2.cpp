@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cpu/attention.h"
+#include "cpu/sum_lanes_avx2.h"
 
 namespace s3::cpu {
 namespace {
@@ -95,36 +96,10 @@ inline __m256 exp_nonpositive(__m256 x) {
   return _mm256_mul_ps(y, _mm256_castsi256_ps(exponent));
 }
 
-inline float sum_lanes(__m256 v) {
-  const __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 pair = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
-  return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
-}
-
 inline float max_lanes(__m256 v) {
   const __m128 quarter = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 pair = _mm_max_ps(quarter, _mm_movehl_ps(quarter, quarter));
   return _mm_cvtss_f32(_mm_max_ss(pair, _mm_movehdup_ps(pair)));
-}
-
-// sum_lanes_8 (below) in two steps: its first round pairs keys 2i and 2i + 1 (128-bit halves), so a
-// pass over 4 of a group's 8 keys can fold its accumulators into 2 vectors at once.
-inline __m256 add_halves(__m256 a, __m256 b) {
-  return _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
-}
-
-// Lane j of the result is the sum of the lanes of key j's accumulator, given halves[i] =
-// add_halves(v[2i], v[2i + 1]): pairs, singles, then key order.
-inline __m256 sum_lanes_8(const __m256 (&halves)[4]) {
-  __m256 pairs[2];
-  for (int i = 0; i < 2; i++) {
-    pairs[i] = _mm256_add_ps(_mm256_shuffle_ps(halves[2 * i], halves[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm256_shuffle_ps(halves[2 * i], halves[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-  }
-  const __m256 singles = _mm256_add_ps(_mm256_shuffle_ps(pairs[0], pairs[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                       _mm256_shuffle_ps(pairs[0], pairs[1], _MM_SHUFFLE(3, 1, 3, 1)));
-  // singles lane i holds key 2i, lane 4 + i key 2i + 1.
-  return _mm256_permutevar8x32_ps(singles, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
 // Query rows that share one pass over a chunk's keys and values (as in attention_avx512.cpp): each

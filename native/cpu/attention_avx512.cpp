@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "cpu/attention.h"
+#include "cpu/sum_lanes_avx512.h"
 
 namespace s3::cpu {
 namespace {
@@ -68,40 +69,6 @@ inline __m512 exp_nonpositive(__m512 x) {
   y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201e-1f));
   y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
   return _mm512_scalef_ps(y, n);
-}
-
-inline float sum_lanes(__m512 v) {
-  const __m256 half = _mm256_add_ps(_mm512_extractf32x8_ps(v, 0), _mm512_extractf32x8_ps(v, 1));
-  const __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
-  const __m128 pair = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
-  return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
-}
-
-// sum_lanes_16 (below) in two steps: its first round pairs keys 2i and 2i + 1 (256-bit halves),
-// so a pass over 8 of the 16 keys can fold its accumulators into 4 vectors at once.
-inline __m512 add_halves(__m512 a, __m512 b) {
-  return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
-                       _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
-}
-
-// Lane j of the result is the sum of the lanes of key j's accumulator, given halves[i] =
-// add_halves(v[2i], v[2i + 1]): three more rounds of pairwise shuffle-and-add (128-bit quarters,
-// pairs, singles), then one permute into key order.
-inline __m512 sum_lanes_16(const __m512 (&halves)[8]) {
-  __m512 quarters[4], pairs[2];
-  for (int i = 0; i < 4; i++) {
-    quarters[i] = _mm512_add_ps(_mm512_shuffle_f32x4(halves[2 * i], halves[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                _mm512_shuffle_f32x4(halves[2 * i], halves[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
-  }
-  for (int i = 0; i < 2; i++) {
-    pairs[i] = _mm512_add_ps(_mm512_shuffle_ps(quarters[2 * i], quarters[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm512_shuffle_ps(quarters[2 * i], quarters[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-  }
-  const __m512 singles = _mm512_add_ps(_mm512_shuffle_ps(pairs[0], pairs[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                       _mm512_shuffle_ps(pairs[0], pairs[1], _MM_SHUFFLE(3, 1, 3, 1)));
-  // singles lane 4q + i holds key 4i + q.
-  const __m512i key_order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  return _mm512_permutexvar_ps(key_order, singles);
 }
 
 // Query rows that share one pass over a chunk's keys and values: each key or value vector is loaded

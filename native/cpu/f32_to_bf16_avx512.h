@@ -2,7 +2,7 @@
 // (nearest even, NaN made quiet), with integer arithmetic rather than VCVTNEPS2BF16, which flushes
 // subnormal inputs to zero and would disagree with the scalar reference. Shared by the AVX-512
 // files that round to BF16 (convert_avx512.cpp, matmul_nn_avx512bf16.cpp). Include only from files
-// compiled with AVX-512 flags; internal linkage, as matmul_sum_lanes_avx512.h explains.
+// compiled with AVX-512 flags; internal linkage, as sum_lanes_avx512.h explains.
 #pragma once
 
 #include <immintrin.h>

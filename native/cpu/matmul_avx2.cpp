@@ -9,6 +9,7 @@
 
 #include "cpu/matmul.h"
 #include "cpu/matmul_lookahead.h"
+#include "cpu/sum_lanes_avx2.h"
 
 namespace s3::cpu {
 namespace {
@@ -92,12 +93,6 @@ WeightRow<D> weight_row(const MatrixView& w, int64_t n) {
   }
 }
 
-inline float sum_lanes(__m256 v) {
-  const __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 pair = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
-  return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
-}
-
 template <int R, DType D>
 inline void accumulate_step(__m256 (&acc)[R][kCols], const __m256 (&xv)[R], const WeightRow<D> (&w)[kCols], int64_t k,
                             int64_t count) {
@@ -132,13 +127,8 @@ void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64
     for (int r = 0; r < R; r++) xv[r] = _mm256_load_ps(Padded<float>(x + r * ldx + k, K - k).value);
     accumulate_step<R>(acc, xv, w, k, K - k);
   }
-  // Sums go through a fixed-index array so the accumulators stay in registers in the loops above.
   float sums[R][kCols];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; r++) {
-#pragma GCC unroll 8
-    for (int c = 0; c < kCols; c++) sums[r][c] = sum_lanes(acc[r][c]);
-  }
+  sum_lanes_all<R * kCols>(&acc[0][0], &sums[0][0]);
   for (int r = 0; r < R; r++) {
     for (int c = 0; c < cols_valid; c++) out[r * ldo + c] = sums[r][c];
   }

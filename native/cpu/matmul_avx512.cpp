@@ -13,7 +13,7 @@
 #include "core/dtype.h"
 #include "cpu/matmul.h"
 #include "cpu/matmul_lookahead.h"
-#include "cpu/matmul_sum_lanes_avx512.h"
+#include "cpu/sum_lanes_avx512.h"
 
 namespace s3::cpu {
 namespace {
@@ -125,13 +125,8 @@ void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64
     accumulate_step<false, R>(acc, x, ldx, w, k, 0);
   }
   if (k < K) accumulate_step<true, R>(acc, x, ldx, w, k, lane_mask(K - k));
-  // Sums go through a fixed-index array so the accumulators stay in registers in the loop above.
   float sums[R][kCols];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; r++) {
-#pragma GCC unroll 8
-    for (int c = 0; c < kCols; c++) sums[r][c] = sum_lanes(acc[r][c]);
-  }
+  sum_lanes_all<R * kCols>(&acc[0][0], &sums[0][0]);
   for (int r = 0; r < R; r++) {
     for (int c = 0; c < cols_valid; c++) out[r * ldo + c] = sums[r][c];
   }

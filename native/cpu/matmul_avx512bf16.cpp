@@ -30,7 +30,7 @@
 #include "cpu/fp8_to_bf16_avx512bf16.h"
 #include "cpu/matmul.h"
 #include "cpu/matmul_lookahead.h"
-#include "cpu/matmul_sum_lanes_avx512.h"
+#include "cpu/sum_lanes_avx512.h"
 
 namespace s3::cpu {
 namespace {
@@ -103,13 +103,8 @@ inline void clear(__m512 (&acc)[R][C]) {
 // out[r][c] = the lanes of acc[r][c] summed, for c < cols_valid.
 template <int R, int C>
 inline void store_sums(const __m512 (&acc)[R][C], float* out, int64_t ldo, int cols_valid) {
-  // Sums go through a fixed-index array so the accumulators stay in registers in the loops.
   float sums[R][C];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; r++) {
-#pragma GCC unroll 8
-    for (int c = 0; c < C; c++) sums[r][c] = sum_lanes(acc[r][c]);
-  }
+  sum_lanes_all<R * C>(&acc[0][0], &sums[0][0]);
   for (int r = 0; r < R; r++) {
     for (int c = 0; c < cols_valid; c++) out[r * ldo + c] = sums[r][c];
   }

@@ -7,7 +7,8 @@
 // BF16-rounded input, against the f32 path within BF16 rounding, and for the same invariants;
 // without AVX512-BF16 its tests skip. The amx level's kernel (the same products on AMX tiles) gets
 // the same tests twice: over the software model of the tiles (kMatmulAmxModel, wherever AVX512-BF16
-// exists) and on the hardware where the CPU has AMX (else that half skips, saying so).
+// exists) and on the hardware where the CPU has AMX (else that half skips, saying so). The AVX2,
+// AVX-512 and avx512bf16 levels' summation order is pinned bit for bit against a scalar emulation.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -366,5 +367,79 @@ TEST(matmul_amx_hardware_agrees_with_its_tile_model) {
     }
     std::printf("  amx %s: hardware and model differ at %lld of %lld outputs, at most %.3g of sum |x w|\n",
                 dtype == DType::BF16 ? "bf16" : "fp8", (long long)differing, (long long)outputs, largest);
+  }
+}
+
+// Each SIMD level's summation order, emulated in scalar code: an output's lane l accumulates the
+// products at k ≡ l (mod lanes) in increasing k with one fused multiply-add each (avx512bf16: the
+// pair k ≡ 2l, 2l + 1 (mod 32) per step; BF16 products are exact in f32), then the lanes are added
+// by the fixed tree, lane i + lane i + lanes/2 first. The kernels reduce many accumulators at once
+// by transposing as they add (cpu/sum_lanes_avx512.h, sum_lanes_avx2.h); this pins that every
+// output still has the one order's bits, on shapes across the register tiles' edges. Intel
+// documents VDPBF16PS as adding the odd product of a pair first (so does Zen 5, measured); a CPU
+// that adds them the other way round is accepted if every output then matches, and says so.
+float emulated_dot(const float* x, const float* w, int64_t K, int lanes, int per_lane, bool odd_first) {
+  std::vector<float> acc(size_t(lanes), 0.0f);
+  const int64_t step = int64_t(lanes) * per_lane;
+  for (int64_t k0 = 0; k0 < K; k0 += step) {
+    for (int l = 0; l < lanes; l++) {
+      for (int i = 0; i < per_lane; i++) {
+        const int64_t k = k0 + int64_t(l) * per_lane + (odd_first ? per_lane - 1 - i : i);
+        if (k < K) acc[size_t(l)] = std::fma(x[k], w[k], acc[size_t(l)]);
+      }
+    }
+  }
+  for (int width = lanes / 2; width >= 1; width /= 2) {
+    for (int l = 0; l < width; l++) acc[size_t(l)] += acc[size_t(l + width)];
+  }
+  return acc[0];
+}
+
+TEST(matmul_simd_levels_sum_in_their_documented_order) {
+  s3::ThreadPool pool(2);
+  struct Order {
+    s3::SimdLevel level;
+    int lanes, per_lane;
+    bool rounds_input;
+  };
+  std::vector<Order> orders;
+  const s3::SimdLevel best = s3::cpu_info().supported_level;
+  if (best >= s3::SimdLevel::Avx2) orders.push_back({s3::SimdLevel::Avx2, 8, 1, false});
+  if (best >= s3::SimdLevel::Avx512) orders.push_back({s3::SimdLevel::Avx512, 16, 1, false});
+  if (best >= s3::SimdLevel::Avx512Bf16) orders.push_back({s3::SimdLevel::Avx512Bf16, 16, 2, true});
+  if (orders.empty()) SKIP("this CPU has no AVX2: only the scalar level runs here");
+  const int64_t shapes[][3] = {{1, 1, 1}, {3, 7, 33}, {5, 13, 64}, {4, 6, 100}, {9, 25, 129}, {17, 31, 1024}};  // M, N, K
+  for (const Order& order : orders) {
+    const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(order.level);
+    // Outputs that differ from the emulation with the odd product first, and with the even first.
+    int64_t differing[2] = {0, 0};
+    for (const auto& shape : shapes) {
+      const int64_t M = shape[0], N = shape[1], K = shape[2];
+      const RandomWeight w(DType::BF16, N, K, uint64_t(N + K));
+      const std::vector<float> x = random_input(M, K, uint64_t(M + K));
+      const std::vector<float> multiplied = order.rounds_input ? rounded_to_bf16(x) : x;
+      std::vector<float> out(size_t(M * N));
+      s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, kernels);
+      std::vector<float> row(static_cast<size_t>(K));
+      for (int64_t n = 0; n < N; n++) {
+        for (int64_t k = 0; k < K; k++) row[size_t(k)] = float(w.values[size_t(n * K + k)]);
+        for (int64_t m = 0; m < M; m++) {
+          for (int odd_first = 0; odd_first < 2; odd_first++) {
+            const float expected =
+                emulated_dot(&multiplied[size_t(m * K)], row.data(), K, order.lanes, order.per_lane, odd_first == 1);
+            differing[1 - odd_first] += out[size_t(m * N + n)] != expected;
+          }
+        }
+      }
+    }
+    if (differing[0] != 0) {
+      std::printf("  %s: %lld outputs differ from the documented order (%lld with the even product first)\n",
+                  s3::simd_level_name(order.level), (long long)differing[0], (long long)differing[1]);
+    }
+    if (order.per_lane == 1) {
+      CHECK_EQ(differing[0], int64_t(0));  // one product per lane step: both emulations are the same
+    } else {
+      CHECK(differing[0] == 0 || differing[1] == 0);
+    }
   }
 }
