@@ -1,5 +1,7 @@
 // The row-wise CPU kernels (rmsnorm, rope, swiglu, residual, embedding) against their formulas
 // evaluated in double.
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -10,6 +12,7 @@
 #include "cpu/rope.h"
 #include "cpu/swiglu.h"
 #include "tests/naive_qwen3.h"
+#include "tests/simd_levels.h"
 #include "tests/test_framework.h"
 
 namespace {
@@ -88,6 +91,55 @@ TEST(swiglu_and_residual) {
   std::vector<float> x = gate;
   s3::cpu::residual_forward(x.data(), up.data(), 100);
   for (size_t i = 0; i < 100; i++) CHECK_EQ(x[i], gate[i] + up[i]);
+}
+
+// The vector SwiGLU (cpu/swiglu_lanes.h) at every level this machine runs: within 4 ulp of the
+// double formula over gates from −100 to 100 (its own e^x is about 1 ulp; then 1 + e, the division
+// and the product; e^−gate overflows to inf as expf does; results below f32's normal range may be
+// 0), the limits (overflowing e^−gate gives −0 · up, a vanishing one gate · up), NaN
+// and infinities as the formula with the C library's expf gives them, in place, at lengths off the
+// vector widths, and the same bits at every level.
+TEST(swiglu_levels_agree_bit_for_bit_and_stay_within_4_ulp) {
+  std::vector<float> gate, up;
+  for (int i = -1000000; i <= 1000000; i += 7) gate.push_back(float(i) * 1e-4f);
+  for (float g : {-88.8f, -88.72f, -88.0f, -87.4f, -87.3f, 87.3f, 88.8f, 1e-30f, -1e-30f, 1e-45f, 0.0f, -0.0f}) {
+    gate.push_back(g);
+  }
+  for (size_t i = 0; i < gate.size(); i++) up.push_back(i % 3 == 0 ? 1.0f : float(int(i % 11) - 5) * 0.37f);
+  const size_t N = gate.size();
+  std::vector<float> first;
+  for (s3::SimdLevel level : s3::tests::runnable_levels()) {
+    const s3::cpu::SwigluKernels& kernels = *s3::cpu::swiglu_kernels_for(level);
+    std::vector<float> out(N);
+    kernels.forward(out.data(), gate.data(), up.data(), int64_t(N));
+    for (size_t i = 0; i < N; i++) {
+      // e^−gate past f32's largest value is inf in f32, as expf gives it.
+      const double g = gate[i], e = std::exp(-g) > double(FLT_MAX) ? INFINITY : std::exp(-g);
+      const double expected = g / (1.0 + e) * double(up[i]);
+      const double ulp = std::ldexp(1.0, std::max(std::ilogb(expected), -126) - 23);
+      CHECK_NEAR(double(out[i]), expected, 4.0 * ulp + 0x1p-126);  // values below f32's normals may flush
+    }
+    if (first.empty()) {
+      first = out;
+    } else {
+      CHECK(out == first);
+    }
+    // In place, and every length up to two vectors past the widest (the zero-padded tail).
+    for (int64_t n = 0; n <= 40; n++) {
+      std::vector<float> in_place(gate.begin(), gate.begin() + n);
+      kernels.forward(in_place.data(), in_place.data(), up.data(), n);
+      CHECK(std::equal(in_place.begin(), in_place.end(), first.begin()));
+    }
+    const float special[] = {-200.0f, 200.0f, NAN, INFINITY, -INFINITY};
+    const float ones[] = {1, 1, 1, 1, 1};
+    float result[5];
+    kernels.forward(result, special, ones, 5);
+    CHECK(result[0] == 0.0f && std::signbit(result[0]));
+    CHECK_EQ(result[1], 200.0f);
+    CHECK(std::isnan(result[2]));
+    CHECK_EQ(result[3], INFINITY);
+    CHECK(std::isnan(result[4]));  // −inf / (1 + inf), as with expf
+  }
 }
 
 TEST(embedding_reads_rows_of_every_dtype_and_refuses_unknown_tokens) {

@@ -1,6 +1,8 @@
-// ops/swiglu.h: the Qwen3 MLP's gate of one element, silu(gate) · up, shared by cpu/swiglu and
-// cuda/swiglu, and its backward, shared by cpu/swiglu_backward and cuda/swiglu_backward. expf differs in its last bit between glibc and CUDA's libdevice, so the two sides
-// agree to f32 rounding here, not bit for bit.
+// ops/swiglu.h: the Qwen3 MLP's gate of one element, silu(gate) · up, for cuda/swiglu, and its
+// backward, shared by cpu/swiglu_backward and cuda/swiglu_backward. The CPU forward runs the vector
+// form of cpu/swiglu_lanes.h (its own e^x, the same bits at every SIMD level). expf differs in its
+// last bit between glibc, CUDA's libdevice and that e^x, so the sides agree to f32 rounding here,
+// not bit for bit.
 #pragma once
 
 #include <cmath>
