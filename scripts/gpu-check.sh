@@ -225,17 +225,19 @@ fi
 stage "cpu-bench: the host CPU's matmul levels (amx against avx512bf16 and avx512) and prefill, beside PyTorch"
 # The device host's Xeon has AMX, which the development machines lack: the amx level's kernels
 # and prefill timed against the avx512bf16 and f32 levels and against PyTorch's own BF16 prefill on
-# the same cores (bench/matmul_bench.cpp, bench/qwen3_forward_bench.cpp, bench/torch_qwen3.py).
+# the same cores, and prefill attention alone (bench/matmul_bench.cpp, bench/qwen3_forward_bench.cpp,
+# bench/attention_bench.cpp, bench/torch_qwen3.py).
 if wanted cpu-bench; then
   if [ "$(cap 150)" != 0 ] && timeout "$(cap 90)" cmake -S . -B build-cpu-bench -G "$generator" -DCMAKE_BUILD_TYPE=Release -DS3_CUDA=OFF \
        >"$LOGS/cpu-bench-build.log" 2>&1 && timeout "$(cap 90)" cmake --build build-cpu-bench --target s3_core --parallel "$(nproc)" \
        >>"$LOGS/cpu-bench-build.log" 2>&1; then
-    for bench in matmul_bench qwen3_forward_bench; do
+    for bench in matmul_bench qwen3_forward_bench attention_bench; do
       g++ -std=c++17 -O3 -Inative "bench/$bench.cpp" build-cpu-bench/libs3_core.a -lpthread -ldl -o "$WORK/$bench" >>"$LOGS/cpu-bench-build.log" 2>&1
     done
     grep -m1 "model name" /proc/cpuinfo; grep -m1 -o -w -E "amx_bf16|avx512_bf16" /proc/cpuinfo | sort -u | paste -sd' '
     threads=$(nproc)
     [ "$(cap 60)" != 0 ] && { timeout "$(cap 60)" "$WORK/matmul_bench" "$threads" BF16 >"$LOGS/cpu-matmul-bench.txt" 2>&1; echo "matmul_bench exit $?"; grep -E "M= *(1|64|512) " "$LOGS/cpu-matmul-bench.txt"; }
+    [ "$(cap 30)" != 0 ] && { timeout "$(cap 30)" "$WORK/attention_bench" prefill "$threads" 3 >"$LOGS/cpu-attention-prefill.txt" 2>&1; echo "attention_bench prefill exit $?"; head -8 "$LOGS/cpu-attention-prefill.txt"; }
     for level in amx avx512bf16 avx512; do
       [ "$(cap 45)" = 0 ] && break
       S3_SIMD=$level timeout "$(cap 45)" "$WORK/qwen3_forward_bench" 0.6b BF16 prefill >"$LOGS/cpu-forward-$level.txt" 2>&1
