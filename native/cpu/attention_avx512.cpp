@@ -1,9 +1,13 @@
 // AVX-512 attention chunk kernel (compiled with -mavx512f/bw/vl/dq; called only after run-time
-// detection). Query rows go through a chunk two at a time (the G = 2 heads of a decode step, or
-// neighbouring rows of a prefill tile), so each key and value vector is loaded and widened once for
-// both. Per row: 16 dot products accumulated along HD in 16 vectors, reduced together into one
-// vector of 16 scores by a fixed transpose-add tree, then the online-softmax update with a
-// vectorized exp and the weighted sum of value rows; a row's arithmetic is the same alone or paired.
+// detection). A chunk's rows (the G heads of a decode step, or a prefill tile's rows) go through it
+// in three phases: every row's scores, then every row's online-softmax update, then every row's
+// weighted sum of value rows, so the rows' independent chains overlap instead of each row's
+// softmax stalling the core. Scores and value sums take two rows at a time (the G = 2 heads of a
+// decode step, or neighbouring rows of a prefill tile), so each key and value vector is loaded and
+// widened once for both. Per row: 16 dot products accumulated along HD in 16 vectors, reduced
+// together into one vector of 16 scores by a fixed transpose-add tree, then the online-softmax
+// update with a vectorized exp and the weighted sum of value rows; a row's arithmetic is the same
+// alone, paired or in any pass.
 // Keys and values are f32, bf16 or fp8 e4m3 with row scales, widened 16 lanes at a time in
 // registers (see load_kv); a chunk that many query rows read is widened once into stack buffers.
 #include <immintrin.h>
@@ -118,8 +122,8 @@ inline __mmask16 lanes_left(int64_t count) { return count <= 0 ? __mmask16(0) : 
 // one vector at a time.
 template <typename KV, int kRows, int kVectors>
 inline void weigh_values(const int64_t (&rows)[kRows], const KV* v, const float (&value_factor)[kLanes], int64_t HD,
-                         const int64_t (&seen)[kRows], int64_t seen_by_all, const float (&p)[kRows][kLanes],
-                         const float (&correction)[kRows], float* out) {
+                         const int64_t (&seen)[kRows], int64_t seen_by_all, const float (*p)[kLanes],
+                         const float* correction, float* out) {
   for (int64_t d = 0; d < HD; d += kVectors * kLanes) {
     __mmask16 mask[kVectors];
 #pragma GCC unroll 8
@@ -154,44 +158,82 @@ inline void weigh_values(const int64_t (&rows)[kRows], const KV* v, const float 
   }
 }
 
-// The online-softmax step of kRows query rows (indices rows[], each seeing ≥ 1 key) over one chunk:
-// scores, the running max and sum, then out[row] = out[row] × correction + Σ_j p_j · v_j, with j in
-// order 0 .. seen − 1 for every row (the value rows all the group's rows see are widened once).
+// weigh_values with as many vectors per row as HD needs (8, 4 or 2 at most).
 template <typename KV, int kRows>
-inline void attend_rows(const int64_t (&rows)[kRows], const float* q, const KV* const (&key)[kLanes], const KV* v,
-                        const float (&key_factor)[kLanes], const float (&value_factor)[kLanes], int64_t HD,
-                        const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
-  const float* q_rows[kRows];
-  int64_t seen[kRows];
-  for (int r = 0; r < kRows; r++) {
-    q_rows[r] = q + rows[r] * HD;
-    seen[r] = visible[rows[r]];
-  }
-  __m512 scores[kRows];
-  chunk_scores<KV, kRows>(q_rows, key, key_factor, HD, scale, scores);
-  alignas(64) float p[kRows][kLanes];
-  float correction[kRows];
-  int64_t seen_by_all = kLanes;
-  for (int r = 0; r < kRows; r++) {
-    const int64_t row = rows[r];
-    const __mmask16 seen_mask = lane_mask(seen[r]);
-    const __m512 visible_scores = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), seen_mask, scores[r]);
-    const float new_max = larger(row_max[row], _mm512_reduce_max_ps(visible_scores));
-    // e^0 is exactly 1: skip the call when the running max holds (most chunks).
-    correction[r] = new_max == row_max[row] ? 1.0f : expf(row_max[row] - new_max);
-    const __m512 shifted = _mm512_sub_ps(visible_scores, _mm512_set1_ps(new_max));
-    const __m512 weights = _mm512_maskz_mov_ps(seen_mask, exp_nonpositive(shifted));
-    _mm512_store_ps(p[r], weights);
-    row_sum[row] = row_sum[row] * correction[r] + sum_lanes(weights);
-    row_max[row] = new_max;
-    seen_by_all = smaller(seen_by_all, seen[r]);
-  }
+inline void weigh_all(const int64_t (&rows)[kRows], const KV* v, const float (&value_factor)[kLanes], int64_t HD,
+                      const int64_t (&seen)[kRows], int64_t seen_by_all, const float (*p)[kLanes],
+                      const float* correction, float* out) {
   if (HD > 4 * kLanes) {
     weigh_values<KV, kRows, 8>(rows, v, value_factor, HD, seen, seen_by_all, p, correction, out);
   } else if (HD > 2 * kLanes) {
     weigh_values<KV, kRows, 4>(rows, v, value_factor, HD, seen, seen_by_all, p, correction, out);
   } else {
     weigh_values<KV, kRows, 2>(rows, v, value_factor, HD, seen, seen_by_all, p, correction, out);
+  }
+}
+
+// The online-softmax update of one row from its chunk scores: the running max and sum, and in p the
+// weights exp(score − max) of the row's visible keys (0 past them); returns the factor the row's
+// earlier output is scaled by.
+inline float softmax_step(__m512 scores, int64_t seen, float& row_max, float& row_sum, float* p) {
+  const __mmask16 seen_mask = lane_mask(seen);
+  const __m512 visible_scores = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), seen_mask, scores);
+  const float new_max = larger(row_max, _mm512_reduce_max_ps(visible_scores));
+  // e^0 is exactly 1: skip the call when the running max holds (most chunks).
+  const float correction = new_max == row_max ? 1.0f : expf(row_max - new_max);
+  const __m512 shifted = _mm512_sub_ps(visible_scores, _mm512_set1_ps(new_max));
+  const __m512 weights = _mm512_maskz_mov_ps(seen_mask, exp_nonpositive(shifted));
+  _mm512_store_ps(p, weights);
+  row_sum = row_sum * correction + sum_lanes(weights);
+  row_max = new_max;
+  return correction;
+}
+
+// chunk_scores of kRows rows (indices rows[]) stored into p[0 .. kRows).
+template <typename KV, int kRows>
+inline void score_rows(const int64_t* rows, const float* q, const KV* const (&key)[kLanes],
+                       const float (&key_factor)[kLanes], int64_t HD, float scale, float (*p)[kLanes]) {
+  const float* q_rows[kRows];
+  for (int r = 0; r < kRows; r++) q_rows[r] = q + rows[r] * HD;
+  __m512 scores[kRows];
+  chunk_scores<KV, kRows>(q_rows, key, key_factor, HD, scale, scores);
+  for (int r = 0; r < kRows; r++) _mm512_store_ps(p[r], scores[r]);
+}
+
+// Rows of a chunk handled in one pass of the three phases below (a prefill tile's rows at most).
+constexpr int64_t kPassRows = 32;
+
+// The online-softmax step of n ≤ kPassRows query rows (indices rows[], each seeing ≥ 1 key) over
+// one chunk, in three phases over all n rows: the scores, kMaxGroupRows rows at a time; each row's
+// softmax update; then out[row] = out[row] × correction + Σ_j p_j · v_j, with j in order
+// 0 .. seen − 1 for every row (the value rows both rows of a group see are widened once). A row's
+// arithmetic is that of the row alone: the phases only let the rows' independent work overlap.
+template <typename KV>
+inline void attend_pass(const int64_t* rows, int64_t n, const float* q, const KV* const (&key)[kLanes], const KV* v,
+                        const float (&key_factor)[kLanes], const float (&value_factor)[kLanes], int64_t HD,
+                        const int32_t* visible, float scale, float* row_max, float* row_sum, float* out) {
+  alignas(64) float p[kPassRows][kLanes];
+  float correction[kPassRows];
+  int64_t i = 0;
+  for (; i + kMaxGroupRows <= n; i += kMaxGroupRows) {
+    score_rows<KV, kMaxGroupRows>(rows + i, q, key, key_factor, HD, scale, p + i);
+  }
+  if (i < n) score_rows<KV, 1>(rows + i, q, key, key_factor, HD, scale, p + i);
+  for (int64_t j = 0; j < n; j++) {
+    const int64_t row = rows[j];
+    correction[j] = softmax_step(_mm512_load_ps(p[j]), visible[row], row_max[row], row_sum[row], p[j]);
+  }
+  for (i = 0; i < n; i += kMaxGroupRows) {
+    if (i + 1 < n) {
+      const int64_t group[kMaxGroupRows] = {rows[i], rows[i + 1]};
+      const int64_t seen[kMaxGroupRows] = {visible[rows[i]], visible[rows[i + 1]]};
+      const int64_t seen_by_all = smaller(seen[0], seen[1]);
+      weigh_all<KV, kMaxGroupRows>(group, v, value_factor, HD, seen, seen_by_all, p + i, correction + i, out);
+    } else {
+      const int64_t group[1] = {rows[i]};
+      const int64_t seen[1] = {visible[rows[i]]};
+      weigh_all<KV, 1>(group, v, value_factor, HD, seen, seen[0], p + i, correction + i, out);
+    }
   }
 }
 
@@ -234,22 +276,18 @@ void attend_chunk_avx512(const float* q, int64_t R, const KV* k, const KV* v, co
   }
   const KV* key[kLanes];
   for (int j = 0; j < kLanes; j++) key[j] = k + smaller(j, J - 1) * HD;
-  // Rows that see at least one key, kMaxGroupRows at a time; a row's result does not depend on
-  // the row it is grouped with.
-  int64_t group[kMaxGroupRows], grouped = 0;
+  // Rows that see at least one key, kPassRows at a time; a row's result does not depend on the
+  // rows it is grouped with.
+  int64_t pass[kPassRows], n = 0;
   for (int64_t r = 0; r < R; r++) {
     if (visible[r] == 0) continue;
-    group[grouped++] = r;
-    if (grouped == kMaxGroupRows) {
-      attend_rows<KV, kMaxGroupRows>(group, q, key, v, key_factor, value_factor, HD, visible, scale, row_max, row_sum,
-                                     out);
-      grouped = 0;
+    pass[n++] = r;
+    if (n == kPassRows) {
+      attend_pass<KV>(pass, n, q, key, v, key_factor, value_factor, HD, visible, scale, row_max, row_sum, out);
+      n = 0;
     }
   }
-  if (grouped == 1) {
-    const int64_t last[1] = {group[0]};
-    attend_rows<KV, 1>(last, q, key, v, key_factor, value_factor, HD, visible, scale, row_max, row_sum, out);
-  }
+  if (n > 0) attend_pass<KV>(pass, n, q, key, v, key_factor, value_factor, HD, visible, scale, row_max, row_sum, out);
 }
 
 }  // namespace
