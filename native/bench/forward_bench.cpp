@@ -56,10 +56,11 @@ void time_steps(int repetitions, BenchFigures& figures, Step step) {
 
 }  // namespace
 
-BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64_t tokens, int repetitions, ThreadPool& pool) {
+BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64_t tokens, int repetitions, ThreadPool& pool,
+                           KvDtype kv_dtype) {
   const Qwen3Config& c = weights.config();
   const int64_t blocks_per_sequence = (tokens + kBlockSize - 1) / kBlockSize;
-  KvCache cache(c, kBlockSize, sequences * blocks_per_sequence);
+  KvCache cache(c, kBlockSize, sequences * blocks_per_sequence, kv_dtype);
   std::vector<int32_t> table(static_cast<size_t>(sequences * blocks_per_sequence));
   std::iota(table.begin(), table.end(), 0);
   std::vector<cpu::AttentionSequence> seqs(static_cast<size_t>(sequences));
@@ -83,6 +84,8 @@ BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64
   figures.tokens_per_second = double(figures.tokens_per_step) / figures.median_seconds;
   figures.gflops = pass_flops(c, figures.tokens_per_step, attended, sequences) / figures.median_seconds / 1e9;
   figures.weight_gbytes_per_second = double(weight_bytes(weights)) / figures.median_seconds / 1e9;
+  const double bytes_per_position = double(KvCache::bytes_per_block(c, kBlockSize, cache.dtype())) / double(kBlockSize);
+  figures.kv_gbytes = double(sequences) * double(tokens) * bytes_per_position / 1e9;
   return figures;
 }
 

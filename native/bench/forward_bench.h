@@ -19,12 +19,13 @@ struct BenchFigures {
   double tokens_per_second = 0;  // from the median
   double gflops = 0;             // from the median
   double weight_gbytes_per_second = 0;  // weight bytes read per step / median time
-  double kv_gbytes = 0;          // bytes of KV cache the steps read (fp8: row scales included)
+  double kv_gbytes = 0;          // bytes of KV cache a decode step reads, or a prefill writes (fp8: row scales included)
 };
 
-// Prefill of `sequences` × `tokens` new tokens in one batch from an empty cache; logits of each
-// sequence's last token.
-BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64_t tokens, int repetitions, ThreadPool& pool);
+// Prefill of `sequences` × `tokens` new tokens in one batch from an empty cache of `kv_dtype`
+// elements (the engine's f32, bf16 or fp8 with row scales); logits of each sequence's last token.
+BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64_t tokens, int repetitions, ThreadPool& pool,
+                           KvDtype kv_dtype = KvDtype::F32);
 
 // One decode step (one new token per sequence) for `sequences` sequences whose caches already
 // hold `context` positions. The cache is filled with random keys and values directly (prefilling

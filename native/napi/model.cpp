@@ -134,8 +134,8 @@ Napi::Object figures_object(Napi::Env env, const model::BenchFigures& f) {
   return o;
 }
 
-// benchForward(model, {sequences, tokens, repetitions}) / benchDecode(model, {sequences, context, repetitions,
-// kvCacheDtype?: "f32" | "bf16" | "fp8"}).
+// benchForward(model, {sequences, tokens, repetitions, kvCacheDtype?}) / benchDecode(model, {sequences, context,
+// repetitions, kvCacheDtype?}); kvCacheDtype: "f32" (default) | "bf16" | "fp8".
 Napi::Value bench(const Napi::CallbackInfo& info, bool decode) {
   Napi::Env env = info.Env();
   const model::Qwen3Weights& weights = Model::Unwrap(info[0].As<Napi::Object>())->weights();
@@ -143,10 +143,10 @@ Napi::Value bench(const Napi::CallbackInfo& info, bool decode) {
   const int64_t sequences = options.required_integer("sequences");
   const int64_t length = options.required_integer(decode ? "context" : "tokens");
   const int repetitions = int(options.required_integer("repetitions"));
-  const KvDtype kv_dtype = kv_dtype_option(env, options.object(), "benchDecode:", KvDtype::F32);
+  const KvDtype kv_dtype = kv_dtype_option(env, options.object(), decode ? "benchDecode:" : "benchForward:", KvDtype::F32);
   return figures_object(env, guarded(env, [&] {
     return decode ? model::bench_decode(weights, sequences, length, repetitions, default_thread_pool(), kv_dtype)
-                  : model::bench_prefill(weights, sequences, length, repetitions, default_thread_pool());
+                  : model::bench_prefill(weights, sequences, length, repetitions, default_thread_pool(), kv_dtype);
   }));
 }
 

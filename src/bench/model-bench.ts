@@ -47,6 +47,8 @@ export interface DecodeFigure extends NativeBenchFigures {
 export interface ForwardBenchReport {
   readonly model: string;
   readonly limits: NativeMachineLimits;
+  /** Element type of the KV cache the prefill writes and attends over. */
+  readonly kvCacheDtype: KvCacheDtype;
   readonly prefill: PrefillFigure[];
 }
 
@@ -60,14 +62,17 @@ export interface DecodeBenchReport {
 }
 
 /** Prefill of each (sequences × tokens) shape, e.g. 1×512 and 4×512. */
-export function benchForward(options: BenchModelOptions & { shapes: readonly [number, number][]; repetitions: number }): ForwardBenchReport {
+export function benchForward(
+  options: BenchModelOptions & { shapes: readonly [number, number][]; repetitions: number; kvCacheDtype?: KvCacheDtype },
+): ForwardBenchReport {
   const { model, label } = benchModel(options);
   const limits = measureMachineLimits();
+  const kvCacheDtype = options.kvCacheDtype ?? 'f32';
   const prefill = options.shapes.map(([sequences, tokens]) => {
-    const figures = model.benchForward({ sequences, tokens, repetitions: options.repetitions });
+    const figures = model.benchForward({ sequences, tokens, repetitions: options.repetitions, kvCacheDtype });
     return { ...figures, tokens, fractionOfFmaPeak: figures.gflops / limits.fmaGflops, fractionOfLevelPeak: figures.gflops / levelPeakGflops(limits) };
   });
-  return { model: label, limits, prefill };
+  return { model: label, limits, kvCacheDtype, prefill };
 }
 
 /** One decode step at each concurrency with `context` cached positions per sequence. */

@@ -32,16 +32,21 @@ export function registerBench(program: Command): void {
       .option('--batches <list>', 'sequences×tokens shapes, e.g. 1x512,4x512', '1x512,4x512')
       .option('--step-tokens <n>', 'with --device cuda or --weights fp8: tokens per runner step (sequences of a shape are prefilled this many at a time)', '8192')
       .option('--repetitions <n>', 'timed repetitions (median reported)', '3')
+      .option('--kv-dtype <type>', `${KV_DTYPE_HELP} (the CPU forward pass; the runner path of --device cuda or --weights fp8 keeps f32)`, 'f32')
       .option('--json', 'print JSON'),
-  ).action((options: { model?: string; shape: string; batches: string; stepTokens: string; repetitions: string; json?: boolean; device: string; weights: string }) => {
+  ).action((options: { model?: string; shape: string; batches: string; stepTokens: string; repetitions: string; kvDtype: string; json?: boolean; device: string; weights: string }) => {
       const shapes = options.batches.split(',').map((part) => {
         const [sequences, tokens] = part.split('x');
         return [parseIntegerFlag('--batches', sequences, 1), parseIntegerFlag('--batches', tokens ?? '', 1)] as [number, number];
       });
       const repetitions = parseIntegerFlag('--repetitions', options.repetitions, 1);
+      const kvCacheDtype = parseChoiceFlag('--kv-dtype', options.kvDtype, KV_CACHE_DTYPES);
       const device = parseDeviceFlags(options);
       const resolved = resolveDevice(device.device);
       if (usesRunnerBench(device, resolved)) {
+        if (kvCacheDtype !== 'f32') {
+          throw new ConfigError(`--kv-dtype ${kvCacheDtype}: bench forward sets the KV cache type on the CPU forward pass only, not through the runner of --device cuda or --weights fp8`);
+        }
         const report = benchDeviceForward({ model: options.model, shape: options.shape, device, shapes, stepTokens: parseIntegerFlag('--step-tokens', options.stepTokens, 1), repetitions });
         print(options.json, report, () =>
           [
@@ -51,10 +56,10 @@ export function registerBench(program: Command): void {
         );
         return;
       }
-      const report = benchForward({ model: options.model, shape: options.shape, shapes, repetitions });
+      const report = benchForward({ model: options.model, shape: options.shape, shapes, repetitions, kvCacheDtype });
       print(options.json, report, () =>
         [
-          `model ${report.model}; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak${report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot-product peak` : ''}, ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read (${report.limits.threads} threads, ${report.limits.simd})`,
+          `model ${report.model}, ${report.kvCacheDtype} KV cache; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak${report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot-product peak` : ''}, ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read (${report.limits.threads} threads, ${report.limits.simd})`,
           ...report.prefill.map(
             (f) =>
               `prefill ${f.sequences}×${f.tokens}: ${f.tokensPerSecond.toFixed(1)} tokens/s, ${f.gflops.toFixed(0)} GFLOP/s = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of FMA peak` +

@@ -385,7 +385,7 @@ export interface NativeBinding {
   resolveDevice(choice: 'auto' | 'cpu' | 'cuda'): 'cpu' | 'cuda';
   Model: new (directory: string) => NativeModel;
   initCheckpoint(options: { directory: string; seed: bigint; dtype: string }): number;
-  benchForward(model: NativeModel, options: { sequences: number; tokens: number; repetitions: number }): NativeBenchFigures;
+  benchForward(model: NativeModel, options: { sequences: number; tokens: number; repetitions: number; kvCacheDtype?: 'f32' | 'bf16' | 'fp8' }): NativeBenchFigures;
   benchDecode(model: NativeModel, options: { sequences: number; context: number; repetitions: number; kvCacheDtype?: 'f32' | 'bf16' | 'fp8' }): NativeBenchFigures;
   machineLimits(): NativeMachineLimits;
   /** Timed runner steps on a device (native/bench/runner_bench.h). */

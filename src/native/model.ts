@@ -60,7 +60,7 @@ export class Qwen3Model {
   }
 
   /** Times a prefill of `sequences` × `tokens` tokens. */
-  benchForward(options: { sequences: number; tokens: number; repetitions: number }): NativeBenchFigures {
+  benchForward(options: { sequences: number; tokens: number; repetitions: number; kvCacheDtype?: KvCacheDtype }): NativeBenchFigures {
     return loadAddon().binding.benchForward(this.native, options);
   }
 

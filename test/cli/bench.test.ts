@@ -26,6 +26,21 @@ describe('swarm bench', () => {
     }
   });
 
+  it('forward --kv-dtype: the prefill fills a cache of that element type (the bytes it writes follow it); refused on the runner path', () => {
+    // tiny: 2 layers, 2 KV heads, head_dim 16; 2 sequences × 16 new positions, keys and values.
+    const positions = 2 * 16;
+    const perPosition = { f32: 2 * 2 * 2 * 16 * 4, bf16: 2 * 2 * 2 * 16 * 2, fp8: 2 * 2 * 2 * (16 + 4) };
+    for (const dtype of ['f32', 'bf16', 'fp8'] as const) {
+      const report = bench(['forward', '--shape', 'tiny', '--batches', '2x16', '--repetitions', '1', '--kv-dtype', dtype]);
+      expect(report.kvCacheDtype).toBe(dtype);
+      expect(report.prefill[0].kvGBytes).toBeCloseTo((positions * perPosition[dtype]) / 1e9, 12);
+      expect(report.prefill[0].tokensPerSecond).toBeGreaterThan(0);
+    }
+    expect(() =>
+      execFileSync(process.execPath, [swarm, 'bench', 'forward', '--shape', 'tiny', '--device', 'cpu', '--weights', 'fp8', '--kv-dtype', 'bf16'], { stdio: 'pipe' }),
+    ).toThrow(/--kv-dtype bf16: bench forward sets the KV cache type on the CPU forward pass only/);
+  });
+
   it('decode: one step per concurrency, speed-up relative to one sequence', () => {
     const report = bench(['decode', '--shape', 'tiny', '--sequences', '1,4', '--context', '48', '--repetitions', '2']);
     expect(report.decode).toHaveLength(2);
