@@ -185,7 +185,7 @@ inline void weigh_values(const int64_t (&rows)[kRows], const KV* v, const float 
 }
 
 // The online-softmax step of kRows query rows (indices rows[], each seeing ≥ 1 key) over one chunk;
-// every row adds its value rows in order j = 0 .. seen − 1 (see attention_avx512.cpp's attend_rows).
+// every row adds its value rows in order j = 0 .. seen − 1 (as attention_avx512.cpp's attend_pass).
 template <typename KV, int kRows>
 inline void attend_rows(const int64_t (&rows)[kRows], const float* q, const KV* const (&key)[kAttentionKeyChunk],
                         const KV* v, const float (&key_factor)[kAttentionKeyChunk],
