@@ -1,4 +1,5 @@
-// thread_pool.cpp: the worker loop, the static partition of parallel_for, and the default pool.
+// thread_pool.cpp: the worker loop, the static partition of parallel_for, parallel_claim's shared
+// counter, and the default pool.
 #include "core/thread_pool.h"
 
 #include <algorithm>
@@ -150,6 +151,15 @@ void ThreadPool::parallel_for(size_t n, const ParallelForBody& fn) {
   for (const std::exception_ptr& error : job_errors_) {
     if (error) std::rethrow_exception(error);
   }
+}
+
+void ThreadPool::parallel_claim(size_t n, const ParallelClaimBody& fn) {
+  std::atomic<size_t> next{0};
+  parallel_for(std::min(n, num_threads_), [&](size_t, size_t, size_t thread_index) {
+    for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < n; i = next.fetch_add(1, std::memory_order_relaxed)) {
+      fn(i, thread_index);
+    }
+  });
 }
 
 size_t default_thread_count() {

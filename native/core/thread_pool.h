@@ -1,6 +1,9 @@
-// thread_pool.h: a fixed pool of worker threads with one primitive, parallel_for over [0, n),
-// and the process-wide default pool the CPU kernels share. Work is split by a static partition
-// (never by timing), so a kernel that reduces per chunk gives bit-identical results every run.
+// thread_pool.h: a fixed pool of worker threads with two primitives over [0, n), and the
+// process-wide default pool the CPU kernels share. parallel_for splits the work by a static
+// partition (never by timing), so a kernel that reduces per chunk gives bit-identical results every
+// run; parallel_claim hands indices to whichever thread is free, for work whose results do not
+// depend on which thread computes an index (so a slower core, or one shared with another process,
+// takes fewer of them).
 #pragma once
 
 #include <atomic>
@@ -17,6 +20,8 @@ namespace s3 {
 // fn(begin, end, thread_index) processes indices [begin, end); thread_index < num_threads() and
 // is unique among the chunks running at the same time, so it may index per-thread scratch.
 using ParallelForBody = std::function<void(size_t begin, size_t end, size_t thread_index)>;
+// fn(index, thread_index) processes one index; thread_index as above.
+using ParallelClaimBody = std::function<void(size_t index, size_t thread_index)>;
 
 class ThreadPool {
  public:
@@ -37,6 +42,14 @@ class ThreadPool {
   // enclosing chunk) serially on the calling thread, so nesting cannot deadlock or oversubscribe.
   // Calls from different outside threads are safe; they take turns.
   void parallel_for(size_t n, const ParallelForBody& fn);
+
+  // Runs fn(i, thread_index) once for every i in [0, n): the threads (the caller's included, at
+  // most n of them) claim indices one at a time in increasing order as each becomes free. Which
+  // thread runs an index depends on timing, so fn's results must not depend on thread_index
+  // beyond scratch it indexes. A thread whose fn throws claims no more; the others go on, and the
+  // exception of the lowest-numbered throwing thread is rethrown at the end. Nested inside a
+  // parallel_for or parallel_claim body, the calling thread runs every index in order.
+  void parallel_claim(size_t n, const ParallelClaimBody& fn);
 
  private:
   void worker_loop(size_t thread_index);

@@ -1,5 +1,5 @@
-// The scalar matmul (the fallback for CPUs without AVX2), the per-level dispatch, the split
-// of output columns between threads, and the once-per-call BF16 rounding of the input for the
+// The scalar matmul (the fallback for CPUs without AVX2), the per-level dispatch, the work items
+// (blocks of rows × chunks of output columns) the threads claim, and the once-per-call BF16 rounding of the input for the
 // kernels that multiply in BF16; see matmul.h.
 #include "cpu/matmul.h"
 
@@ -105,13 +105,21 @@ void pack_input_tiles(const uint16_t* rounded, int64_t M, int64_t stride, std::v
   }
 }
 
-// Threads take contiguous runs of this many output columns, so each streams its own slice of W;
-// one unit is one AMX tile's weight rows, so a thread's columns start on a tile.
-constexpr int64_t kColumnsPerUnit = kMatmulTileRows;
+// Output columns per work item (a multiple of it for decode-sized inputs): whole register tiles of
+// every level (4, 6, 3 and 16 columns), few enough that a thread that runs slower (a busy or
+// smaller core) leaves its share to the others.
+constexpr int64_t kColumnsPerChunk = 3 * kMatmulTileRows;
 // Weights one fused pass takes (q/k/v is the most the model needs).
 constexpr int64_t kMaxMatmulOutputs = 4;
 
 }  // namespace
+
+int64_t matmul_panel_block_rows(int64_t bf16_stride, int64_t M) {
+  const int64_t panel_bytes = bf16_stride * kMatmulPanelRows * int64_t(sizeof(uint16_t));
+  const int64_t most = std::max<int64_t>(1, kMatmulPanelBlockBytes / panel_bytes);
+  const int64_t panels = (M + kMatmulPanelRows - 1) / kMatmulPanelRows, blocks = (panels + most - 1) / most;
+  return (panels + blocks - 1) / blocks * kMatmulPanelRows;
+}
 
 void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp, int64_t M, ThreadPool& pool,
                     const MatmulKernels& kernels) {
@@ -120,14 +128,23 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
     throw std::invalid_argument("matmul_forward: " + std::to_string(count) + " weights in one pass; at most " +
                                 std::to_string(kMaxMatmulOutputs));
   }
-  // first_unit[i]: where matrix i's column units start in the stacked order.
-  int64_t first_unit[kMaxMatmulOutputs + 1] = {0};
+  // first_chunk[i]: where matrix i's column chunks start in the stacked order.
+  int64_t first_chunk[kMaxMatmulOutputs + 1] = {0};
   int64_t K = 0;
+  // Prefill-sized inputs (compute-bound) go in small chunks, so a slower core takes fewer; a
+  // decode-sized input (bound by streaming the weights, each kernel prefetching its next tile
+  // within its chunk) in one contiguous run per thread, claimed all the same.
+  int64_t total_columns = 0;
+  for (int64_t i = 0; i < count; i++) total_columns += outputs[i].w->rows;
+  const int64_t per_thread = (total_columns + int64_t(pool.num_threads()) - 1) / int64_t(pool.num_threads());
+  const int64_t columns_per_chunk =
+      M >= kMatmulTileRows ? kColumnsPerChunk : (per_thread + kColumnsPerChunk - 1) / kColumnsPerChunk * kColumnsPerChunk;
   for (int64_t i = 0; i < count; i++) {
-    first_unit[i + 1] = first_unit[i] + (outputs[i].w->rows + kColumnsPerUnit - 1) / kColumnsPerUnit;
+    first_chunk[i + 1] = first_chunk[i] + (outputs[i].w->rows + columns_per_chunk - 1) / columns_per_chunk;
     K = std::max(K, outputs[i].w->cols);
   }
-  if (first_unit[count] == 0) return;
+  const int64_t chunks = first_chunk[count];
+  if (chunks == 0) return;
   MatmulInput input{inp, nullptr, 0};
   bool any_bf16_weight = false;
   for (int64_t i = 0; i < count; i++) any_bf16_weight = any_bf16_weight || multiplies_in_bf16(outputs[i].w->dtype);
@@ -147,20 +164,29 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
       input.tiles = tiles.data();
     }
   }
-  pool.parallel_for(size_t(first_unit[count]), [&](size_t begin, size_t end, size_t) {
+  // Work items (block of input rows, chunk of one weight's output columns), block-major, claimed by
+  // whichever thread is free: every thread works on the same block of rows at a time, so a block of
+  // panels stays in each core's L2 while the weights stream past it. Each output element is computed
+  // the same whatever its item or thread (its order depends only on K), so the bits do not depend
+  // on the claiming.
+  const int64_t rows_per_block = input.panels != nullptr ? matmul_panel_block_rows(input.bf16_stride, M) : M;
+  const int64_t blocks = (M + rows_per_block - 1) / rows_per_block;
+  pool.parallel_claim(size_t(blocks * chunks), [&](size_t item, size_t) {
     // Allocated here, in baseline code: a std::vector instantiated in an AVX-512 file could be the
     // copy the linker keeps for everyone, and fault on CPUs without AVX-512.
     thread_local std::vector<float> scratch;
     scratch.resize(size_t(kMatmulScratchRows * padded_row(K)));
-    for (int64_t i = 0; i < count; i++) {
-      const int64_t unit_begin = std::max(int64_t(begin), first_unit[i]);
-      const int64_t unit_end = std::min(int64_t(end), first_unit[i + 1]);
-      if (unit_begin >= unit_end) continue;
-      const MatrixView& w = *outputs[i].w;
-      const int64_t n_begin = (unit_begin - first_unit[i]) * kColumnsPerUnit;
-      const int64_t n_end = std::min(w.rows, (unit_end - first_unit[i]) * kColumnsPerUnit);
-      kernels.columns(outputs[i].out, input, w, M, n_begin, n_end, scratch.data());
-    }
+    const int64_t block = int64_t(item) / chunks, chunk = int64_t(item) % chunks;
+    int64_t i = 0;
+    while (chunk >= first_chunk[i + 1]) i++;
+    const MatrixView& w = *outputs[i].w;
+    const int64_t n_begin = (chunk - first_chunk[i]) * columns_per_chunk;
+    const int64_t n_end = std::min(w.rows, n_begin + columns_per_chunk);
+    const int64_t m_begin = block * rows_per_block, m_end = std::min(M, m_begin + rows_per_block);
+    MatmulInput rows = input;  // the block's rows (blocks > 1 only with panels, whose blocks are whole panels)
+    rows.f32 = input.f32 + m_begin * w.cols;
+    if (input.panels != nullptr) rows.panels = input.panels + m_begin * input.bf16_stride;
+    kernels.columns(outputs[i].out + m_begin * w.rows, rows, w, m_end - m_begin, n_begin, n_end, scratch.data());
   });
 }
 

@@ -39,6 +39,17 @@ constexpr int64_t kMatmulTileK = 32;
 constexpr int64_t kMatmulRowAlign = 32;
 // Input rows per panel of the avx512bf16 level's layout (MatmulInput::panels): one register tile.
 constexpr int64_t kMatmulPanelRows = 4;
+// Panel input (BF16 bytes) per block of rows at most: a kernel that reads panels runs all its
+// weight tiles over one block before the next, so the block is read from L2. Measured on Zen 5
+// (1 MiB L2) with the 0.6B shapes at 512 and 2,048 rows: 384 KiB ran fastest of 96–768 KiB (+10–40%
+// over one block of all rows, which falls to L3 from about 256 rows at K = 3,072); 640 KiB was as
+// fast.
+constexpr int64_t kMatmulPanelBlockBytes = 384 * 1024;
+
+// Input rows per block for panels of bf16_stride values: M split into as few blocks as keep each
+// within kMatmulPanelBlockBytes, of equal whole panels (a last block of a few rows would cost a whole
+// pass over the weights). Out of line, in baseline code, as every helper the SIMD files share.
+int64_t matmul_panel_block_rows(int64_t bf16_stride, int64_t M);
 
 // The input of one call as the kernels read it: the f32 rows, and for kernels that multiply in
 // BF16 the same rows rounded to BF16 once per call (round-to-nearest-even; padded with zeros to
@@ -81,7 +92,8 @@ struct MatmulKernels {
 };
 
 // out: [M × N] row-major; inp: [M × K] row-major; w: [N × K] (see matrix_view.h). out must not
-// alias inp. Splits N between the pool's threads.
+// alias inp. The pool's threads claim chunks of output columns (with panels, per block of rows) as
+// they become free; the bits do not depend on which thread computes what.
 void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M, ThreadPool& pool,
                     const MatmulKernels& kernels);
 void matmul_forward(float* out, const float* inp, const MatrixView& w, int64_t M, ThreadPool& pool);

@@ -19,8 +19,8 @@
 // A register tile is kRows input rows × kCols weight rows (FP8: kScaledCols, as each output
 // needs a block and a running accumulator). The input comes as panels (matmul.h): a tile's rows
 // are one contiguous stream, 4 × 64 bytes per step. With many input rows a thread takes them in
-// blocks that fit its L2 (kBlockBytes) and runs all its weight tiles over one block before the
-// next, so the input is read from L2 rather than L3 or DRAM, and each weight tile stays in L1
+// blocks that fit its L2 (matmul_panel_block_rows) and runs all its weight tiles over one block
+// before the next, so the input is read from L2 rather than L3 or DRAM, and each weight tile stays in L1
 // across the block's row tiles. Every element's order depends only on K, never on M, the block,
 // the tile position or the thread split: a row's result is the same bits in any batch.
 // F32 and F16 weights keep the exact f32 path of the AVX-512 level (kMatmulAvx512).
@@ -47,10 +47,6 @@ constexpr int kScaledCols = 3;   // FP8: 12 block + 12 running accumulators + 4 
 constexpr int64_t kBlockSteps = kFp8BlockSize / kStep;
 static_assert(kMatmulRowAlign == kStep, "the input rows are padded to whole steps");
 static_assert(kMatmulPanelRows == kRows, "a panel is one register tile's input rows");
-// Input bytes (BF16) per block of rows at most: measured on Zen 5 (1 MiB L2) with the 0.6B shapes
-// at 512 and 2,048 rows, 384 KiB ran fastest of 96–768 KiB (+10–40% over one block of all rows,
-// which falls to L3 from about 256 rows at K = 3,072); 640 KiB was as fast.
-constexpr int64_t kBlockBytes = 384 * 1024;
 static_assert(kFp8BlockSize % kStep == 0, "a scale block is whole steps");
 static_assert(kScaledCols <= kMatmulScratchRows, "a widened FP8 tile must fit the caller's scratch");
 // From this many input rows on, an FP8 tile is widened into scratch once rather than per row tile.
@@ -174,15 +170,6 @@ void dot_rows(const MatmulInput& input, float* out, int64_t m_begin, int64_t m_e
   }
 }
 
-// Input rows per block: M split into as few blocks as keep each within kBlockBytes, of equal
-// whole panels (a last block of a few rows would cost a whole pass over the weights).
-int64_t block_rows(const MatmulInput& input, int64_t M) {
-  const int64_t panel_bytes = input.bf16_stride * kRows * int64_t(sizeof(uint16_t));
-  const int64_t most = kBlockBytes / panel_bytes > 1 ? kBlockBytes / panel_bytes : 1;
-  const int64_t panels = (M + kRows - 1) / kRows, blocks = (panels + most - 1) / most;
-  return (panels + blocks - 1) / blocks * kRows;
-}
-
 struct Bf16Tile {
   Bf16Rows<kCols> w;
   int64_t K, ldo;
@@ -207,7 +194,7 @@ struct Fp8Tile {
 
 void bf16_columns(float* out, const MatmulInput& input, const MatrixView& view, int64_t M, int64_t n_begin,
                   int64_t n_end) {
-  const int64_t K = view.cols, N = view.rows, rows_per_block = block_rows(input, M);
+  const int64_t K = view.cols, N = view.rows, rows_per_block = matmul_panel_block_rows(input.bf16_stride, M);
   const uint16_t* weights = static_cast<const uint16_t*>(view.data);
   for (int64_t m = 0; m < M; m += rows_per_block) {
     const int64_t m_end = smaller(M, m + rows_per_block);
@@ -228,7 +215,7 @@ void widen_fp8_row(const uint8_t* codes, int64_t K, uint16_t* row) {
 
 void fp8_columns(float* out, const MatmulInput& input, const MatrixView& view, int64_t M, int64_t n_begin,
                  int64_t n_end, float* scratch) {
-  const int64_t K = view.cols, N = view.rows, rows_per_block = block_rows(input, M);
+  const int64_t K = view.cols, N = view.rows, rows_per_block = matmul_panel_block_rows(input.bf16_stride, M);
   const int64_t scale_cols = (K + kFp8BlockSize - 1) / kFp8BlockSize;
   const uint8_t* codes = static_cast<const uint8_t*>(view.data);
   uint16_t* widened = reinterpret_cast<uint16_t*>(scratch);

@@ -1,6 +1,9 @@
 // test_core_thread_pool.cpp: parallel_for covers every index exactly once, partitions the same way
-// every time, passes worker exceptions to the caller, and runs nested calls serially.
+// every time, passes worker exceptions to the caller, and runs nested calls serially; parallel_claim
+// runs every index once, never on two threads with the same index at a time, and leaves a slow
+// thread's share to the others.
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
@@ -124,6 +127,65 @@ TEST(thread_pool_nested_calls_run_serially) {
     }
   });
   for (std::atomic<int>& count : visits) CHECK_EQ(count.load(), 1);
+}
+
+TEST(thread_pool_claim_runs_every_index_once_on_distinct_thread_slots) {
+  for (size_t threads : {1, 2, 3, 7}) {
+    ThreadPool pool(threads);
+    for (size_t n : {0, 1, 2, 5, 64, 1000}) {
+      std::vector<std::atomic<int>> visits(n);
+      std::vector<std::atomic<int>> running(threads);
+      pool.parallel_claim(n, [&](size_t i, size_t thread_index) {
+        CHECK(thread_index < threads);
+        CHECK_EQ(running[thread_index]++, 0);  // no two indices at once under one thread slot
+        visits[i]++;
+        running[thread_index]--;
+      });
+      for (std::atomic<int>& count : visits) CHECK_EQ(count.load(), 1);
+    }
+  }
+}
+
+TEST(thread_pool_claim_leaves_a_slow_threads_share_to_the_others) {
+  // The calling thread (slot 0) takes 200 ms per index, the worker none: under a static split it
+  // would run half of the 20 indices; claiming, the worker takes nearly all of them meanwhile.
+  ThreadPool pool(2);
+  std::vector<std::atomic<int>> per_slot(2);
+  pool.parallel_claim(20, [&](size_t, size_t thread_index) {
+    per_slot[thread_index]++;
+    if (thread_index == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  });
+  CHECK_EQ(per_slot[0].load() + per_slot[1].load(), 20);
+  CHECK(per_slot[0].load() < 10);
+}
+
+TEST(thread_pool_claim_propagates_exceptions_and_nests_serially) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> started(50);
+  bool caught = false;
+  try {
+    pool.parallel_claim(50, [&](size_t i, size_t) {
+      started[i]++;
+      if (i == 7) throw std::runtime_error("index 7");
+    });
+  } catch (const std::runtime_error& error) {
+    caught = true;
+    CHECK_EQ(std::string(error.what()), "index 7");
+  }
+  CHECK(caught);
+  for (std::atomic<int>& count : started) CHECK_EQ(count.load(), 1);  // the other threads claimed the rest
+  // Inside a parallel_for body every index runs on the calling thread, in order.
+  pool.parallel_for(3, [&](size_t begin, size_t end, size_t outer_thread) {
+    for (size_t row = begin; row < end; row++) {
+      std::vector<size_t> order;
+      pool.parallel_claim(10, [&](size_t i, size_t thread_index) {
+        CHECK_EQ(thread_index, outer_thread);
+        order.push_back(i);
+      });
+      CHECK_EQ(order.size(), size_t(10));
+      for (size_t i = 0; i < order.size(); i++) CHECK_EQ(order[i], i);
+    }
+  });
 }
 
 TEST(thread_pool_concurrent_callers_take_turns) {
