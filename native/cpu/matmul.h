@@ -75,7 +75,8 @@ struct MatmulInput {
 };
 
 // One implementation per SIMD level. `columns` computes output columns [n_begin, n_end) of
-// every row; the caller splits N between threads and hands each its scratch (the instruction-set
+// every row given (the caller may hand it a block of rows: MatmulInput's pointers moved to the
+// block's first row); the caller hands the threads their items and scratch (the instruction-set
 // files allocate nothing; see matmul.cpp).
 struct MatmulKernels {
   const char* name;
