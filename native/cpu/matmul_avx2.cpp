@@ -107,7 +107,8 @@ inline void accumulate_step(__m256 (&acc)[R][kCols], const __m256 (&xv)[R], cons
 // out[m][c] = x[m] · w[c] for m < R, c < cols_valid; see matmul_avx512.cpp.
 template <int R, DType D>
 void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64_t K, float* out, int64_t ldo,
-              int cols_valid, Lookahead ahead) {
+              int cols_valid, const Lookahead& lookahead) {
+  Lookahead ahead = lookahead;
   __m256 acc[R][kCols];
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++) {

@@ -112,7 +112,8 @@ inline void accumulate_step(__m512 (&acc)[R][kCols], const float* x, int64_t ldx
 // valid one and are not stored). x rows are ldx apart, out rows ldo apart.
 template <int R, DType D>
 void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64_t K, float* out, int64_t ldo,
-              int cols_valid, Lookahead ahead) {
+              int cols_valid, const Lookahead& lookahead) {
+  Lookahead ahead = lookahead;
   __m512 acc[R][kCols];
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++) {

@@ -110,7 +110,8 @@ inline void store_sums(const __m512 (&acc)[R][C], float* out, int64_t ldo, int c
 // stored (rows of K values).
 template <int R>
 void dot_tile(const uint16_t* x, const Bf16Rows<kCols>& w, int64_t K, float* out, int64_t ldo, int cols_valid,
-              Lookahead ahead) {
+              const Lookahead& lookahead) {
+  Lookahead ahead = lookahead;
   __m512 acc[R][kCols];
   clear(acc);
   int64_t k = 0;
@@ -126,7 +127,8 @@ void dot_tile(const uint16_t* x, const Bf16Rows<kCols>& w, int64_t K, float* out
 // by its row's block scale × 256 into the running sum.
 template <int R, typename Rows>
 void dot_tile_scaled(const uint16_t* x, const Rows& w, const float* const (&scales)[kScaledCols], int64_t K,
-                     float* out, int64_t ldo, int cols_valid, Lookahead ahead) {
+                     float* out, int64_t ldo, int cols_valid, const Lookahead& lookahead) {
+  Lookahead ahead = lookahead;
   __m512 run[R][kScaledCols];
   clear(run);
   for (int64_t block = 0, k = 0; k < K; block++) {
@@ -175,7 +177,7 @@ struct Bf16Tile {
   int64_t K, ldo;
   int cols_valid;
   template <int R>
-  void rows(const uint16_t* x, float* y, Lookahead ahead) const {
+  void rows(const uint16_t* x, float* y, const Lookahead& ahead) const {
     dot_tile<R>(x, w, K, y, ldo, cols_valid, ahead);
   }
 };
@@ -187,7 +189,7 @@ struct Fp8Tile {
   int64_t K, ldo;
   int cols_valid;
   template <int R>
-  void rows(const uint16_t* x, float* y, Lookahead ahead) const {
+  void rows(const uint16_t* x, float* y, const Lookahead& ahead) const {
     dot_tile_scaled<R>(x, w, scales, K, y, ldo, cols_valid, ahead);
   }
 };

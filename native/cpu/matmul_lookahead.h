@@ -19,6 +19,9 @@
 namespace s3::cpu {
 namespace {
 
+// Kernels take it by const reference and copy it: passed by value, the 24-byte struct went through
+// the stack at every register-tile call, and the 16-byte reload of two 8-byte stores missed store
+// forwarding (about 2% of a prefill's matmul time on Zen 5).
 struct Lookahead {
   const char* next = nullptr;
   const char* end = nullptr;
