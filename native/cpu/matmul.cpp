@@ -1,6 +1,6 @@
 // The scalar matmul (the fallback for CPUs without AVX2), the per-level dispatch, the work items
-// (blocks of rows × chunks of output columns) the threads claim, and the once-per-call BF16 rounding of the input for the
-// kernels that multiply in BF16; see matmul.h.
+// (blocks of rows × chunks of output columns) the threads claim, and the once-per-call BF16
+// rounding of the input for the kernels that multiply in BF16; see matmul.h.
 #include "cpu/matmul.h"
 
 #include <algorithm>

@@ -18,10 +18,10 @@
 //
 // A register tile is kRows input rows × kCols weight rows (FP8: kScaledCols, as each output
 // needs a block and a running accumulator). The input comes as panels (matmul.h): a tile's rows
-// are one contiguous stream, 4 × 64 bytes per step. With many input rows a thread takes them in
-// blocks that fit its L2 (matmul_panel_block_rows) and runs all its weight tiles over one block
-// before the next, so the input is read from L2 rather than L3 or DRAM, and each weight tile stays in L1
-// across the block's row tiles. Every element's order depends only on K, never on M, the block,
+// are one contiguous stream, 4 × 64 bytes per step. matmul.cpp hands a call at most one block of
+// input rows that fits L2 (matmul_panel_block_rows), so the input is read from L2 rather than L3
+// or DRAM while the weights stream past it, and each weight tile stays in L1 across the block's
+// row tiles. Every element's order depends only on K, never on M, the block,
 // the tile position or the thread split: a row's result is the same bits in any batch.
 // F32 and F16 weights keep the exact f32 path of the AVX-512 level (kMatmulAvx512).
 #include <immintrin.h>
@@ -152,17 +152,17 @@ void dot_tile_scaled(const uint16_t* x, const Rows& w, const float* const (&scal
   store_sums(run, out, ldo, cols_valid);
 }
 
-// One tile shape's work on input rows [m_begin, m_end) (m_begin a multiple of kRows), a panel at a
-// time, the last one's R < kRows rows as they are; the first row tile carries `ahead`.
+// One tile shape's work on the M input rows, a panel at a time, the last one's R < kRows rows as
+// they are; the first row tile carries `ahead`.
 // `tile.rows<R>(x, y, ahead)` computes R rows from panel x into y.
 template <typename Tile>
-void dot_rows(const MatmulInput& input, float* out, int64_t m_begin, int64_t m_end, int64_t N, int64_t n,
-              Lookahead ahead, const Tile& tile) {
+void dot_rows(const MatmulInput& input, float* out, int64_t M, int64_t N, int64_t n, Lookahead ahead,
+              const Tile& tile) {
   const int64_t panel_values = input.bf16_stride * kRows;
-  for (int64_t m = m_begin; m < m_end; m += kRows) {
+  for (int64_t m = 0; m < M; m += kRows) {
     const uint16_t* x = input.panels + (m / kRows) * panel_values;
     float* y = out + m * N + n;
-    switch (smaller(kRows, m_end - m)) {
+    switch (smaller(kRows, M - m)) {
       case 4: tile.template rows<4>(x, y, ahead); break;
       case 3: tile.template rows<3>(x, y, ahead); break;
       case 2: tile.template rows<2>(x, y, ahead); break;
@@ -196,15 +196,12 @@ struct Fp8Tile {
 
 void bf16_columns(float* out, const MatmulInput& input, const MatrixView& view, int64_t M, int64_t n_begin,
                   int64_t n_end) {
-  const int64_t K = view.cols, N = view.rows, rows_per_block = matmul_panel_block_rows(input.bf16_stride, M);
+  const int64_t K = view.cols, N = view.rows;
   const uint16_t* weights = static_cast<const uint16_t*>(view.data);
-  for (int64_t m = 0; m < M; m += rows_per_block) {
-    const int64_t m_end = smaller(M, m + rows_per_block);
-    for (int64_t n = n_begin; n < n_end; n += kCols) {
-      Bf16Tile tile{{}, K, N, int(smaller(kCols, n_end - n))};
-      for (int c = 0; c < kCols; c++) tile.w.p[c] = weights + (n + smaller(c, tile.cols_valid - 1)) * K;
-      dot_rows(input, out, m, m_end, N, n, next_weight_tile<DType::BF16>(view, M, kRows, n, n_end, kCols, kStep), tile);
-    }
+  for (int64_t n = n_begin; n < n_end; n += kCols) {
+    Bf16Tile tile{{}, K, N, int(smaller(kCols, n_end - n))};
+    for (int c = 0; c < kCols; c++) tile.w.p[c] = weights + (n + smaller(c, tile.cols_valid - 1)) * K;
+    dot_rows(input, out, M, N, n, next_weight_tile<DType::BF16>(view, M, kRows, n, n_end, kCols, kStep), tile);
   }
 }
 
@@ -217,38 +214,35 @@ void widen_fp8_row(const uint8_t* codes, int64_t K, uint16_t* row) {
 
 void fp8_columns(float* out, const MatmulInput& input, const MatrixView& view, int64_t M, int64_t n_begin,
                  int64_t n_end, float* scratch) {
-  const int64_t K = view.cols, N = view.rows, rows_per_block = matmul_panel_block_rows(input.bf16_stride, M);
+  const int64_t K = view.cols, N = view.rows;
   const int64_t scale_cols = (K + kFp8BlockSize - 1) / kFp8BlockSize;
   const uint8_t* codes = static_cast<const uint8_t*>(view.data);
   uint16_t* widened = reinterpret_cast<uint16_t*>(scratch);
-  for (int64_t m = 0; m < M; m += rows_per_block) {
-    const int64_t m_end = smaller(M, m + rows_per_block);
-    for (int64_t n = n_begin; n < n_end; n += kScaledCols) {
-      const int cols_valid = int(smaller(kScaledCols, n_end - n));
-      const float* scales[kScaledCols];
-      const uint8_t* rows[kScaledCols];
-      for (int c = 0; c < kScaledCols; c++) {
-        const int64_t row = n + smaller(c, cols_valid - 1);
-        scales[c] = view.block_scales + (row / kFp8BlockSize) * scale_cols;
-        rows[c] = codes + row * K;
-      }
-      if (M < kConvertMinRows) {
-        Fp8Tile<Fp8Rows<kScaledCols>> tile{{}, {}, K, N, cols_valid};
-        for (int c = 0; c < kScaledCols; c++) tile.w.p[c] = rows[c], tile.scales[c] = scales[c];
-        dot_rows(input, out, m, m_end, N, n,
-                 next_weight_tile<DType::F8_E4M3>(view, M, kRows, n, n_end, kScaledCols, kStep), tile);
-        continue;
-      }
-      // Widened once per block of input rows: K values per weight row against the block's
-      // rows_per_block × K products.
-      Fp8Tile<Bf16Rows<kScaledCols>> tile{{}, {}, K, N, cols_valid};
-      for (int c = 0; c < kScaledCols; c++) {
-        tile.scales[c] = scales[c];
-        if (c < cols_valid) widen_fp8_row(rows[c], K, widened + c * input.bf16_stride);
-        tile.w.p[c] = widened + smaller(c, cols_valid - 1) * input.bf16_stride;
-      }
-      dot_rows(input, out, m, m_end, N, n, Lookahead{}, tile);
+  for (int64_t n = n_begin; n < n_end; n += kScaledCols) {
+    const int cols_valid = int(smaller(kScaledCols, n_end - n));
+    const float* scales[kScaledCols];
+    const uint8_t* rows[kScaledCols];
+    for (int c = 0; c < kScaledCols; c++) {
+      const int64_t row = n + smaller(c, cols_valid - 1);
+      scales[c] = view.block_scales + (row / kFp8BlockSize) * scale_cols;
+      rows[c] = codes + row * K;
     }
+    if (M < kConvertMinRows) {
+      Fp8Tile<Fp8Rows<kScaledCols>> tile{{}, {}, K, N, cols_valid};
+      for (int c = 0; c < kScaledCols; c++) tile.w.p[c] = rows[c], tile.scales[c] = scales[c];
+      dot_rows(input, out, M, N, n,
+               next_weight_tile<DType::F8_E4M3>(view, M, kRows, n, n_end, kScaledCols, kStep), tile);
+      continue;
+    }
+    // Widened once per call (at most one block of input rows): K values per weight row against
+    // the block's M × K products.
+    Fp8Tile<Bf16Rows<kScaledCols>> tile{{}, {}, K, N, cols_valid};
+    for (int c = 0; c < kScaledCols; c++) {
+      tile.scales[c] = scales[c];
+      if (c < cols_valid) widen_fp8_row(rows[c], K, widened + c * input.bf16_stride);
+      tile.w.p[c] = widened + smaller(c, cols_valid - 1) * input.bf16_stride;
+    }
+    dot_rows(input, out, M, N, n, Lookahead{}, tile);
   }
 }
 
