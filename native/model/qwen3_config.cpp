@@ -196,4 +196,11 @@ Qwen3Config load_qwen3_config(const std::string& path) {
   return parse_qwen3_config(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), path);
 }
 
+std::string qwen3_shape_text(const Qwen3Config& c) {
+  return "{hidden " + std::to_string(c.hidden_size) + ", layers " + std::to_string(c.num_hidden_layers) + ", heads " +
+         std::to_string(c.num_attention_heads) + " (KV " + std::to_string(c.num_key_value_heads) + ") × " +
+         std::to_string(c.head_dim) + ", intermediate " + std::to_string(c.intermediate_size) + ", vocab " +
+         std::to_string(c.vocab_size) + "}";
+}
+
 }  // namespace s3::model

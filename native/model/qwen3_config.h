@@ -40,5 +40,8 @@ struct Qwen3Config {
 Qwen3Config parse_qwen3_config(std::string_view json_text, const std::string& source);
 // Reads and parses the file at `path`.
 Qwen3Config load_qwen3_config(const std::string& path);
+// The fields two models must share for one's weights to serve as the other's, as error messages show
+// them: "{hidden 1024, layers 28, heads 16 (KV 8) × 128, intermediate 3072, vocab 151936}".
+std::string qwen3_shape_text(const Qwen3Config& config);
 
 }  // namespace s3::model

@@ -17,7 +17,7 @@ void add_stored_matrix(std::vector<RebuiltTensor>& out, const std::string& name,
   out.push_back(std::move(scales));
 }
 
-Qwen3Weights rebuild_weights(const Qwen3Weights& weights, const WeightRebuild& rebuild) {
+std::vector<RebuiltTensor> rebuild_tensors(const Qwen3Weights& weights, const WeightRebuild& rebuild) {
   const Qwen3Config& c = weights.config();
   std::vector<RebuiltTensor> tensors;
   auto vector = [&](const std::string& name, const float* values, int64_t size) {
@@ -44,10 +44,15 @@ Qwen3Weights rebuild_weights(const Qwen3Weights& weights, const WeightRebuild& r
     };
     for (const auto& [name, w] : linears) rebuild.matrix(tensors, prefix + name, *w, MatrixRole::Linear);
   }
+  return tensors;
+}
+
+Qwen3Weights rebuild_weights(const Qwen3Weights& weights, const WeightRebuild& rebuild) {
+  const std::vector<RebuiltTensor> tensors = rebuild_tensors(weights, rebuild);
   std::vector<NamedTensor> named;
   named.reserve(tensors.size());
   for (const RebuiltTensor& t : tensors) named.push_back({t.name, t.dtype, t.shape, t.bytes.data()});
-  Qwen3Config config = c;
+  Qwen3Config config = weights.config();
   config.fp8_blockwise = rebuild.fp8_blockwise;
   return Qwen3Weights::from_tensors(config, named, Qwen3Weights::Storage::Copy, rebuild.source);
 }

@@ -40,6 +40,8 @@ struct WeightRebuild {
 // Appends `w` exactly as stored: its bytes in its dtype, and an FP8 weight's block scales.
 void add_stored_matrix(std::vector<RebuiltTensor>& out, const std::string& name, const cpu::MatrixView& w);
 
+// The tensors of `weights` rebuilt by `rebuild`, under their checkpoint names.
+std::vector<RebuiltTensor> rebuild_tensors(const Qwen3Weights& weights, const WeightRebuild& rebuild);
 // Rebuilds `weights` by `rebuild`.
 Qwen3Weights rebuild_weights(const Qwen3Weights& weights, const WeightRebuild& rebuild);
 

@@ -7,6 +7,7 @@
 #include "napi/system_info.h"
 #include "napi/train_bench.h"
 #include "napi/trainer.h"
+#include "napi/weight_link.h"
 
 namespace {
 
@@ -17,6 +18,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   s3::napi::register_trainer(env, exports);
   s3::napi::register_collective(env, exports);
   s3::napi::register_train_bench(env, exports);
+  s3::napi::register_weight_link(env, exports);
   return exports;
 }
 

@@ -16,6 +16,8 @@
 #include "engine/engine.h"
 #include "model/kv_cache.h"
 #include "model/qwen3_weights.h"
+#include "model/weight_link.h"
+#include "napi/collective.h"
 #include "napi/device_option.h"
 #include "napi/guarded.h"
 #include "napi/options.h"
@@ -63,20 +65,14 @@ const char* finish_name(engine::Finish finish) {
   return "error";
 }
 
-// The fields two models must share for their weights to be swapped (what Engine::swap_weights checks).
-std::string shape_text(const model::Qwen3Config& c) {
-  return "{hidden " + std::to_string(c.hidden_size) + ", layers " + std::to_string(c.num_hidden_layers) + ", heads " +
-         std::to_string(c.num_attention_heads) + " (KV " + std::to_string(c.num_key_value_heads) + ") × " +
-         std::to_string(c.head_dim) + ", intermediate " + std::to_string(c.intermediate_size) + ", vocab " +
-         std::to_string(c.vocab_size) + "}";
-}
-
 template <typename T, typename Array>
 Array typed_copy(Napi::Env env, const std::vector<T>& values) {
   Array a = Array::New(env, values.size());
   std::copy(values.begin(), values.end(), a.Data());
   return a;
 }
+
+class ReceiveWeightsWorker;
 
 class Engine : public Napi::ObjectWrap<Engine> {
  public:
@@ -87,6 +83,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
                         InstanceMethod("release", &Engine::release), InstanceMethod("score", &Engine::score),
                         InstanceMethod("loadWeights", &Engine::load_weights),
                         InstanceMethod("loadWeightsFromTrainer", &Engine::load_weights_from_trainer),
+                        InstanceMethod("receiveWeights", &Engine::receive_weights),
                         InstanceMethod("stats", &Engine::stats), InstanceMethod("proceed", &Engine::proceed),
                         InstanceMethod("close", &Engine::close)});
   }
@@ -276,9 +273,21 @@ class Engine : public Napi::ObjectWrap<Engine> {
     })));
   }
 
+  // receiveWeights(collective) → Promise<{weightsVersion, bytes, seconds}>: the parameters rank 0 of a
+  // two-rank weight link sends (model/weight_link.h), received on the libuv pool while the engine
+  // keeps serving, then swapped in between batches as loadWeightsFromTrainer's are.
+  Napi::Value receive_weights(const Napi::CallbackInfo& info);
+
+  friend class ReceiveWeightsWorker;
+  // Swaps in weights received over a link; refused once the engine is closed.
+  int64_t swap_received(std::shared_ptr<const model::Qwen3Weights> weights) {
+    if (tsfn_released_) throw std::runtime_error("the engine was closed while the weights were on their way");
+    return engine_->swap_weights(std::move(weights));
+  }
+
   // Refuses weights whose model differs in shape from the engine's, naming both shapes.
   void require_engine_shape(const model::Qwen3Config& incoming, const std::string& source) const {
-    const std::string want = shape_text(engine_->config()), got = shape_text(incoming);
+    const std::string want = model::qwen3_shape_text(engine_->config()), got = model::qwen3_shape_text(incoming);
     if (got != want) throw std::invalid_argument(source + " has shape " + got + ", the engine's model " + want);
   }
 
@@ -330,6 +339,64 @@ class Engine : public Napi::ObjectWrap<Engine> {
   std::unordered_map<uint64_t, Napi::Promise::Deferred> pending_;
   Napi::FunctionReference on_turn_;
 };
+
+class ReceiveWeightsWorker : public Napi::AsyncWorker {
+ public:
+  ReceiveWeightsWorker(Napi::Env env, Napi::Object engine, Engine* owner, const model::Qwen3Config& config, CollectiveLease lease)
+      : Napi::AsyncWorker(env), engine_(Napi::Persistent(engine)), owner_(owner), config_(config), lease_(std::move(lease)),
+        deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      model::ReceivedWeights received = model::receive_weights(*lease_.collective, config_);
+      weights_ = std::move(received.weights);
+      transfer_ = received.transfer;
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override {
+    lease_.release();
+    Napi::Env env = Env();
+    try {
+      const int64_t version = owner_->swap_received(std::move(weights_));
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("weightsVersion", double(version));
+      o.Set("bytes", double(transfer_.bytes));
+      o.Set("seconds", transfer_.seconds);
+      deferred_.Resolve(o);
+    } catch (const std::exception& e) {
+      deferred_.Reject(Napi::Error::New(env, e.what()).Value());
+    }
+  }
+  void OnError(const Napi::Error& e) override {
+    lease_.release();
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  Napi::ObjectReference engine_;  // keeps the engine alive while the weights are on their way
+  Engine* owner_;
+  model::Qwen3Config config_;
+  CollectiveLease lease_;
+  model::WeightTransfer transfer_;
+  std::shared_ptr<const model::Qwen3Weights> weights_;
+  Napi::Promise::Deferred deferred_;
+};
+
+Napi::Value Engine::receive_weights(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (tsfn_released_) throw Napi::Error::New(env, "receiveWeights: the engine is closed");
+  CollectiveLease lease = lease_connected_collective(env, info.Length() > 0 ? info[0] : env.Undefined(), "receiveWeights(collective)");
+  if (lease.collective->rank() == 0) {
+    lease.release();
+    throw Napi::Error::New(env, "receiveWeights(collective): rank 0 of a weight link is the sender");
+  }
+  auto* worker = new ReceiveWeightsWorker(env, info.This().As<Napi::Object>(), this, engine_->config(), std::move(lease));
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
+}
 
 // sampleLogits(logits: Float32Array [V], temperature, seed, tokenIndex, numDraws) → {tokens, logprobs}:
 // exactly what the engine draws at that token index (draw 0 the sample, then the extra draws).

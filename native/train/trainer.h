@@ -88,6 +88,8 @@ class Trainer {
   void save_gradients(const std::string& path) const;
 
   const model::Qwen3Config& config() const { return config_; }
+  // The config.json text save() writes.
+  const std::string& config_json() const { return config_json_; }
   const model::Qwen3ParamLayout& layout() const { return layout_; }
   // Host copies of the parameters and gradients (on CUDA downloaded when asked for), in layout()'s
   // order, valid until the next call that changes them.

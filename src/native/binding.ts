@@ -229,6 +229,8 @@ export interface NativeEngine {
   loadWeights(directory: string): number;
   /** Swaps in f32 copies of a native Trainer's current parameters, made in place (no JS copy). */
   loadWeightsFromTrainer(trainer: NativeTrainer): number;
+  /** Receives the parameters rank 0 of a connected two-rank weight link sends, and swaps them in between batches. */
+  receiveWeights(collective: NativeCollective): Promise<NativeWeightTransfer & { weightsVersion: number }>;
   stats(): NativeEngineStats;
   /** Lockstep: every turn up to `turn` has been handled and its follow-ups queued. */
   proceed(turn: number): void;
@@ -378,6 +380,21 @@ export interface NativeCollective {
   close(): void;
 }
 
+/** One weight-link transfer: parameter bytes moved and the seconds it took (header, agreement, payload). */
+export interface NativeWeightTransfer {
+  bytes: number;
+  seconds: number;
+}
+
+/** native WeightsSnapshot (native/napi/weight_link.h): one weights version as its checkpoint would hold it, to send over weight links. */
+export interface NativeWeightsSnapshot {
+  /** Tensor bytes it holds. */
+  bytes(): number;
+  shape(): string;
+  /** To every other rank of a connected weight link (this side is rank 0). */
+  send(collective: NativeCollective): Promise<NativeWeightTransfer>;
+}
+
 /** The functions and classes exported by s3_native.node. */
 export interface NativeBinding {
   systemInfo(): NativeSystemInfo;
@@ -396,6 +413,8 @@ export interface NativeBinding {
   Engine: new (directory: string, options?: NativeEngineOptions) => NativeEngine;
   Trainer: new (directory: string, options?: NativeTrainerOptions) => NativeTrainer;
   Collective: new (options: NativeCollectiveOptions) => NativeCollective;
+  /** A copy of an idle trainer's parameters (f32, as it saves them), or the checkpoint in a folder (its tensors as stored). */
+  WeightsSnapshot: new (source: NativeTrainer | string) => NativeWeightsSnapshot;
   /** A new ncclUniqueId for rank 0 to hand to the others (throws without CUDA or NCCL). */
   ncclUniqueId(): Uint8Array;
   /** The host ring's all-reduce timed with ranks as threads on loopback (native/bench/collective_bench.h). */

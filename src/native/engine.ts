@@ -7,6 +7,7 @@ import { loadAddon } from './addon.js';
 import { NativeError } from '../errors.js';
 import type { NativeEngine, NativeEngineOptions, NativeEngineResult, NativeEngineStats } from './binding.js';
 import { LockstepGate } from './lockstep-gate.js';
+import type { Collective } from './collective.js';
 import type { Trainer } from './trainer.js';
 
 /** Element types the KV cache can hold ('fp8': OCP e4m3, one f32 scale per position and KV head). */
@@ -178,6 +179,21 @@ export class InferenceEngine {
       return this.native.loadWeightsFromTrainer(trainer.nativeHandle);
     } catch (error) {
       throw new NativeError(`cannot load new weights from the trainer on ${trainer.directory}: ${(error as Error).message}`);
+    } finally {
+      this.gate?.schedule();
+    }
+  }
+
+  /**
+   * Receives the parameters a trainer sends over `link` (rank 1 of a connected two-rank weight link,
+   * src/native/weight-link.ts) and swaps them in between batches; resolves with the version later
+   * pieces report. The engine keeps serving while they arrive.
+   */
+  async receiveWeights(link: Collective): Promise<{ weightsVersion: number; bytes: number; seconds: number }> {
+    try {
+      return await this.native.receiveWeights(link.nativeHandle);
+    } catch (error) {
+      throw new NativeError(`cannot receive new weights over ${link.description}: ${(error as Error).message}`);
     } finally {
       this.gate?.schedule();
     }
