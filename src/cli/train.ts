@@ -14,6 +14,7 @@ import { writeRunReport } from './run-report.js';
 import { TrainView } from './train-view.js';
 import { addTrainDeviceFlag, parseChoiceFlag, parseServerList, withDeviceSet } from './options.js';
 import { REMOTE_PROTOCOLS } from '../policy/remote-policy.js';
+import { WEIGHT_TRANSFERS } from '../policy/server-weight-links.js';
 import { resolveTrainConfig } from '../config/resolve-train-config.js';
 import { formatTrainPlan } from '../config/train-plan.js';
 import { LEARNERS } from '../config/train-config.js';
@@ -36,6 +37,7 @@ interface TrainCommandOptions {
   nondeterministic?: boolean;
   inferenceServers?: string;
   protocol?: string;
+  weightTransfer?: string;
   device?: string;
   trainerGpus?: string;
 }
@@ -56,8 +58,13 @@ export function registerTrain(program: Command): void {
     .option('--resume', 'continue a stopped run')
     .option('--learner <learner>', `the learner of Table 1: ${LEARNERS.join(', ')}`)
     .option('--no-eval', 'skip the evaluations before and after training')
-    .option('--inference-servers <urls>', 'collect RL rollouts through these inference servers (comma-separated; they must read RUN/serving, where each update\'s weights are written; docs/serve.md, docs/cluster.md)')
+    .option('--inference-servers <urls>', 'collect RL rollouts through these inference servers (comma-separated; docs/serve.md, docs/cluster.md)')
     .option('--protocol <name>', `with --inference-servers: ${REMOTE_PROTOCOLS.join(' | ')} (swarm serve, vLLM in dev mode, SGLang)`, 's3')
+    .option(
+      '--weight-transfer <how>',
+      `with --inference-servers: ${WEIGHT_TRANSFERS.join(' | ')}: each update's weights written to RUN/serving for the servers to read, or sent to each swarm serve over a TCP or NCCL weight link (no shared filesystem)`,
+      'folder',
+    )
     .option('--dry-run', 'print the resolved plan and exit')
     .option('--json', 'with --dry-run: print the resolved config as JSON')
     .option('--trainer-gpus <n>', 'data-parallel trainer ranks, one process (and on CUDA one GPU) each; the same as --set trainerGpus=N (docs/cluster.md). Under torchrun or Slurm the launcher\'s world size is used')
@@ -91,10 +98,12 @@ export function registerTrain(program: Command): void {
       if (directory !== null && !fs.existsSync(directory)) {
         throw new ConfigError(`--model: the folder ${directory} does not exist; expected a Hugging Face Qwen3 folder.`);
       }
+      const weightTransfer = parseChoiceFlag('--weight-transfer', options.weightTransfer ?? 'folder', WEIGHT_TRANSFERS);
+      if (options.inferenceServers === undefined && weightTransfer !== 'folder') throw new ConfigError('--weight-transfer applies with --inference-servers only.');
       const inferenceServers =
         options.inferenceServers === undefined
           ? {}
-          : { inferenceServers: parseServerList(options.inferenceServers), inferenceProtocol: parseChoiceFlag('--protocol', options.protocol ?? 's3', REMOTE_PROTOCOLS) };
+          : { inferenceServers: parseServerList(options.inferenceServers), inferenceProtocol: parseChoiceFlag('--protocol', options.protocol ?? 's3', REMOTE_PROTOCOLS), weightTransfer };
       // Under torchrun or Slurm every rank runs this command (and refuses the same bad flags above): rank 0
       // trains, the others serve it as trainer ranks until it dismisses them, however its run ends.
       const launcher = readRankEnvironment();

@@ -1,18 +1,22 @@
 // Where the RL loop's rollouts are sampled and how the trainer's new weights reach them: the
 // in-process engine (weights copied from the trainer natively, between batches) or inference
-// servers (`swarm train --inference-servers`: the weights written to a folder the servers can read,
-// RUN/serving/v{version}, each server asked to load it in its own API: ours, SGLang's or vLLM's,
-// policy/server-weights.ts). Both number the weights versions the same way, so the policy-lag cap and
-// the recorded dispatch versions do not depend on which runs the rollouts; a server that restarts is
-// given the current weights again before it is asked for more pieces.
+// servers (`swarm train --inference-servers`): either the weights written to a folder the servers can
+// read, RUN/serving/v{version}, each server asked to load it in its own API (ours, SGLang's or vLLM's,
+// policy/server-weights.ts), or, with `--weight-transfer tcp|nccl` on our servers, sent to each over a
+// weight link (policy/server-weight-links.ts) from a snapshot kept in memory, with no shared
+// filesystem. Both number the weights versions the same way, so the policy-lag cap and the recorded
+// dispatch versions do not depend on which runs the rollouts; a server that restarts is given the
+// current weights again (the folder, or the snapshot) before it is asked for more pieces.
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { PolicyError } from '../policy/policy-error.js';
 import type { RemotePolicy } from '../policy/remote-policy.js';
+import { ServerWeightLinks, type WeightTransfer } from '../policy/server-weight-links.js';
 import { loadServerWeights } from '../policy/server-weights.js';
 import type { InferenceEngine } from '../native/engine.js';
 import type { Trainer } from '../native/trainer.js';
+import { WeightsSnapshot } from '../native/weights-snapshot.js';
 
 /** What the RL loop needs of its rollouts' sampler. */
 export interface RolloutBackend {
@@ -60,6 +64,8 @@ export interface ServerRolloutsOptions {
   readonly version: number;
   /** The numerics the run's config asks of the rollouts; our servers started otherwise are refused (SGLang and vLLM do not report theirs). */
   readonly numerics: ServerNumerics;
+  /** How the weights reach the servers (default 'folder'; 'tcp' and 'nccl' need our servers). */
+  readonly transfer?: WeightTransfer;
 }
 
 /** How many versions' folders stay on disk (pieces in flight may still be on the previous weights; they need no file). */
@@ -70,14 +76,22 @@ export class ServerRollouts implements RolloutBackend {
   readonly deterministic = true;
   private current: number;
   private currentFolder: string | null = null;
+  private currentSnapshot: WeightsSnapshot | null = null;
   private readonly policy: RemotePolicy;
   private readonly options: ServerRolloutsOptions;
+  private readonly links: ServerWeightLinks | null;
 
   private constructor(options: ServerRolloutsOptions) {
     this.options = options;
     this.policy = options.policy;
     this.current = options.version;
-    this.policy.reinstall = (url) => this.loadInto(url, this.currentFolder as string, this.current);
+    const transfer = options.transfer ?? 'folder';
+    if (transfer !== 'folder' && this.policy.serverProtocol !== 's3') {
+      throw new PolicyError(`--weight-transfer ${transfer} needs our servers (swarm serve, protocol s3); ${this.policy.serverProtocol} servers load weights from a folder only`);
+    }
+    this.links = transfer === 'folder' ? null : new ServerWeightLinks(transfer);
+    this.policy.reinstall = (url) =>
+      this.links === null ? this.loadInto(url, this.currentFolder as string, this.current) : this.sendTo(url, this.currentSnapshot as WeightsSnapshot, this.current);
   }
 
   /**
@@ -96,8 +110,19 @@ export class ServerRollouts implements RolloutBackend {
       }
     }
     const rollouts = new ServerRollouts(options);
-    await rollouts.installFolder(folder, options.version);
+    if (rollouts.links === null) await rollouts.installFolder(folder, options.version);
+    else await rollouts.installSnapshot(WeightsSnapshot.ofCheckpoint(folder), options.version);
     return rollouts;
+  }
+
+  /** How the weights reach the servers. */
+  get transfer(): WeightTransfer {
+    return this.links?.transport ?? 'folder';
+  }
+
+  /** Closes the weight links (the folder path holds nothing open). */
+  close(): void {
+    this.links?.close();
   }
 
   get version(): number {
@@ -110,6 +135,10 @@ export class ServerRollouts implements RolloutBackend {
 
   async install(trainer: Trainer): Promise<number> {
     const version = this.current + 1;
+    if (this.links !== null) {
+      await this.installSnapshot(WeightsSnapshot.ofTrainer(trainer), version);
+      return version;
+    }
     const folder = path.join(this.options.folder, `v${version}`);
     const partial = `${folder}.partial`;
     fs.rmSync(partial, { recursive: true, force: true });
@@ -127,6 +156,18 @@ export class ServerRollouts implements RolloutBackend {
     await Promise.all(this.policy.urls.map((url) => this.loadInto(url, folder, version)));
     this.current = version;
     this.currentFolder = folder;
+  }
+
+  private async installSnapshot(snapshot: WeightsSnapshot, version: number): Promise<void> {
+    // One server at a time: each send holds a thread of libuv's small pool until its server has it all.
+    for (const url of this.policy.urls) await this.sendTo(url, snapshot, version);
+    this.current = version;
+    this.currentSnapshot = snapshot;
+  }
+
+  private async sendTo(url: string, snapshot: WeightsSnapshot, version: number): Promise<void> {
+    const links = this.links as ServerWeightLinks;
+    await this.policy.install(url, version, () => links.send(url, snapshot));
   }
 
   private async loadInto(url: string, folder: string, version: number): Promise<void> {

@@ -22,6 +22,7 @@ import { Tokenizer } from '../model/tokenizer/index.js';
 import { openPolicy } from '../policy/open-policy.js';
 import type { Policy } from '../policy/policy.js';
 import { RemotePolicy, type RemoteProtocol } from '../policy/remote-policy.js';
+import type { WeightTransfer } from '../policy/server-weight-links.js';
 import { engineRollouts, ServerRollouts, type RolloutBackend } from './rollout-backend.js';
 import { loadTask } from '../tasks/index.js';
 import { runRlLoop, type RlUpdateMetrics } from './rl-loop.js';
@@ -49,12 +50,14 @@ export interface TrainPipelineOptions {
   readonly onEvent?: (event: PipelineEvent) => void;
   /**
    * Collect RL rollouts through these inference servers instead of an in-process engine; each
-   * update's weights are written to RUN/serving/v{version} and loaded by every server. The
-   * before/after evaluations still run in process.
+   * update's weights reach every server as weightTransfer says. The before/after evaluations still
+   * run in process.
    */
   readonly inferenceServers?: readonly string[];
   /** The API the inference servers speak (default 's3', `swarm serve`; 'vllm', 'sglang'). */
   readonly inferenceProtocol?: RemoteProtocol;
+  /** 'folder' (default): written to RUN/serving/v{version} and loaded by every server; 'tcp' | 'nccl': sent over weight links (our servers). */
+  readonly weightTransfer?: WeightTransfer;
 }
 
 /** What a finished pipeline produced. */
@@ -110,9 +113,11 @@ async function openRollouts(args: {
     }
     const policy = await RemotePolicy.connect({ servers, tokenizer: Tokenizer.fromFile(tokenizerPath), protocol });
     fs.mkdirSync(args.servingFolder, { recursive: true });
-    const rollouts = await ServerRollouts.start({ policy, folder: args.servingFolder, tokenizerPath, config, version: firstVersion, numerics: precision }, engineFrom);
+    const transfer = args.options.weightTransfer ?? 'folder';
+    const rollouts = await ServerRollouts.start({ policy, folder: args.servingFolder, tokenizerPath, config, version: firstVersion, numerics: precision, transfer }, engineFrom);
     const numerics = protocol === 's3' ? '' : `, ${protocol}: sampling numerics are the servers' own`;
-    return { policy, rollouts, where: `${servers.length} inference server${servers.length === 1 ? '' : 's'} (${policy.urls.join(', ')}${numerics})`, close: () => {} };
+    const via = transfer === 'folder' ? '' : `, weights over ${transfer} links`;
+    return { policy, rollouts, where: `${servers.length} inference server${servers.length === 1 ? '' : 's'} (${policy.urls.join(', ')}${numerics}${via})`, close: () => rollouts.close() };
   }
   const opened = openPolicy({
     kind: 'model',

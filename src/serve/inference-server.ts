@@ -2,8 +2,10 @@
 // as vLLM serves it (docs/serve.md). Each completion prompt becomes an engine sequence for the length
 // of the request; the engine's automatic prefix caching makes re-sending an agent's whole history
 // cheap, and sampling keyed by (seed, token position) makes a completion the same whatever else runs
-// beside it. Weights are swapped between batches (`POST /v1/load_weights`) without dropping requests;
-// every choice says which weights version produced it. Bad input is a 4xx with an OpenAI-style error
+// beside it. Weights are swapped between batches without dropping requests, from a folder
+// (`POST /v1/load_weights`) or sent by the trainer over a weight link (`POST /v1/weight_link`, then
+// `POST /v1/weight_link/receive` per version; weight-link-receiver.ts); every choice says which
+// weights version produced it. Bad input is a 4xx with an OpenAI-style error
 // body and never disturbs other requests; close() stops accepting and lets in-flight requests finish.
 
 import { randomBytes } from 'node:crypto';
@@ -16,6 +18,7 @@ import type { InferenceEngine } from '../native/engine.js';
 import { parseCompletionRequest, type CompletionLimits, type CompletionRequest } from './completion-request.js';
 import { badRequest, HttpError } from './http-error.js';
 import { prometheusText } from './prometheus.js';
+import { parseWeightLinkRequest, ringAddress, WeightLinkReceiver } from './weight-link-receiver.js';
 
 /** How to serve. */
 export interface InferenceServerOptions {
@@ -73,6 +76,8 @@ export class InferenceServer {
   private completionTokens = 0;
   private closing = false;
   private drained: (() => void) | null = null;
+  private listenHost = '127.0.0.1';
+  private readonly weightLink = new WeightLinkReceiver(() => this.listenHost);
 
   constructor(options: InferenceServerOptions) {
     this.engine = options.engine;
@@ -95,6 +100,7 @@ export class InferenceServer {
       this.server.listen(port, host, () => {
         this.server.off('error', reject);
         const address = this.server.address() as AddressInfo;
+        this.listenHost = address.address;
         resolve({ host: address.address, port: address.port });
       });
     });
@@ -103,6 +109,7 @@ export class InferenceServer {
   /** Stops accepting connections, answers new requests 503, and resolves once in-flight requests are answered. */
   async close(): Promise<void> {
     this.closing = true;
+    this.weightLink.close();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
@@ -155,7 +162,15 @@ export class InferenceServer {
         allow('GET');
       {
         const stats = this.engine.stats();
-        return { status: 'ok', model: this.modelName, weightsVersion: stats.policyVersion, weights: this.weights, kvCacheDtype: stats.kvCacheDtype, device: stats.device };
+        return {
+          status: 'ok',
+          model: this.modelName,
+          weightsVersion: stats.policyVersion,
+          weights: this.weights,
+          kvCacheDtype: stats.kvCacheDtype,
+          device: stats.device,
+          weightLink: this.weightLink.status(),
+        };
       }
       case '/v1/models':
         allow('GET');
@@ -184,8 +199,21 @@ export class InferenceServer {
         }
         return { weightsVersion: version, path: path.resolve(folder) };
       }
+      case '/v1/weight_link':
+        allow('POST,DELETE');
+        if (request.method === 'DELETE') {
+          this.weightLink.close();
+          return { closed: true };
+        }
+        return { ...this.weightLink.open(parseWeightLinkRequest(await readJson(request, this.maxBodyBytes)), ringAddress(request.socket.remoteAddress)) };
+      case '/v1/weight_link/receive':
+        allow('POST');
+        return this.weightLink.receive(this.engine);
       default:
-        throw new HttpError(404, `No endpoint ${endpoint}; this server has POST /v1/completions, POST /v1/load_weights, GET /v1/models, /health and /metrics.`);
+        throw new HttpError(
+          404,
+          `No endpoint ${endpoint}; this server has POST /v1/completions, POST /v1/load_weights, POST|DELETE /v1/weight_link, POST /v1/weight_link/receive, GET /v1/models, /health and /metrics.`,
+        );
     }
   }
 

@@ -5,7 +5,8 @@
 // started with other numerics than the run's precision are refused. Through a stand-in SGLang server
 // (SGLang's /generate and /update_weights_from_disk answered from a real swarm serve) the run is the
 // same through one and through two, and through vLLM stand-ins (completions forwarded, each load a
-// pause, reload_weights and resume) too.
+// pause, reload_weights and resume) too. With --weight-transfer tcp each version goes to each server
+// over a weight link instead of a folder, and the run is the same.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -121,6 +122,23 @@ describe('swarm train --inference-servers', () => {
     for (const server of servers) expect((await (await fetch(`${server.url}/health`)).json()).weightsVersion).toBeGreaterThanOrEqual(3);
   }, 180_000);
 
+  it('trains the same with each update sent over TCP weight links, writing no serving folder', async () => {
+    const one = direct();
+    const linked = path.join(tmp(), 'run');
+    const result = train(linked, [servers[0].url, servers[1].url], ['--weight-transfer', 'tcp']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/weights over tcp links/);
+    expect(metrics(linked)).toEqual(metrics(one));
+    expectSameWeights(one, linked);
+    expect(fs.existsSync(path.join(linked, 'serving')) && fs.readdirSync(path.join(linked, 'serving')).length > 0).toBe(false);
+    for (const server of servers) {
+      const health = await (await fetch(`${server.url}/health`)).json();
+      // The start weights and both updates came over this server's link.
+      expect(health.weightLink).toMatchObject({ transport: 'tcp', state: 'ready', received: 3 });
+    }
+  }, 180_000);
+
   it('trains through SGLang servers, loading each update with /update_weights_from_disk, the same through one and two', async () => {
     // SGLang takes 53-bit sampling seeds, so the pieces are not those of swarm serve's 64-bit seeds:
     // the SGLang runs are compared with each other.
@@ -168,6 +186,20 @@ describe('swarm train --inference-servers', () => {
     expect(result.stderr).toMatch(/samples with stored weights and a f32 KV cache; this run's precision asks for stored and bf16: start it with swarm serve --weights stored --kv-dtype bf16/);
   });
 
+  it('refuses weight links to servers other than swarm serve, and --weight-transfer without servers', () => {
+    const run = (extra: string[]) =>
+      spawnSync(process.execPath, [swarm, 'train', '--model', model, '--out', path.join(tmp(), 'run'), '--no-eval', ...SETS, ...extra], { encoding: 'utf8' });
+    const sglang = run(['--inference-servers', servers[0].url, '--protocol', 'sglang', '--weight-transfer', 'tcp']);
+    expect(sglang.status).not.toBe(0);
+    expect(sglang.stderr).toMatch(/--weight-transfer tcp needs our servers \(swarm serve, protocol s3\)/);
+    const alone = run(['--weight-transfer', 'tcp']);
+    expect(alone.status).not.toBe(0);
+    expect(alone.stderr).toMatch(/--weight-transfer applies with --inference-servers only/);
+    const unknown = run(['--inference-servers', servers[0].url, '--weight-transfer', 'rdma']);
+    expect(unknown.status).not.toBe(0);
+    expect(unknown.stderr).toMatch(/--weight-transfer/);
+  });
+
   it('refuses score-centering draws and unknown protocols on servers other than swarm serve', () => {
     const train = (extra: string[]) =>
       spawnSync(process.execPath, [swarm, 'train', '--model', model, '--out', path.join(tmp(), 'run'), '--no-eval', ...SETS, '--inference-servers', servers[0].url, ...extra], { encoding: 'utf8' });
@@ -207,6 +239,41 @@ describe('a restarted inference server', () => {
     expect(after.tokens).toEqual(before.tokens);
     expect((await (await fetch(`${again.url}/health`)).json()).weightsVersion).toBe(1);
     expect(rollouts.version).toBe(7);
+  }, 60_000);
+
+  it('gets the snapshot of the current weights again over a new weight link', async () => {
+    const restartable = await serve(model);
+    const port = new URL(restartable.url).port;
+    const tokenizerPath = path.join(model, 'tokenizer.json');
+    const policy = await RemotePolicy.connect({ servers: [restartable.url], tokenizer: Tokenizer.fromFile(tokenizerPath), retryDelayMs: 200, attempts: 8 });
+    const folder = tmp();
+    const rollouts = await ServerRollouts.start(
+      { policy, folder, tokenizerPath, config: {}, version: 7, numerics: { weights: 'stored', kvCacheDtype: 'f32' }, transfer: 'tcp' },
+      model,
+    );
+    try {
+      expect(rollouts.transfer).toBe('tcp');
+      const sequence = new AgentSequence({ agentIndex: 0, agentName: 'agent_1', samplingSeed: 5n });
+      sequence.appendContext({ tokens: [1, 2, 3, 4, 5], roles: new Uint8Array(5), items: [] });
+      const ask = () => policy.generate(sequence, { maxNew: 4, stopTokenIds: [], temperature: 1, seed: 5 });
+      const before = await ask();
+      expect(before.policyVersion).toBe(7);
+
+      restartable.child.kill('SIGKILL');
+      await restartable.exited;
+      const again = await serve(model, ['--port', port]);
+      servers.push(again);
+      expect((await (await fetch(`${again.url}/health`)).json()).weightLink).toBeNull();
+      const after = await ask();
+      expect(after.policyVersion).toBe(7);
+      expect(after.tokens).toEqual(before.tokens);
+      const health = await (await fetch(`${again.url}/health`)).json();
+      expect(health.weightsVersion).toBe(1);
+      expect(health.weightLink).toMatchObject({ transport: 'tcp', state: 'ready', received: 1 });
+      expect(fs.readdirSync(folder)).toEqual([]);
+    } finally {
+      rollouts.close();
+    }
   }, 60_000);
 
   it('on vLLM, after a dropped connection, gets the current weights again exactly once', async () => {

@@ -1,7 +1,8 @@
 // `swarm serve` as a user runs it (a child process on loopback) against the official `openai` client
 // and plain fetch: token-in/token-out completions equal to a reference computed one token at a time
 // from full-sequence logits, the same tokens whatever runs beside them, every bad input a 4xx with an
-// OpenAI-style error body while other requests go on, weights reloaded mid-traffic, /v1/models,
+// OpenAI-style error body while other requests go on, weights reloaded mid-traffic (from a folder, and
+// over a weight link), /v1/models,
 // /health, /metrics, and a graceful SIGTERM that still answers the request in flight.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -9,6 +10,8 @@ import OpenAI from 'openai';
 import { packageRoot } from '../../src/native/addon.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Qwen3Model } from '../../src/native/model.js';
+import { WeightsSnapshot } from '../../src/native/weights-snapshot.js';
+import { ServerWeightLinks } from '../../src/policy/server-weight-links.js';
 import { makeCheckpoint, prompt, referencePiece } from '../engine/helpers.js';
 import { serve, type Served } from './serve-process.js';
 
@@ -21,6 +24,7 @@ async function post(url: string, body: unknown): Promise<{ status: number; json:
 
 let model: string;
 let other: string;
+let small: string;
 let server: Served;
 let client: OpenAI;
 let vocab: number;
@@ -28,6 +32,7 @@ let vocab: number;
 beforeAll(async () => {
   model = makeCheckpoint('tiny', 3);
   other = makeCheckpoint('tiny', 4);
+  small = makeCheckpoint('small', 5);
   server = await serve(model);
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
   vocab = Number(server.start.vocabSize);
@@ -143,6 +148,42 @@ describe('swarm serve with the openai client', () => {
     expect(bad.status).toBe(400);
     expect(bad.json.error.param).toBe('path');
     expect((await (await fetch(`${server.url}/health`)).json()).weightsVersion).toBe(1);
+  }, 60_000);
+
+  it('takes weights over a TCP weight link while a request runs; refuses bad link requests and another shape, and keeps serving', async () => {
+    const linkError = async (body: unknown, endpoint = '/v1/weight_link') => (await post(`${server.url}${endpoint}`, body)).json.error;
+    expect(await linkError({})).toMatchObject({ param: 'transport', type: 'invalid_request_error' });
+    expect(await linkError({ transport: 'tcp' })).toMatchObject({ param: 'port' });
+    expect(await linkError({ transport: 'tcp', port: 9, timeoutMs: 5 })).toMatchObject({ param: 'timeoutMs' });
+    expect(await linkError({ transport: 'nccl', id: 'c2hvcnQ=' })).toMatchObject({ param: 'id' });
+    const early = await post(`${server.url}/v1/weight_link/receive`, {});
+    expect(early.status).toBe(409);
+    expect(early.json.error.code).toBe('no_weight_link');
+    expect((await fetch(`${server.url}/v1/weight_link`)).status).toBe(405);
+
+    const links = new ServerWeightLinks('tcp', 20_000);
+    try {
+      // Another shape: refused before the payload, by the server and here; the server keeps its weights.
+      const refused = await links.send(server.url, WeightsSnapshot.ofCheckpoint(small)).then(
+        () => null,
+        (error: Error) => error.message,
+      );
+      expect(refused).toMatch(/the sender's model is \{hidden .*; this engine's is \{hidden/);
+      expect((await (await fetch(`${server.url}/health`)).json()).weightsVersion).toBe(1);
+
+      const ids = prompt(48, 6, vocab);
+      const running = client.completions.create({ model: 'm', prompt: ids, max_tokens: 64, seed: 4, return_token_ids: true } as OpenAI.CompletionCreateParamsNonStreaming);
+      expect(await links.send(server.url, WeightsSnapshot.ofCheckpoint(model))).toBe(2);
+      const first = (await running).choices[0] as unknown as Choice;
+      expect([1, 2]).toContain(first.s3_policy_version);
+      const next = (await client.completions.create({ model: 'm', prompt: ids, max_tokens: 8, seed: 3, return_token_ids: true } as OpenAI.CompletionCreateParamsNonStreaming)).choices[0] as unknown as Choice;
+      expect(next.s3_policy_version).toBe(2);
+      expect(next.token_ids).toEqual(referencePiece(Qwen3Model.load(model), ids, { maxNew: 8, temperature: 1, seed: 3n }).tokens);
+      const health = await (await fetch(`${server.url}/health`)).json();
+      expect(health.weightLink).toMatchObject({ transport: 'tcp', state: 'ready', received: 1 });
+    } finally {
+      links.close();
+    }
   }, 60_000);
 });
 
