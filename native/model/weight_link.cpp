@@ -85,7 +85,7 @@ class TableReader {
   size_t size_, at_ = 0;
 };
 
-std::vector<NamedTensor> decode_table(const uint8_t* table, size_t table_bytes, const std::vector<uint8_t>& payload) {
+std::vector<NamedTensor> decode_table(const uint8_t* table, size_t table_bytes, const ZeroedPages& payload) {
   TableReader read(table, table_bytes);
   const uint32_t count = read.get<uint32_t>();
   std::vector<NamedTensor> tensors;
@@ -119,13 +119,26 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Appends `bytes` at the payload's end, aligned to 64 bytes, and records where.
-void append_tensor(WeightsSnapshot& s, std::vector<uint8_t>& payload, std::string name, DType dtype, std::vector<int64_t> shape,
-                   const void* data, size_t bytes) {
-  payload.resize((payload.size() + 63) / 64 * 64);
-  const uint64_t offset = payload.size();
-  payload.insert(payload.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
-  s.tensors.push_back({std::move(name), dtype, std::move(shape), offset, bytes});
+// A tensor to copy into the payload.
+struct TensorSource {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  const void* data;
+  size_t bytes;
+};
+
+// Lays the tensors out one after another (each at a 64-byte boundary) in fresh pages and copies them in.
+void fill_snapshot(WeightsSnapshot& s, const std::vector<TensorSource>& sources) {
+  uint64_t end = 0;
+  for (const TensorSource& t : sources) {
+    const uint64_t offset = (end + 63) / 64 * 64;
+    s.tensors.push_back({t.name, t.dtype, t.shape, offset, t.bytes});
+    end = offset + t.bytes;
+  }
+  auto payload = std::make_shared<ZeroedPages>(size_t(end));
+  for (size_t i = 0; i < sources.size(); i++) std::memcpy(payload->data() + s.tensors[i].offset, sources[i].data, sources[i].bytes);
+  s.payload = std::move(payload);
 }
 
 }  // namespace
@@ -135,14 +148,13 @@ WeightsSnapshot snapshot_of_params(const std::string& config_json, const float* 
   s.config_json = config_json;
   s.config = parse_qwen3_config(config_json, "the trainer's config.json");
   const Qwen3ParamLayout layout = Qwen3ParamLayout::make(s.config);
-  auto payload = std::make_shared<std::vector<uint8_t>>();
-  payload->reserve(layout.total * sizeof(float) + layout.entries.size() * 64);
+  std::vector<TensorSource> sources;
   for (const auto& e : layout.entries) {
     size_t numel = 1;
     for (int64_t d : e.shape) numel *= size_t(d);
-    append_tensor(s, *payload, e.name, DType::F32, e.shape, params + e.offset, numel * sizeof(float));
+    sources.push_back({e.name, DType::F32, e.shape, params + e.offset, numel * sizeof(float)});
   }
-  s.payload = std::move(payload);
+  fill_snapshot(s, sources);
   return s;
 }
 
@@ -156,11 +168,10 @@ WeightsSnapshot snapshot_of_checkpoint(const std::string& directory) {
   stored.matrix = [](std::vector<RebuiltTensor>& out, const std::string& name, const cpu::MatrixView& w, MatrixRole) {
     add_stored_matrix(out, name, w);
   };
-  auto payload = std::make_shared<std::vector<uint8_t>>();
-  for (RebuiltTensor& t : rebuild_tensors(weights, stored)) {
-    append_tensor(s, *payload, std::move(t.name), t.dtype, std::move(t.shape), t.bytes.data(), t.bytes.size());
-  }
-  s.payload = std::move(payload);
+  const std::vector<RebuiltTensor> tensors = rebuild_tensors(weights, stored);
+  std::vector<TensorSource> sources;
+  for (const RebuiltTensor& t : tensors) sources.push_back({t.name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
+  fill_snapshot(s, sources);
   return s;
 }
 
@@ -205,23 +216,24 @@ ReceivedWeights receive_weights(Collective& link, const Qwen3Config& engine_conf
   if (!every_rank_accepts(link, refusal.empty())) throw WeightLinkRefused(refusal.empty() ? "another receiver refused the weights" : refusal);
   std::vector<uint8_t> blob(size_t(h.config_bytes + h.table_bytes));
   link.broadcast(blob.data(), blob.size(), 0);
-  std::vector<uint8_t> payload(size_t(h.payload_bytes));
-  broadcast_buckets(link, payload.data(), payload.size(), bucket_bytes);
+  auto payload = std::make_shared<ZeroedPages>(size_t(h.payload_bytes));
+  broadcast_buckets(link, payload->data(), payload->size(), bucket_bytes);
   ReceivedWeights received;
   try {
     const std::string config_text(reinterpret_cast<const char*>(blob.data()), size_t(h.config_bytes));
     const Qwen3Config config = parse_qwen3_config(config_text, "the sender's config.json");
     if (qwen3_shape_text(config) != want) throw WeightLinkRefused("the sender's config.json is " + qwen3_shape_text(config) + "; this engine's " + want);
-    const std::vector<NamedTensor> tensors = decode_table(blob.data() + h.config_bytes, size_t(h.table_bytes), payload);
-    received.weights = std::make_shared<const Qwen3Weights>(
-        Qwen3Weights::from_tensors(config, tensors, Qwen3Weights::Storage::Copy, "the weights received over the link"));
+    const std::vector<NamedTensor> tensors = decode_table(blob.data() + h.config_bytes, size_t(h.table_bytes), *payload);
+    auto* weights = new Qwen3Weights(
+        Qwen3Weights::from_tensors(config, tensors, Qwen3Weights::Storage::Borrow, "the weights received over the link"));
+    received.weights = std::shared_ptr<const Qwen3Weights>(weights, [payload](const Qwen3Weights* w) { delete w; });
   } catch (const std::exception& e) {
     refusal = e.what();
   }
   if (!every_rank_accepts(link, refusal.empty())) {
     throw WeightLinkRefused(refusal.empty() ? "another receiver could not use the weights" : refusal);
   }
-  received.transfer = {payload.size(), seconds_since(start)};
+  received.transfer = {payload->size(), seconds_since(start)};
   return received;
 }
 

@@ -20,6 +20,7 @@
 
 #include "core/collective.h"
 #include "core/dtype.h"
+#include "core/huge_pages.h"
 #include "model/qwen3_config.h"
 #include "model/qwen3_weights.h"
 
@@ -44,7 +45,7 @@ struct WeightsSnapshot {
   std::string config_json;
   Qwen3Config config;
   std::vector<SnapshotTensor> tensors;
-  std::shared_ptr<const std::vector<uint8_t>> payload;
+  std::shared_ptr<const ZeroedPages> payload;  // fresh pages (huge where the kernel grants them)
 };
 
 // f32 parameters in qwen3_param_layout.h's order (a trainer's), named as Trainer::save names them.
@@ -63,6 +64,7 @@ struct WeightTransfer {
 WeightTransfer send_weights(Collective& link, const WeightsSnapshot& snapshot, size_t bucket_bytes = kWeightBucketBytes);
 
 struct ReceivedWeights {
+  // Views into the received bytes (no second copy), which live as long as the weights do.
   std::shared_ptr<const Qwen3Weights> weights;
   WeightTransfer transfer;
 };

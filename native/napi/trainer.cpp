@@ -191,6 +191,7 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
     return DefineClass(env, "Trainer",
                        {InstanceMethod("accumulate", &Trainer::accumulate), InstanceMethod("step", &Trainer::step),
                         InstanceMethod("zeroGrad", &Trainer::zero_grad), InstanceMethod("save", &Trainer::save),
+                        InstanceMethod("saveModel", &Trainer::save_model),
                         InstanceMethod("load", &Trainer::load), InstanceMethod("saveGradients", &Trainer::save_gradients),
                         InstanceMethod("stepCount", &Trainer::step_count), InstanceMethod("setLr", &Trainer::set_lr),
                         InstanceMethod("tensors", &Trainer::tensors), InstanceMethod("gradients", &Trainer::gradients),
@@ -319,6 +320,17 @@ class Trainer : public Napi::ObjectWrap<Trainer> {
     const std::string dir = info[0].As<Napi::String>();
     const std::string run_config = info.Length() > 1 && info[1].IsString() ? std::string(info[1].As<Napi::String>()) : std::string();
     guarded(env, [&] { trainer_->save(dir, run_config); return 0; });
+    return env.Undefined();
+  }
+
+  // saveModel(directory, runConfigJson?): the weights alone (config.json, model.safetensors), for an engine.
+  Napi::Value save_model(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    idle(env);
+    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "saveModel(directory): directory must be a string");
+    const std::string dir = info[0].As<Napi::String>();
+    const std::string run_config = info.Length() > 1 && info[1].IsString() ? std::string(info[1].As<Napi::String>()) : std::string();
+    guarded(env, [&] { trainer_->save_model(dir, run_config); return 0; });
     return env.Undefined();
   }
 

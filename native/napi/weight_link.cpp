@@ -4,6 +4,9 @@
 //   bytes() → the tensor bytes it holds; shape() → the model's shape as error messages show it
 //   send(collective) → Promise<{bytes, seconds}>: to every other rank of a connected weight link,
 //     on the libuv pool (the collective is leased meanwhile)
+//   release(): frees the bytes now (a send under way keeps them until it ends); later sends throw.
+// The bytes are reported to V8 as external memory, so a snapshot dropped without release() is
+// collected as promptly as its size asks.
 #include "napi/weight_link.h"
 
 #include <memory>
@@ -54,7 +57,8 @@ class WeightsSnapshotObject : public Napi::ObjectWrap<WeightsSnapshotObject> {
   static Napi::Function define(Napi::Env env) {
     return DefineClass(env, "WeightsSnapshot",
                        {InstanceMethod("bytes", &WeightsSnapshotObject::bytes),
-                        InstanceMethod("shape", &WeightsSnapshotObject::shape), InstanceMethod("send", &WeightsSnapshotObject::send)});
+                        InstanceMethod("shape", &WeightsSnapshotObject::shape), InstanceMethod("send", &WeightsSnapshotObject::send),
+                        InstanceMethod("release", &WeightsSnapshotObject::release)});
   }
 
   explicit WeightsSnapshotObject(const Napi::CallbackInfo& info) : Napi::ObjectWrap<WeightsSnapshotObject>(info) {
@@ -71,14 +75,32 @@ class WeightsSnapshotObject : public Napi::ObjectWrap<WeightsSnapshotObject> {
       });
     }
     snapshot_ = std::move(snapshot);
+    external_bytes_ = int64_t(snapshot_->payload->size());
+    Napi::MemoryManagement::AdjustExternalMemory(env, external_bytes_);
   }
 
+  void Finalize(Napi::Env env) override { forget(env); }
+
  private:
-  Napi::Value bytes(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), double(snapshot_->payload->size())); }
-  Napi::Value shape(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), model::qwen3_shape_text(snapshot_->config)); }
+  const model::WeightsSnapshot& held(Napi::Env env) const {
+    if (snapshot_ == nullptr) throw Napi::Error::New(env, "the weights snapshot was released");
+    return *snapshot_;
+  }
+  Napi::Value bytes(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), double(held(info.Env()).payload->size())); }
+  Napi::Value shape(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), model::qwen3_shape_text(held(info.Env()).config)); }
+  Napi::Value release(const Napi::CallbackInfo& info) {
+    forget(info.Env());
+    return info.Env().Undefined();
+  }
+  void forget(Napi::Env env) {
+    snapshot_.reset();
+    if (external_bytes_ != 0) Napi::MemoryManagement::AdjustExternalMemory(env, -external_bytes_);
+    external_bytes_ = 0;
+  }
 
   Napi::Value send(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
+    held(env);
     CollectiveLease lease = lease_connected_collective(env, info.Length() > 0 ? info[0] : env.Undefined(), "send(collective)");
     if (lease.collective->rank() != 0) {
       lease.release();
@@ -91,6 +113,7 @@ class WeightsSnapshotObject : public Napi::ObjectWrap<WeightsSnapshotObject> {
   }
 
   std::shared_ptr<const model::WeightsSnapshot> snapshot_;
+  int64_t external_bytes_ = 0;
 };
 
 }  // namespace

@@ -133,26 +133,31 @@ model::Qwen3Weights Trainer::weights() const {
                                            model::Qwen3Weights::Storage::Copy, "trainer weights");
 }
 
-void Trainer::save(const std::string& dir, const std::string& run_config_json) const {
+void Trainer::save_model(const std::string& dir, const std::string& run_config_json) const {
   make_dirs(dir);
   if (!run_config_json.empty()) {
     parse_json(run_config_json);  // refuse what is not JSON before writing anything
     write_file_atomic(dir + "/run_config.json", run_config_json.data(), run_config_json.size());
   }
   write_file_atomic(dir + "/config.json", config_json_.data(), config_json_.size());
+  const std::vector<float>& values = params();
+  std::vector<TensorToWrite> model_tensors;
+  for (const auto& e : layout_.entries) model_tensors.push_back({e.name, DType::F32, e.shape, values.data() + e.offset});
+  write_safetensors(dir + "/model.safetensors", model_tensors, {{"format", "pt"}});
+}
+
+void Trainer::save(const std::string& dir, const std::string& run_config_json) const {
+  save_model(dir, run_config_json);
   const bool bf16 = options_.adamw.state_dtype == OptimizerStateDtype::Bf16;
   const DType moment_dtype = bf16 ? DType::BF16 : DType::F32;
-  const std::vector<float>& values = params();
   const AdamWState& moments = compute_->optimizer_state();
-  std::vector<TensorToWrite> model_tensors, optimizer_tensors;
+  std::vector<TensorToWrite> optimizer_tensors;
   for (const auto& e : layout_.entries) {
-    model_tensors.push_back({e.name, DType::F32, e.shape, values.data() + e.offset});
     optimizer_tensors.push_back({"exp_avg." + e.name, moment_dtype, e.shape,
                                  bf16 ? static_cast<const void*>(moments.m_bf16.data() + e.offset) : moments.m.data() + e.offset});
     optimizer_tensors.push_back({"exp_avg_sq." + e.name, moment_dtype, e.shape,
                                  bf16 ? static_cast<const void*>(moments.v_bf16.data() + e.offset) : moments.v.data() + e.offset});
   }
-  write_safetensors(dir + "/model.safetensors", model_tensors, {{"format", "pt"}});
   write_safetensors(dir + "/optimizer.safetensors", optimizer_tensors);
   const AdamWOptions& a = options_.adamw;
   std::string state = "{\"step\": " + std::to_string(compute_->step_count()) + ", \"adamw\": {\"lr\": " + json_number(a.lr) +

@@ -83,6 +83,9 @@ class Trainer {
   // A 64-bit hash of the parameters' bits: equal on ranks that hold the same weights.
   uint64_t parameter_fingerprint() const;
   void save(const std::string& dir, const std::string& run_config_json = "") const;
+  // The weights alone, for an inference engine to load (no optimizer state, no trainer_state.json):
+  // run_config.json (when given), config.json and model.safetensors exactly as save() writes them.
+  void save_model(const std::string& dir, const std::string& run_config_json = "") const;
   void load(const std::string& dir);  // weights, optimizer state, step
   // The accumulated gradients as F32 safetensors under the parameters' names (atomic).
   void save_gradients(const std::string& path) const;

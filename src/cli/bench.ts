@@ -10,6 +10,7 @@ import { benchLockstep, type LockstepModeFigures } from '../bench/lockstep-bench
 import { KV_CACHE_DTYPES } from '../native/engine.js';
 import { benchHarness } from '../bench/harness-bench.js';
 import { benchAllReduce } from '../bench/allreduce-bench.js';
+import { benchWeights, type WeightRouteFigures } from '../bench/weights-bench.js';
 import { benchServe, type ServeModeFigures } from '../bench/serve-bench.js';
 import { loadBuiltinTokenizer } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
@@ -176,6 +177,28 @@ export function registerBench(program: Command): void {
         ].join('\n'),
       );
       if (report.rings.some((r) => !r.sameOnEveryRank)) process.exitCode = 1;
+    });
+
+  bench
+    .command('weights')
+    .description("one weights version from a trainer to an engine: through a folder (what --weight-transfer folder does) beside a TCP weight link on loopback (docs/serve.md)")
+    .option('--model <dir>', 'a Qwen3 checkpoint folder')
+    .option('--shape <name>', 'random weights of a shape: tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b', 'qwen3-0.6b')
+    .option('--repetitions <n>', 'versions sent each way, alternated, after one untimed round (median reported)', '3')
+    .option('--json', 'print JSON')
+    .action(async (options: { model?: string; shape: string; repetitions: string; json?: boolean }) => {
+      const report = await benchWeights({ model: options.model, shape: options.shape, repetitions: parseIntegerFlag('--repetitions', options.repetitions, 1) });
+      const line = (name: string, f: WeightRouteFigures) =>
+        `${name}: median ${f.medianSeconds.toFixed(3)} s for ${(f.bytes / 1e9).toFixed(3)} GB (${f.gbytesPerSecond.toFixed(2)} GB/s)`;
+      print(options.json, report, () =>
+        [
+          `${report.model}, trainer on ${report.trainer}`,
+          line('folder (save, then load)', report.folder),
+          line('TCP weight link', report.link),
+          `the link is ${report.linkSpeedup.toFixed(2)}× the folder's speed; the same scores after either: ${report.sameScores ? 'yes' : 'NO'}`,
+        ].join('\n'),
+      );
+      if (!report.sameScores) process.exitCode = 1;
     });
 
   bench

@@ -335,6 +335,8 @@ export interface NativeTrainer {
   step(): { gradNorm: number; lr: number; step: number };
   zeroGrad(): void;
   save(directory: string, runConfigJson?: string): void;
+  /** config.json and model.safetensors (and run_config.json when given), as save() writes them, without the optimizer state. */
+  saveModel(directory: string, runConfigJson?: string): void;
   load(directory: string): void;
   saveGradients(path: string): void;
   stepCount(): number;
@@ -393,6 +395,8 @@ export interface NativeWeightsSnapshot {
   shape(): string;
   /** To every other rank of a connected weight link (this side is rank 0). */
   send(collective: NativeCollective): Promise<NativeWeightTransfer>;
+  /** Frees the bytes now (a send under way keeps them until it ends); later calls throw. */
+  release(): void;
 }
 
 /** The functions and classes exported by s3_native.node. */

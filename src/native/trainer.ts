@@ -161,6 +161,12 @@ export class Trainer {
     this.wrap(`save to ${directory}`, () => this.native.save(directory, json));
   }
 
+  /** The weights alone, as save() writes them (config.json, model.safetensors, runConfig as run_config.json): what an inference engine loads. */
+  saveModel(directory: string, runConfig?: unknown): void {
+    const json = runConfig === undefined ? undefined : JSON.stringify(runConfig, null, 2) + '\n';
+    this.wrap(`saveModel to ${directory}`, () => this.native.saveModel(directory, json));
+  }
+
   /** Restores weights, optimizer moments and step from a folder written by save() with the same optimizer state dtype (else refused). */
   load(directory: string): void {
     this.wrap(`load from ${directory}`, () => this.native.load(directory));

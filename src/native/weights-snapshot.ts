@@ -43,6 +43,11 @@ export class WeightsSnapshot {
     return this.native.shape();
   }
 
+  /** Frees its bytes now rather than at garbage collection (a send under way keeps them until it ends). */
+  release(): void {
+    this.native.release();
+  }
+
   /** Sends the parameters to the other rank of `link` (this side is rank 0); resolves once they are all out. */
   async send(link: Collective): Promise<{ bytes: number; seconds: number }> {
     try {

@@ -120,9 +120,11 @@ export class ServerRollouts implements RolloutBackend {
     return this.links?.transport ?? 'folder';
   }
 
-  /** Closes the weight links (the folder path holds nothing open). */
+  /** Closes the weight links and frees the snapshot they resend from (the folder path holds nothing open). */
   close(): void {
     this.links?.close();
+    this.currentSnapshot?.release();
+    this.currentSnapshot = null;
   }
 
   get version(): number {
@@ -143,7 +145,7 @@ export class ServerRollouts implements RolloutBackend {
     const partial = `${folder}.partial`;
     fs.rmSync(partial, { recursive: true, force: true });
     fs.mkdirSync(partial, { recursive: true });
-    trainer.save(partial, this.options.config);
+    trainer.saveModel(partial, this.options.config);
     fs.copyFileSync(this.options.tokenizerPath, path.join(partial, 'tokenizer.json'));
     fs.rmSync(folder, { recursive: true, force: true });
     fs.renameSync(partial, folder);
@@ -162,6 +164,7 @@ export class ServerRollouts implements RolloutBackend {
     // One server at a time: each send holds a thread of libuv's small pool until its server has it all.
     for (const url of this.policy.urls) await this.sendTo(url, snapshot, version);
     this.current = version;
+    this.currentSnapshot?.release();
     this.currentSnapshot = snapshot;
   }
 

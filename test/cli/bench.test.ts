@@ -1,4 +1,4 @@
-// `swarm bench forward|decode|harness|allreduce --json`: the figures and their shape (decode for each KV cache type) (the speed itself is
+// `swarm bench forward|decode|harness|allreduce|weights --json`: the figures and their shape (decode for each KV cache type) (the speed itself is
 // measured and recorded in docs/benchmarks.md, never asserted in a test).
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -92,6 +92,18 @@ describe('swarm bench', () => {
       expect(r.bestSeconds).toBeLessThanOrEqual(r.medianSeconds);
       expect(r.busGbytesPerSecond).toBeCloseTo((r.algorithmGbytesPerSecond * 2 * (r.ranks - 1)) / r.ranks, 9);
     }
+  });
+
+  it('weights: one version through a folder and over a TCP weight link, the same scores after either', () => {
+    const report = bench(['weights', '--shape', 'tiny', '--repetitions', '2']);
+    expect(report.sameScores).toBe(true);
+    expect(report.folder.seconds).toHaveLength(2);
+    expect(report.link.seconds).toHaveLength(2);
+    // The same f32 parameters both ways (the folder adds config.json and the safetensors header).
+    expect(report.folder.bytes).toBeGreaterThan(report.link.bytes);
+    expect(report.folder.bytes).toBeLessThan(1.1 * report.link.bytes);
+    expect(report.linkSpeedup).toBeCloseTo(report.folder.medianSeconds / report.link.medianSeconds, 9);
+    expect(report.trainer).toMatch(/^cpu/);
   });
 
   it('harness: events per second of concurrent scripted teams', () => {
