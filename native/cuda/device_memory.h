@@ -116,6 +116,21 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
+// A CUDA event on the current device, without timing (only for ordering streams); move-only.
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(Event&& other) noexcept : event_(other.event_) { other.event_ = nullptr; }
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // Device-to-device copy bandwidth of the current device (bytes read plus bytes written per second,
 // the median of 5 copies of 4 GiB, or less when less is free): the decode roofline's denominator.
 double copy_bandwidth();

@@ -224,7 +224,7 @@ void Qwen3TrainCuda::forward(const Qwen3DeviceParams& params, const Qwen3TrainBa
 }
 
 void Qwen3TrainCuda::backward(const Qwen3DeviceParams& params, float* grads, const Qwen3DeviceTrainState& state,
-                              const float* d_final_normed) {
+                              const float* d_final_normed, const std::function<void(int64_t layer)>& on_layer_queued) {
   const Dims d(config_, state.T);
   const size_t TC = size_t(d.T * d.C);
   const int64_t L = config_.num_hidden_layers;
@@ -284,6 +284,7 @@ void Qwen3TrainCuda::backward(const Qwen3DeviceParams& params, float* grads, con
     linear_backward(floats(tmpC), grads, floats(dv), floats(a.h1), params, W.v_proj, d.T, d.KD, d.C);
     cuda::residual_forward(floats(dh), floats(tmpC), d.T * d.C, stream_);
     norm_backward(floats(tmpC), W.input_layernorm, floats(dh), xin, d.T, d.C);
+    if (on_layer_queued) on_layer_queued(l);
     copy(floats(dx), floats(dxmid), TC, stream_);
     cuda::residual_forward(floats(dx), floats(tmpC), d.T * d.C, stream_);
   }

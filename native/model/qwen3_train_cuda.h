@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "cuda/cublaslt.h"
@@ -67,9 +68,11 @@ class Qwen3TrainCuda {
   void forward(const Qwen3DeviceParams& params, const Qwen3TrainBatch& batch, Qwen3DeviceTrainState& state);
 
   // d_final_normed [T × C] (device): the loss gradient with respect to state.final_normed. Adds the
-  // parameter gradients into grads [layout.total] (device).
+  // parameter gradients into grads [layout.total] (device). on_layer_queued(l), when given, is called
+  // as soon as everything that writes layer l's gradients is queued on the stream (layers from last
+  // to first), so a caller can record an event there and sum that layer while the rest runs.
   void backward(const Qwen3DeviceParams& params, float* grads, const Qwen3DeviceTrainState& state,
-                const float* d_final_normed);
+                const float* d_final_normed, const std::function<void(int64_t layer)>& on_layer_queued = {});
 
   cuda::GemmDtype precision() const { return precision_; }
   // The budget of the next forwards (the results are the same bits whichever way a layer goes).

@@ -1,9 +1,11 @@
 // test_cuda_data_parallel.cpp: CUDA trainers summing their gradients (train::Trainer::
-// all_reduce_gradients). Two CUDA trainers on device 0 over the host ring (the path without NCCL:
-// gradients down, summed, up) hold one trainer's gradient over both micro-batches, the same bits on
-// both ranks, and step alike; one rank's NCCL collective (cuda/nccl_collective.h, on the device)
-// leaves a CUDA trainer's gradients exactly as they were (a sum over one rank). Skipped where CUDA
-// (or, for the second, NCCL) is not usable.
+// all_reduce_gradients, and accumulate_and_sum, whose buckets start while the backward runs). Two
+// CUDA trainers on device 0 over the host ring (the path without NCCL: gradients down, summed, up)
+// hold one trainer's gradient over both micro-batches, the same bits on both ranks, and step alike;
+// summing during the backward gives the same bits as summing after it; one rank's NCCL collective
+// (cuda/nccl_collective.h, on the device) leaves a CUDA trainer's gradients exactly as they were (a
+// sum over one rank), after the backward and during it. Skipped where CUDA (or, for NCCL, NCCL) is
+// not usable.
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -95,6 +97,46 @@ TEST(cuda_trainers_over_the_host_ring_sum_to_the_one_trainer_gradient) {
   CHECK_EQ(ranks[0]->parameter_fingerprint(), ranks[1]->parameter_fingerprint());
 }
 
+TEST(cuda_trainers_summing_during_the_backward_match_summing_after_it) {
+  s3test::require_cuda();
+  const TinyModel m;
+  const int64_t vocab = m.model.config.vocab_size;
+  std::vector<std::vector<float>> after(2), during(2);
+  for (const bool overlapped : {false, true}) {
+    std::vector<std::unique_ptr<s3::HostRing>> ring;
+    std::vector<std::unique_ptr<Trainer>> ranks;
+    for (int r = 0; r < 2; r++) {
+      ring.push_back(std::make_unique<s3::HostRing>(r, 2, std::chrono::seconds(60), "127.0.0.1"));
+      ranks.push_back(m.trainer());
+    }
+    std::vector<std::string> errors(2);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; r++) {
+      threads.emplace_back([&, r] {
+        try {
+          ring[size_t(r)]->connect("127.0.0.1", ring[size_t(1 - r)]->port());
+          ranks[size_t(r)]->accumulate(sft_batch(3, vocab));  // an earlier micro-batch, not summed alone
+          if (overlapped) {
+            ranks[size_t(r)]->accumulate_and_sum(sft_batch(4 + r, vocab), *ring[size_t(r)]);
+          } else {
+            ranks[size_t(r)]->accumulate(sft_batch(4 + r, vocab));
+            ranks[size_t(r)]->all_reduce_gradients(*ring[size_t(r)]);
+          }
+        } catch (const std::exception& e) {
+          errors[size_t(r)] = e.what();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    CHECK_EQ(errors[0], std::string());
+    CHECK_EQ(errors[1], std::string());
+    for (int r = 0; r < 2; r++) (overlapped ? during : after)[size_t(r)] = ranks[size_t(r)]->grads();
+  }
+  CHECK_EQ(s3test::exact_mismatches(during[0], after[0]), size_t(0));
+  CHECK_EQ(s3test::exact_mismatches(during[1], after[1]), size_t(0));
+  CHECK_EQ(s3test::exact_mismatches(during[0], during[1]), size_t(0));
+}
+
 TEST(nccl_collective_of_one_rank_keeps_a_cuda_trainers_gradients) {
   s3test::require_cuda();
   const s3::cuda::NcclLoad& load = s3::cuda::process_nccl();
@@ -111,6 +153,11 @@ TEST(nccl_collective_of_one_rank_keeps_a_cuda_trainers_gradients) {
   std::vector<float> host = before;
   group.all_reduce_sum(host.data(), host.size());  // the host path through a device copy
   CHECK_EQ(s3test::exact_mismatches(host, before), size_t(0));
+  // Summed during the backward: the same as accumulating alone.
+  auto alone = m.trainer(), summed = m.trainer();
+  alone->accumulate(sft_batch(5, m.model.config.vocab_size));
+  summed->accumulate_and_sum(sft_batch(5, m.model.config.vocab_size), group);
+  CHECK_EQ(s3test::exact_mismatches(summed->grads(), alone->grads()), size_t(0));
 }
 
 #else

@@ -3,7 +3,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <atomic>
 #include <stdexcept>
+#include <vector>
 
 #include "cuda/adamw.h"
 #include "cuda/check.h"
@@ -25,6 +28,14 @@ constexpr int kDevice = 0;
 bool select_device() {
   cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
   return true;
+}
+
+std::vector<cuda::Event> make_events(size_t count) { return std::vector<cuda::Event>(count); }
+
+std::vector<cudaEvent_t> event_handles(const std::vector<cuda::Event>& events) {
+  std::vector<cudaEvent_t> handles;
+  for (const cuda::Event& e : events) handles.push_back(e.get());
+  return handles;
 }
 
 class CudaTrainerCompute final : public TrainerCompute {
@@ -59,10 +70,12 @@ class CudaTrainerCompute final : public TrainerCompute {
     return "cuda:" + std::to_string(kDevice) + " (" + info_.name + ", cublasLt " + library_->version_text() + ")";
   }
 
-  // on_layer_done is not called: the pass runs asynchronously on the stream (a layer's gradients are
-  // final only once the stream has got there), so a data-parallel sum starts after the backward.
+  // on_layer_done(l) is called as soon as layer l's backward is queued, after an event recorded on
+  // the stream there: a data-parallel sum of that layer's bucket (all_reduce_gradient_range, on the
+  // sum's own thread) waits for the event on the collective stream, so it runs on the device while
+  // the backward goes on with the layers below.
   LossStats accumulate(const TrainRows& rows, const LossOptions& options,
-                       const std::function<void(int64_t layer)>& /*on_layer_done*/) override {
+                       const std::function<void(int64_t layer)>& on_layer_done) override {
     if (options.precision != options_.matmul_precision) {
       throw std::invalid_argument("accumulate: the loss's precision differs from the trainer's matmul precision");
     }
@@ -90,7 +103,16 @@ class CudaTrainerCompute final : public TrainerCompute {
         bf16_gemms() ? cuda::GemmDtype::Bf16 : cuda::GemmDtype::F32, config_.vocab_size, C, nullptr};
     float* grads = grads_.get<float>();
     const LossStats stats = loss_->run(dh, grads + head, state_.final_normed_data(), head_matrix, T, rows.loss_inputs(), options);
-    pass_->backward(params, grads, state_, dh);
+    std::fill(layer_queued_.begin(), layer_queued_.end(), 0);
+    std::function<void(int64_t)> on_layer_queued;
+    if (on_layer_done) {
+      on_layer_queued = [&](int64_t layer) {
+        cuda::check(cudaEventRecord(layer_events_.at(size_t(layer)), stream_.get()), "recording a layer's gradients as final");
+        layer_queued_[size_t(layer)] = 1;
+        on_layer_done(layer);
+      };
+    }
+    pass_->backward(params, grads, state_, dh, on_layer_queued);
     stream_.synchronize("the training pass");
     host_grads_valid_ = false;
     return stats;
@@ -129,20 +151,24 @@ class CudaTrainerCompute final : public TrainerCompute {
 
   int64_t step_count() const override { return step_; }
 
+  // Runs on the collective stream, after the event that makes [offset, offset + count) final: its
+  // layer's (queued by the backward running now) or, for the rest, everything queued so far.
   void all_reduce_gradient_range(Collective& group, size_t offset, size_t count) override {
     select_device();
     host_grads_valid_ = false;
     float* device = grads_.get<float>() + offset;
-    if (group.all_reduce_sum_on_device(device, count, stream_.get())) return;
+    cudaStream_t collective = collective_stream_.get();
+    cuda::check(cudaStreamWaitEvent(collective, gradients_ready(offset), 0), "waiting for the gradients to sum");
+    if (group.all_reduce_sum_on_device(device, count, collective)) return;
     range_scratch_.resize(count);  // a host collective: down, summed, up
     const cuda::Shapes bytes = {{"bytes", int64_t(count * sizeof(float))}};
-    cuda::check(cudaMemcpyAsync(range_scratch_.data(), device, count * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()),
+    cuda::check(cudaMemcpyAsync(range_scratch_.data(), device, count * sizeof(float), cudaMemcpyDeviceToHost, collective),
                 "downloading gradients to sum", bytes);
-    stream_.synchronize("downloading gradients to sum");
+    collective_stream_.synchronize("downloading gradients to sum");
     group.all_reduce_sum(range_scratch_.data(), count);
-    cuda::check(cudaMemcpyAsync(device, range_scratch_.data(), count * sizeof(float), cudaMemcpyHostToDevice, stream_.get()),
+    cuda::check(cudaMemcpyAsync(device, range_scratch_.data(), count * sizeof(float), cudaMemcpyHostToDevice, collective),
                 "uploading the summed gradients", bytes);
-    stream_.synchronize("uploading the summed gradients");
+    collective_stream_.synchronize("uploading the summed gradients");
   }
 
   const std::vector<float>& params() const override {
@@ -213,6 +239,18 @@ class CudaTrainerCompute final : public TrainerCompute {
  private:
   bool bf16_gemms() const { return options_.matmul_precision == MatmulPrecision::Bf16; }
 
+  // The event after which the gradients at `offset` are final: their layer's, where the backward
+  // under way has queued it; otherwise one recorded now on the compute stream.
+  cudaEvent_t gradients_ready(size_t offset) {
+    const auto& layers = layout_.layers;
+    for (size_t l = 0; l < layers.size(); l++) {
+      const size_t end = l + 1 < layers.size() ? layers[l + 1].input_layernorm : layout_.norm;
+      if (offset >= layers[l].input_layernorm && offset < end && layer_queued_[l] != 0) return layer_events_[l];
+    }
+    cuda::check(cudaEventRecord(rest_event_.get(), stream_.get()), "recording the gradients as final");
+    return rest_event_.get();
+  }
+
   // Queues the parameters and, where `state` holds them, the moments; the bf16 copy goes stale.
   void upload_state(const float* params, const AdamWState& state) {
     select_device();
@@ -257,6 +295,11 @@ class CudaTrainerCompute final : public TrainerCompute {
   bool selected_;  // kDevice made current before the allocator, stream and buffers
   cuda::DeviceAllocator allocator_;
   cuda::Stream stream_;
+  cuda::Stream collective_stream_;  // data-parallel sums, beside the backward on stream_
+  std::vector<cuda::Event> layer_events_owned_ = make_events(size_t(config_.num_hidden_layers));
+  std::vector<cudaEvent_t> layer_events_ = event_handles(layer_events_owned_);
+  std::vector<uint8_t> layer_queued_ = std::vector<uint8_t>(size_t(config_.num_hidden_layers), 0);
+  cuda::Event rest_event_;
   cuda::DeviceBuffer params_, params_bf16_, grads_, m_, v_, norm_scratch_;
   cuda::ScratchBuffer dh_{"the loss's gradient of the final hidden states"};
   std::unique_ptr<model::Qwen3TrainCuda> pass_;
@@ -268,7 +311,8 @@ class CudaTrainerCompute final : public TrainerCompute {
   mutable std::vector<float> host_params_, host_grads_;
   std::vector<float> range_scratch_;  // a host collective's share of the gradients
   mutable AdamWState host_state_;
-  mutable bool host_params_valid_ = false, host_grads_valid_ = false, host_state_valid_ = false;
+  mutable bool host_params_valid_ = false, host_state_valid_ = false;
+  mutable std::atomic<bool> host_grads_valid_{false};  // also cleared by the sum's thread
 };
 
 }  // namespace

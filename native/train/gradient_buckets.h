@@ -3,8 +3,9 @@
 // to the first, then one for the rest (the embedding, the final norm, an untied LM head). Every rank
 // sums the same buckets in the same order, so the group's collectives pair up whatever each rank
 // computed. OverlappedGradientSum runs the buckets on a thread of its own: a layer's bucket starts as
-// soon as the backward has finished that layer (where the compute reports it, the CPU), while the
-// backward goes on with the layers below; the rest waits for finish().
+// soon as the backward has finished that layer (the CPU) or queued it (CUDA: the sum waits on the
+// device for an event recorded there, on a stream of its own), while the backward goes on with the
+// layers below; the rest waits for finish().
 #pragma once
 
 #include <condition_variable>

@@ -44,8 +44,9 @@ class TrainerCompute {
 
   // The training pass over `rows`, the loss and its backward; the gradients are added into the
   // accumulated ones. std::invalid_argument for a batch the model refuses (nothing changed).
-  // on_layer_done(l), where the compute can tell (the CPU; CUDA does not call it), as soon as layer
-  // l's accumulated gradients are final (layers from the last to the first).
+  // on_layer_done(l) as soon as layer l's accumulated gradients are final (layers from the last to
+  // the first): on the CPU once they are computed; on CUDA once they are queued, after an event the
+  // compute's all_reduce_gradient_range waits for on its own stream.
   virtual LossStats accumulate(const TrainRows& rows, const LossOptions& options,
                                const std::function<void(int64_t layer)>& on_layer_done = {}) = 0;
   // One AdamW update from the accumulated gradients (train::adamw_plan_update plans it), which are
