@@ -217,6 +217,13 @@ struct Qwen3SavedLayers {
   std::vector<LayerActivations> layers;
 };
 
+struct Qwen3TrainWorkspace {
+  LayerActivations layer;  // the forward's one layer when activations are not saved; the backward's recompute
+  std::vector<float> scratch, partial;
+  LinearScratch linear;
+  std::vector<float> dx, dxmid, tmpC, dh, d_act, dgate, dup, datt, dq, dq_raw, dk, dv, dk_raw;
+};
+
 void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, const float* params,
                          const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool,
                          MatmulPrecision precision) {
@@ -239,19 +246,19 @@ void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, c
   // recompute, a quarter of the layers' matmul work); otherwise reuse one set.
   const bool save = size_t(L) * layer_activation_bytes(d) <= kQwen3SavedActivationBytes;
   if (save) {
-    state.saved = std::make_shared<Qwen3SavedLayers>();
+    // The last pass's saved layers are reused unless someone else still holds them.
+    if (state.saved == nullptr || state.saved.use_count() != 1) state.saved = std::make_shared<Qwen3SavedLayers>();
     state.saved->layers.resize(size_t(L));
   } else {
     state.saved.reset();
   }
-  LayerActivations a;
-  std::vector<float> scratch;
-  LinearScratch linear_scratch;
+  if (state.workspace == nullptr) state.workspace = std::make_shared<Qwen3TrainWorkspace>();
+  Qwen3TrainWorkspace& w = *state.workspace;
   for (int64_t l = 0; l < L; l++) {
-    LayerActivations& out = save ? state.saved->layers[size_t(l)] : a;
+    LayerActivations& out = save ? state.saved->layers[size_t(l)] : w.layer;
     out.resize(d);
     layer_forward(c, d, layout.layers[size_t(l)], params, batch, state, x0 + size_t(l) * TC, x0 + size_t(l + 1) * TC, out,
-                  scratch, linear_scratch, pool);
+                  w.scratch, w.linear, pool);
   }
   cpu::rmsnorm_forward(state.final_normed.data(), x0 + size_t(L) * TC, params + layout.norm, d.T, d.C, c.rms_norm_eps);
 }
@@ -265,14 +272,20 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
   const float eps = c.rms_norm_eps;
   const MatmulPrecision mp = state.precision;
   const float* x0 = state.layer_inputs.data();
-  std::vector<float> dx(TC), dxmid(TC), tmpC(TC), dh(TC), scratch, partial;
-  std::vector<float> d_act(size_t(d.T * d.I)), dgate(size_t(d.T * d.I)), dup(size_t(d.T * d.I));
-  std::vector<float> datt(size_t(d.T * d.QD)), dq(size_t(d.T * d.QD)), dq_raw(size_t(d.T * d.QD));
-  std::vector<float> dk(size_t(d.T * d.KD)), dv(size_t(d.T * d.KD)), dk_raw(size_t(d.T * d.KD));
+  // Every buffer below is overwritten before it is read, so reused ones give the same bits as fresh.
+  Qwen3TrainWorkspace local;
+  Qwen3TrainWorkspace& w = state.workspace != nullptr ? *state.workspace : local;
+  std::vector<float>&dx = w.dx, &dxmid = w.dxmid, &tmpC = w.tmpC, &dh = w.dh, &scratch = w.scratch, &partial = w.partial;
+  std::vector<float>&d_act = w.d_act, &dgate = w.dgate, &dup = w.dup, &datt = w.datt, &dq = w.dq, &dq_raw = w.dq_raw;
+  std::vector<float>&dk = w.dk, &dv = w.dv, &dk_raw = w.dk_raw;
+  for (std::vector<float>* b : {&dx, &dxmid, &tmpC, &dh}) b->resize(TC);
+  for (std::vector<float>* b : {&d_act, &dgate, &dup}) b->resize(size_t(d.T * d.I));
+  for (std::vector<float>* b : {&datt, &dq, &dq_raw}) b->resize(size_t(d.T * d.QD));
+  for (std::vector<float>* b : {&dk, &dv, &dk_raw}) b->resize(size_t(d.T * d.KD));
   cpu::rmsnorm_backward(dx.data(), grads + layout.norm, d_final_normed, x0 + size_t(L) * TC, params + layout.norm, d.T,
                         d.C, eps);
-  LayerActivations recomputed;
-  LinearScratch linear_scratch;
+  LayerActivations& recomputed = w.layer;
+  LinearScratch& linear_scratch = w.linear;
   const cpu::PackedAttentionShape shape = attention_shape(d, batch);
   for (int64_t l = L - 1; l >= 0; l--) {
     const Qwen3ParamLayout::Layer& W = layout.layers[size_t(l)];

@@ -52,6 +52,10 @@ struct Qwen3SavedLayers;
 // at 2,048 tokens needs 5.9 GB) only the layer inputs are kept.
 constexpr size_t kQwen3SavedActivationBytes = size_t(512) << 20;
 
+// The forward's and backward's own buffers (defined in qwen3_train.cpp), kept in the state so the
+// next pass on it reuses their pages instead of faulting in fresh ones.
+struct Qwen3TrainWorkspace;
+
 struct Qwen3TrainState {
   std::vector<float> layer_inputs;  // [(L + 1) × T × C]: the residual stream entering each layer, then the last
   std::vector<float> final_normed;  // [T × C]: model.norm of the last residual, the LM head's input
@@ -60,6 +64,8 @@ struct Qwen3TrainState {
   // The precision of the linear layers' products in the forward, which the backward's products
   // (and any recompute) then use too. Attention, norms, RoPE and SwiGLU are f32 at either.
   MatmulPrecision precision = MatmulPrecision::F32;
+  // Made by the first forward on this state and reused by every later pass on it.
+  std::shared_ptr<Qwen3TrainWorkspace> workspace;
 };
 
 // Fills state (layer inputs, final_normed) for the batch. With bf16 precision every linear layer

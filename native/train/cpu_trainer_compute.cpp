@@ -31,13 +31,12 @@ std::string CpuTrainerCompute::description() const {
 LossStats CpuTrainerCompute::accumulate(const TrainRows& rows, const LossOptions& options,
                                         const std::function<void(int64_t layer)>& on_layer_done) {
   const model::Qwen3TrainBatch batch = rows.model_batch();
-  model::Qwen3TrainState state;
-  model::qwen3_train_forward(config_, layout_, params_.data(), batch, state, *pool_, options_.matmul_precision);
-  std::vector<float> dh(state.final_normed.size());
-  const LossStats stats =
-      fused_head_loss(dh.data(), grads_.data() + layout_.lm_head, state.final_normed.data(), params_.data() + layout_.lm_head,
-                      rows.rows(), config_.hidden_size, config_.vocab_size, rows.loss_inputs(), options, *pool_);
-  model::qwen3_train_backward(config_, layout_, params_.data(), grads_.data(), batch, state, dh.data(), *pool_, on_layer_done);
+  model::qwen3_train_forward(config_, layout_, params_.data(), batch, state_, *pool_, options_.matmul_precision);
+  dh_.resize(state_.final_normed.size());
+  const LossStats stats = fused_head_loss(dh_.data(), grads_.data() + layout_.lm_head, state_.final_normed.data(),
+                                          params_.data() + layout_.lm_head, rows.rows(), config_.hidden_size,
+                                          config_.vocab_size, rows.loss_inputs(), options, *pool_, &head_scratch_);
+  model::qwen3_train_backward(config_, layout_, params_.data(), grads_.data(), batch, state_, dh_.data(), *pool_, on_layer_done);
   return stats;
 }
 

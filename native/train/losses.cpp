@@ -138,26 +138,37 @@ void add_token_loss_row(LossStats& stats, const ops::TokenLossRow& row, bool pol
 }
 
 LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* head, int64_t T, int64_t C, int64_t V,
-                          const LossInputs& in, const LossOptions& options, ThreadPool& pool) {
+                          const LossInputs& in, const LossOptions& options, ThreadPool& pool, HeadLossScratch* scratch) {
+  HeadLossScratch local;
+  HeadLossScratch& b = scratch != nullptr ? *scratch : local;
   const std::vector<int64_t> rows = loss_rows(T, V, in, options);
   const ops::TokenLossSettings settings = token_loss_settings(in, options);
   std::memset(dh, 0, size_t(T * C) * sizeof(float));
   LossStats stats;
   // Rows per chunk, no more than there are (the buffers below hold one chunk's R × V logits).
   const int64_t R = std::max<int64_t>(1, std::min<int64_t>(options.chunk_rows > 0 ? options.chunk_rows : 256, int64_t(rows.size())));
-  std::vector<float> hc(size_t(R * C)), hc_t(size_t(R * C)), logits(size_t(R * V)), dhc(size_t(R * C)), logits_scratch;
+  std::vector<float>&hc = b.hc, &hc_t = b.hc_t, &logits = b.logits, &dhc = b.dhc, &logits_scratch = b.logits_scratch;
+  hc.resize(size_t(R * C));
+  hc_t.resize(size_t(R * C));
+  logits.resize(size_t(R * V));
+  dhc.resize(size_t(R * C));
   // bf16: the head rounded to BF16 rows once per call, for every chunk's logits (cpu/linear_bf16.h:
   // no transposition, and V × C roundings instead of one set per chunk).
   const bool bf16 = options.precision == MatmulPrecision::Bf16;
-  std::vector<uint16_t> head_bf16(bf16 ? size_t(V * C) : 0);
-  std::vector<float> rounded_input;
+  std::vector<uint16_t>& head_bf16 = b.head_bf16;
+  head_bf16.resize(bf16 ? size_t(V * C) : 0);
+  std::vector<float>& rounded_input = b.rounded_input;
   if (bf16) cpu::round_to_bf16(head_bf16.data(), head, V * C, pool);
   std::vector<ops::TokenLossRow> row_results(static_cast<size_t>(R));
   const double temperature = settings.temperature;
   // exp(z_v − max) of the row each thread is on, computed once for the sums and the gradient; and
   // the row's draw coefficients.
-  std::vector<std::vector<double>> row_exp(pool.num_threads(), std::vector<double>(size_t(V)));
-  std::vector<std::vector<double>> row_draw_coef(pool.num_threads(), std::vector<double>(size_t(settings.num_draws)));
+  std::vector<std::vector<double>>& row_exp = b.row_exp;
+  std::vector<std::vector<double>>& row_draw_coef = b.row_draw_coef;
+  row_exp.resize(pool.num_threads());
+  row_draw_coef.resize(pool.num_threads());
+  for (auto& e : row_exp) e.resize(size_t(V));
+  for (auto& d : row_draw_coef) d.resize(size_t(settings.num_draws));
   for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(R)) {
     const int64_t n = int64_t(std::min(rows.size() - r0, size_t(R)));
     for (int64_t i = 0; i < n; i++) std::memcpy(&hc[size_t(i * C)], h + rows[r0 + size_t(i)] * C, size_t(C) * sizeof(float));

@@ -109,8 +109,19 @@ ops::TokenLossRowInput token_loss_row_input(const LossInputs& inputs, const ops:
 // Adds one row's contribution (and, policy gradient, its ratio) to stats.
 void add_token_loss_row(LossStats& stats, const ops::TokenLossRow& row, bool policy_gradient);
 
-// dh [T × C] overwritten with ∂L/∂h; dhead [V × C] += ∂L/∂head. head is f32 [V × C].
+// fused_head_loss's buffers, kept by a caller that runs it again and again (a trainer), so each
+// call reuses pages the last one faulted in instead of taking fresh ones (a chunk's logits are
+// R × V floats: 150 MiB at 256 rows of Qwen3's vocabulary).
+struct HeadLossScratch {
+  std::vector<float> hc, hc_t, logits, dhc, logits_scratch, rounded_input;
+  std::vector<uint16_t> head_bf16;
+  std::vector<std::vector<double>> row_exp, row_draw_coef;
+};
+
+// dh [T × C] overwritten with ∂L/∂h; dhead [V × C] += ∂L/∂head. head is f32 [V × C]. `scratch`,
+// when given, holds the buffers between calls (the same results either way).
 LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* head, int64_t T, int64_t C, int64_t V,
-                          const LossInputs& inputs, const LossOptions& options, ThreadPool& pool);
+                          const LossInputs& inputs, const LossOptions& options, ThreadPool& pool,
+                          HeadLossScratch* scratch = nullptr);
 
 }  // namespace s3::train
