@@ -20,6 +20,7 @@ import { loadTask } from '../tasks/index.js';
 import type { DeviceOptions, RunnerDescription } from '../native/device.js';
 import { InferenceEngine } from '../native/engine.js';
 import { engineBenchModel } from './engine-bench.js';
+import { median } from './median.js';
 
 /** Options of benchLockstep. */
 export interface LockstepBenchOptions {
@@ -74,12 +75,6 @@ interface RoundResult {
   readonly digest: string;
   readonly runner: RunnerDescription;
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** Runs the teams once on a fresh engine; the digest covers every episode's trace, in team order. */
 async function runRound(directory: string, tokenizer: Tokenizer, options: LockstepBenchOptions, deterministic: boolean): Promise<RoundResult> {

@@ -12,6 +12,7 @@ import type { DeviceOptions, RunnerDescription } from '../native/device.js';
 import { InferenceEngine, kvCacheBytesPerPosition, type KvCacheDtype } from '../native/engine.js';
 import { InferenceServer } from '../serve/inference-server.js';
 import { engineBenchModel } from './engine-bench.js';
+import { median } from './median.js';
 
 /** What to run. */
 export interface ServeBenchOptions {
@@ -50,12 +51,6 @@ export interface ServeBenchResult {
   readonly sameTokens: boolean;
   readonly machine: { readonly cpus: number; readonly loadAverage: readonly number[] };
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 function figures(walls: number[], requests: number, tokens: number): ServeModeFigures {
   const wall = median(walls);

@@ -14,6 +14,7 @@ import { InferenceEngine } from '../native/engine.js';
 import { benchCheckpointDirectory } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
 import { WeightsSnapshot } from '../native/weights-snapshot.js';
+import { median } from './median.js';
 
 export interface WeightRouteFigures {
   readonly seconds: number[];
@@ -34,12 +35,6 @@ export interface WeightsBenchReport {
   /** The engine scored a sequence bit for bit the same after each route. */
   readonly sameScores: boolean;
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 function folderBytes(directory: string): number {
   return fs.readdirSync(directory).reduce((total, name) => total + fs.statSync(path.join(directory, name)).size, 0);
