@@ -6,7 +6,10 @@
 // as it completes: 1 × 1,024 and 2 × 2,048 tokens ("ladder"), then 8 sequences × 4,096 packed into
 // one micro-batch ("train", the figure the GPU check compares with PyTorch); --quick: 1 × 1,024,
 // then 2 × 1,024 as "train". Before each size's steps, its training attention alone (one layer's
-// forward and backward, cuda/attention_backward.h) is timed, with the step's share of it estimated.
+// forward and backward) is timed, with the step's share of it estimated: the f32 kernels
+// (cuda/attention_backward.h) and, beside them, the tensor-core ones (cuda/attention_train_mma.h) with
+// their NMSE against the f32 results. The trainer's steps use the kernels S3_CUDA_TRAIN_ATTENTION
+// selects ("attention" in the JSON).
 // A slow run still says where its time went: every phase is logged to stderr with its time as it
 // begins, and stopping the run (SIGTERM, as `timeout` sends, or SIGINT) closes the JSON on stdout
 // with "incomplete": {"phase": ..., "phaseSeconds": ...}, so a timed-out run's output still parses.
@@ -26,6 +29,7 @@
 
 #include "bench/train_bench.h"
 #include "cuda/attention_backward.h"
+#include "cuda/attention_train_mma.h"
 #include "cuda/check.h"
 #include "cuda/device_info.h"
 #include "cuda/device_memory.h"
@@ -203,35 +207,65 @@ std::string attention_probe(const s3::model::Qwen3Config& c, const Size& size, b
   for (int64_t s = 0; s <= size.sequences; s++) starts.push_back(s * size.length);
   upload(begins, starts.data(), starts.size() * sizeof(int64_t));
   const s3::cuda::DevicePackedAttention shape{T, NH, NKV, HD, begins.get<int64_t>(), nullptr, size.sequences};
-  double forward = 0, backward = 0;
-  for (int run = first ? 0 : 1; run < 2; run++) {
-    const Clock::time_point forward_start = Clock::now();
-    s3::cuda::causal_attention_train_forward(out.get<float>(), lse.get<float>(), q.get<float>(), k.get<float>(),
-                                             v.get<float>(), shape, stream.get());
-    stream.synchronize("the attention probe's forward");
-    forward = std::chrono::duration<double>(Clock::now() - forward_start).count();
-    const Clock::time_point backward_start = Clock::now();
-    s3::cuda::causal_attention_backward(dq.get<float>(), dk.get<float>(), dv.get<float>(), dout.get<float>(), out.get<float>(),
-                                        lse.get<float>(), q.get<float>(), k.get<float>(), v.get<float>(), shape, scratch.get(),
-                                        stream.get());
-    stream.synchronize("the attention probe's backward");
-    backward = std::chrono::duration<double>(Clock::now() - backward_start).count();
-  }
+  // Each implementation timed alone: forward, then backward (which reads the f32 forward's out and
+  // lse, so both backwards see the same inputs).
+  struct Timing {
+    double forward = 0, backward = 0;
+  };
+  auto time_attention = [&](bool tensor_cores, bool warm_up, const s3::cuda::DeviceBuffer& o, const s3::cuda::DeviceBuffer& l,
+                            const s3::cuda::DeviceBuffer& gq, const s3::cuda::DeviceBuffer& gk, const s3::cuda::DeviceBuffer& gv) {
+    Timing timing;
+    for (int run = warm_up ? 0 : 1; run < 2; run++) {
+      const Clock::time_point forward_start = Clock::now();
+      (tensor_cores ? s3::cuda::causal_attention_train_forward_mma : s3::cuda::causal_attention_train_forward)(
+          o.get<float>(), l.get<float>(), q.get<float>(), k.get<float>(), v.get<float>(), shape, stream.get());
+      stream.synchronize("the attention probe's forward");
+      timing.forward = std::chrono::duration<double>(Clock::now() - forward_start).count();
+      const Clock::time_point backward_start = Clock::now();
+      (tensor_cores ? s3::cuda::causal_attention_backward_mma : s3::cuda::causal_attention_backward)(
+          gq.get<float>(), gk.get<float>(), gv.get<float>(), dout.get<float>(), out.get<float>(), lse.get<float>(), q.get<float>(),
+          k.get<float>(), v.get<float>(), shape, scratch.get(), stream.get());
+      stream.synchronize("the attention probe's backward");
+      timing.backward = std::chrono::duration<double>(Clock::now() - backward_start).count();
+    }
+    return timing;
+  };
   const double L = double(c.num_hidden_layers);
-  std::string json = "{\"forwardSeconds\": " + number(forward) + ", \"backwardSeconds\": " + number(backward) +
-                     ", \"perStepSeconds\": " + number(L * ((recomputes ? 2.0 : 1.0) * forward + backward));
+  auto per_step = [&](const Timing& t) { return L * ((recomputes ? 2.0 : 1.0) * t.forward + t.backward); };
+  auto download = [&](const s3::cuda::DeviceBuffer& b) {
+    std::vector<float> host(b.bytes() / sizeof(float));
+    s3::cuda::check(cudaMemcpyAsync(host.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost, stream.get()), "attention probe download");
+    stream.synchronize("attention probe download");
+    return host;
+  };
+  const Timing f32 = time_attention(false, first, out, lse, dq, dk, dv);
+  std::string json = "{\"forwardSeconds\": " + number(f32.forward) + ", \"backwardSeconds\": " + number(f32.backward) +
+                     ", \"perStepSeconds\": " + number(per_step(f32));
   if (first) {
     uint64_t hash = 0xcbf29ce484222325ULL;
-    for (const s3::cuda::DeviceBuffer* b : {&out, &lse, &dq, &dk, &dv}) {
-      std::vector<float> host(b->bytes() / sizeof(float));
-      s3::cuda::check(cudaMemcpyAsync(host.data(), b->get(), b->bytes(), cudaMemcpyDeviceToHost, stream.get()),
-                      "attention probe download");
-      stream.synchronize("attention probe download");
-      hash = fingerprint(hash, host);
-    }
+    for (const s3::cuda::DeviceBuffer* b : {&out, &lse, &dq, &dk, &dv}) hash = fingerprint(hash, download(*b));
     char text[32];
     std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
     json += ", \"fingerprint\": \"" + std::string(text) + "\"";
+  }
+  // The tensor-core kernels (attention_train_mma.h) on the same inputs, and their NMSE against the
+  // f32 kernels' results.
+  if (s3::cuda::attention_train_mma_supports(NH, NKV, HD)) {
+    s3::cuda::DeviceBuffer out2 = device(qn, "out (tensor cores)"), lse2 = device(size_t(T * NH), "lse (tensor cores)");
+    s3::cuda::DeviceBuffer dq2 = device(qn, "dq (tensor cores)"), dk2 = device(kn, "dk (tensor cores)"), dv2 = device(kn, "dv (tensor cores)");
+    const Timing mma = time_attention(true, first, out2, lse2, dq2, dk2, dv2);
+    json += ", \"tensorCores\": {\"forwardSeconds\": " + number(mma.forward) + ", \"backwardSeconds\": " + number(mma.backward) +
+            ", \"perStepSeconds\": " + number(per_step(mma)) + ", \"nmseAgainstF32\": {";
+    const char* names[] = {"out", "lse", "dq", "dk", "dv"};
+    const s3::cuda::DeviceBuffer* want[] = {&out, &lse, &dq, &dk, &dv};
+    const s3::cuda::DeviceBuffer* got[] = {&out2, &lse2, &dq2, &dk2, &dv2};
+    for (int i = 0; i < 5; i++) {
+      const std::vector<float> a = download(*got[i]), b = download(*want[i]);
+      double error = 0, norm = 0;
+      for (size_t j = 0; j < a.size(); j++) error += (double(a[j]) - b[j]) * (double(a[j]) - b[j]), norm += double(b[j]) * b[j];
+      json += std::string(i > 0 ? ", " : "") + "\"" + names[i] + "\": " + number(norm > 0 ? error / norm : error);
+    }
+    json += "}}";
   }
   return json + "}";
 }
@@ -305,6 +339,8 @@ int main(int argc, char** argv) {
   stop_report_on_signals(report);
   report.open(nullptr, '{');
   report.value("model", quoted("qwen3-0.6b (random bf16 weights, f32 master weights and AdamW moments)"));
+  report.value("trainerAttention", quoted(s3::cuda::train_attention_uses_mma() ? "tensor cores (S3_CUDA_TRAIN_ATTENTION=mma)"
+                                                                               : "f32 CUDA cores (S3_CUDA_TRAIN_ATTENTION=f32)"));
   report.value("flopsFormula",
                quoted("6 × (matmul parameters of the layers + LM head) + 12 × layers × T × heads × head_dim / 2"));
   const s3::cuda::DeviceQuery devices = s3::cuda::query_devices();

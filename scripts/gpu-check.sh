@@ -169,6 +169,18 @@ if [ "$build_ok" = 1 ] && wanted tests; then
       fi
     done
   done
+  # The device trainer's tests again with its attention on tensor cores (not yet the default).
+  for name in cuda_qwen3_training_pass_matches_cpu cuda_trainer_matches_the_cpu_trainer cuda_trainer_repeats_itself_and_resumes_bit_identically; do
+    limit=$(cap 90)
+    [ "$limit" = 0 ] && break
+    S3_CUDA_TRAIN_ATTENTION=mma timeout "$limit" ./build-gpu/s3_native_tests "=$name" >"$WORK/one-test.txt" 2>&1
+    status=$?
+    sed "s/\] $name/] $name@train-mma/" "$WORK/one-test.txt" | grep -v '^[0-9]* passed, [0-9]* failed' >>"$LOGS/native-tests.txt"
+    if [ "$status" != 0 ]; then
+      tests_status=1
+      grep -q "^\[ FAIL \]" "$WORK/one-test.txt" || echo "[ FAIL ] $name@train-mma: exit $status" >>"$LOGS/native-tests.txt"
+    fi
+  done
   grep -E "FAIL|nmse|skipped on|^\[ SKIP" "$LOGS/native-tests.txt" | tail -100
   echo "passed $(grep -c '^\[   OK \]' "$LOGS/native-tests.txt"), failed $(grep -c '^\[ FAIL \]' "$LOGS/native-tests.txt"), skipped $(grep -c '^\[ SKIP \]' "$LOGS/native-tests.txt")"
 fi
@@ -180,7 +192,8 @@ if [ "$build_ok" = 1 ] && wanted sanitizer && command -v compute-sanitizer >/dev
   # memcheck on an engine test and on the attention tests (three implementations, cp.async and
   # ldmatrix among them), then on the first device tests that failed.
   for name in cuda_engine_cancel_release_and_close_answer_every_request_once \
-      cuda_attention_matches_the_reference_and_the_cpu_for_every_cache_dtype_and_group $(head -3 "$WORK/failed-device-tests.txt"); do
+      cuda_attention_matches_the_reference_and_the_cpu_for_every_cache_dtype_and_group \
+      cuda_training_attention_on_tensor_cores_matches_cpu $(head -3 "$WORK/failed-device-tests.txt"); do
     limit=$(cap 90)
     [ "$limit" = 0 ] && { echo "sanitizer on $name: not run, the budget ran out"; continue; }
     echo "--- $name" >>"$LOGS/compute-sanitizer.txt"
@@ -190,6 +203,14 @@ if [ "$build_ok" = 1 ] && wanted sanitizer && command -v compute-sanitizer >/dev
     [ "$name" = cuda_engine_cancel_release_and_close_answer_every_request_once ] && sanitizer_status=$status
     echo "sanitizer on $name: exit $status"
   done
+  # Shared-memory hazards of the tensor-core training attention (its tiles are restaged every step).
+  limit=$(cap 120)
+  if [ "$limit" != 0 ]; then
+    echo "--- racecheck cuda_training_attention_on_tensor_cores_matches_cpu" >>"$LOGS/compute-sanitizer.txt"
+    timeout "$limit" compute-sanitizer --tool racecheck --print-limit 20 ./build-gpu/s3_native_tests \
+      "=cuda_training_attention_on_tensor_cores_matches_cpu" >>"$LOGS/compute-sanitizer.txt" 2>&1
+    echo "racecheck on cuda_training_attention_on_tensor_cores_matches_cpu: exit $?"
+  fi
   grep -E "^---|ERROR SUMMARY|Invalid|Program hit|at .*in " "$LOGS/compute-sanitizer.txt" | head -40
 fi
 
@@ -211,7 +232,8 @@ stage "training benchmarks (side by side: ours, then PyTorch on the same GPU)"
 if wanted train-bench; then
   if [ "$build_ok" = 1 ] && [ "$(cap 240)" != 0 ]; then
     # SIGTERM at the limit: the benchmark then closes its JSON with the phase it was in.
-    timeout "$(cap 240)" ./build-gpu/s3_cuda_train_bench $QUICK >"$LOGS/cuda-train-bench.json" 2>"$LOGS/cuda-train-bench.log"
+    # The trainer's steps with the tensor-core attention (the probe times both attention kernels).
+    S3_CUDA_TRAIN_ATTENTION=mma timeout "$(cap 240)" ./build-gpu/s3_cuda_train_bench $QUICK >"$LOGS/cuda-train-bench.json" 2>"$LOGS/cuda-train-bench.log"
     echo "cuda_train_bench exit $?"; cat "$LOGS/cuda-train-bench.json"; tail -25 "$LOGS/cuda-train-bench.log"
   fi
   if [ "$(cap 120)" != 0 ]; then

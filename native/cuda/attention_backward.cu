@@ -393,6 +393,12 @@ bool attention_train_supports(int64_t NH, int64_t NKV, int64_t HD) {
 
 size_t attention_backward_scratch_bytes(int64_t T, int64_t NH) { return sizeof(float) * size_t(T * NH > 0 ? T * NH : 1); }
 
+void attention_row_deltas(float* delta, const float* dout, const float* out, int64_t rows, int64_t HD, cudaStream_t stream) {
+  if (rows == 0) return;
+  delta_kernel<<<blocks_for(rows, kWarps), kTile, 0, stream>>>(delta, dout, out, rows, HD);
+  check_launch("attention_row_deltas", {{"rows", rows}, {"HD", HD}});
+}
+
 void causal_attention_train_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                                     const DevicePackedAttention& shape, cudaStream_t stream) {
   check_shape(shape, "causal_attention_train_forward");
@@ -417,9 +423,7 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
   const Dims dm = dims_of(shape);
   const Shapes shapes{{"T", shape.T}, {"NH", shape.NH}, {"NKV", shape.NKV}, {"HD", shape.HD}};
   float* delta = static_cast<float*>(scratch);
-  const int64_t rows = shape.T * shape.NH;
-  delta_kernel<<<blocks_for(rows, kWarps), kTile, 0, stream>>>(delta, dout, out, rows, shape.HD);
-  check_launch("causal_attention_backward (delta)", shapes);
+  attention_row_deltas(delta, dout, out, shape.T * shape.NH, shape.HD, stream);
   const dim3 grid(unsigned(shape.T), unsigned(shape.NKV));
   const size_t dq_shared = sizeof(float) * size_t(3 * dm.G * dm.HD + dm.G * kTile + 2 * kStageFloats);
   const size_t dkdv_shared = sizeof(float) * size_t(4 * dm.HD + 2 * dm.G * kTile + 2 * kStageFloats);

@@ -10,8 +10,8 @@
 //             terms without atomics.
 // Every sum runs in a fixed order (per-thread sequential sums, fixed-tree reductions), so the same
 // inputs give the same bits; the order differs from the CPU's, so the two agree to f32 rounding.
-// CUDA cores only (no tensor cores yet). Unverified on a GPU until test_cuda_attention_backward.cpp
-// runs there. Device pointers.
+// CUDA cores, f32 throughout (attention_train_mma.h is the bf16 tensor-core form). The shared-memory
+// row staging has not run on a GPU since the first H200 run (docs/cuda.md). Device pointers.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -44,6 +44,10 @@ size_t attention_backward_scratch_bytes(int64_t T, int64_t NH);
 // denominator, in units of the scaled scores); scores scaled by 1/√HD.
 void causal_attention_train_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                                     const DevicePackedAttention& shape, cudaStream_t stream);
+
+// delta[i] = Σ_d dout[i × HD + d] · out[i × HD + d] for each of `rows` rows (a warp per row, fixed
+// tree): the softmax backward's per-row term, shared with attention_train_mma.h's backward.
+void attention_row_deltas(float* delta, const float* dout, const float* out, int64_t rows, int64_t HD, cudaStream_t stream);
 
 // dq [T × NH × HD], dk, dv [T × NKV × HD] overwritten.
 void causal_attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,

@@ -45,20 +45,19 @@
 #include "cuda/attention_tiled.h"
 #include "cuda/attention_tiles.cuh"
 #include "cuda/check.h"
+#include "cuda/mma_bf16.cuh"
 #include "cuda/reduce.cuh"
 
 namespace s3::cuda {
 namespace {
 
 using namespace attention_tiles;
+using mma::load_matrices;
+using mma::load_matrices_transposed;
+using mma::mma_bf16;
+using mma::pack_bf16;
 
-// ---- warp-level matrix instructions (sm_80+) -------------------------------------------------------
-
-// Two floats as bf16 (round to nearest even), `low` in the low half (the lower column of a fragment).
-__device__ inline uint32_t pack_bf16(float low, float high) {
-  const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-  return *reinterpret_cast<const uint32_t*>(&pair);
-}
+// ---- fp8 widening -------------------------------------------------------------------------------
 
 // Two fp8 (e4m3) codes, the first in the low byte, as bf16 (exact: every e4m3 value is a bf16 value;
 // one cvt on sm_89+, the shared decoder of core/dtype.h elsewhere).
@@ -70,34 +69,6 @@ __device__ inline uint32_t fp8x2_to_bf16x2(uint32_t two) {
 #else
   return pack_bf16(fp8e4m3_to_f32(uint8_t(two & 0xFFu)), fp8e4m3_to_f32(uint8_t((two >> 8) & 0xFFu)));
 #endif
-}
-
-// d += a·b for a 16×16 bf16 A fragment, a 16×8 bf16 B fragment and a 16×8 f32 accumulator
-// (PTX ISA, mma.m16n8k16: lane = 4·group + quad holds A rows group and group + 8, B column group,
-// accumulator rows group and group + 8 at columns 2·quad and 2·quad + 1).
-__device__ inline void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Four 8×8 b16 matrices from shared memory: lanes 8j .. 8j + 7 give the rows of matrix j; lane
-// 4·group + quad receives row group, columns 2·quad, 2·quad + 1 of each (.trans: column group, rows
-// 2·quad, 2·quad + 1).
-__device__ inline void load_matrices(uint32_t (&r)[4], const void* row) {
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address)
-               : "memory");
-}
-__device__ inline void load_matrices_transposed(uint32_t (&r)[4], const void* row) {
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address)
-               : "memory");
 }
 
 // ---- tiles -----------------------------------------------------------------------------------------
@@ -253,7 +224,7 @@ __global__ void __launch_bounds__(MmaShape<KV, HD, kWarps>::kThreads) mma_kernel
         for (int pair = 0; pair < kKeyTile / 16; pair++) {
           // Matrices: keys 16·pair + 0..7 then 8..15, each at dims 16c + 0..7 and + 8..15.
           uint32_t b[4];
-          load_matrices(b, k_s + (16 * pair + (lane & 7) + (lane >> 4) * 8) * S::kKeyStride + (16 * c + ((lane >> 3) & 1) * 8) * 2);
+          load_matrices(b, k_s + mma::b_rows_offset(lane, 16 * pair, 16 * c, S::kKeyStride));
           mma_bf16(s[2 * pair], qa[c], b[0], b[1]);
           mma_bf16(s[2 * pair + 1], qa[c], b[2], b[3]);
         }
@@ -333,7 +304,7 @@ __global__ void __launch_bounds__(MmaShape<KV, HD, kWarps>::kThreads) mma_kernel
         for (int pair = 0; pair < kC; pair++) {
           // Matrices (transposed): keys 16c + 0..7 then 8..15, at dims 16·pair + 0..7, then + 8..15.
           uint32_t b[4];
-          load_matrices_transposed(b, v_s + (16 * c + (lane & 7) + ((lane >> 3) & 1) * 8) * S::kKeyStride + (16 * pair + (lane >> 4) * 8) * 2);
+          load_matrices_transposed(b, v_s + mma::b_columns_offset(lane, 16 * c, 16 * pair, S::kKeyStride));
           mma_bf16(o[2 * pair], pa, b[0], b[1]);
           mma_bf16(o[2 * pair + 1], pa, b[2], b[3]);
         }

@@ -6,6 +6,7 @@
 
 #include "cpu/rope.h"
 #include "cuda/attention_backward.h"
+#include "cuda/attention_train_mma.h"
 #include "cuda/check.h"
 #include "cuda/dtype_kernels.h"
 #include "cuda/embedding.h"
@@ -102,6 +103,8 @@ Qwen3TrainCuda::Qwen3TrainCuda(const Qwen3Config& config, const Qwen3ParamLayout
                           " query heads over " + std::to_string(config.num_key_value_heads) + " KV heads of " +
                           std::to_string(config.head_dim));
   }
+  attention_mma_ = precision == cuda::GemmDtype::Bf16 && cuda::train_attention_uses_mma() &&
+                   cuda::attention_train_mma_supports(config.num_attention_heads, config.num_key_value_heads, config.head_dim);
   recompute_->layers.resize(1);
 }
 
@@ -150,8 +153,8 @@ void Qwen3TrainCuda::layer_forward(const Qwen3DeviceParams& params, const Qwen3P
   cuda::rmsnorm_forward(floats(a.kr), floats(a.k_raw), p + W.k_norm, d.T * d.NKV, d.HD, eps, stream_);
   cuda::rope_forward(floats(a.qr), rows, floats(state.rope_cos), floats(state.rope_sin), d.T, d.NH, d.HD, stream_);
   cuda::rope_forward(floats(a.kr), rows, floats(state.rope_cos), floats(state.rope_sin), d.T, d.NKV, d.HD, stream_);
-  cuda::causal_attention_train_forward(floats(a.att), floats(a.lse), floats(a.qr), floats(a.kr), floats(a.v),
-                                       attention_shape(d, state), stream_);
+  const auto attention_forward = attention_mma_ ? cuda::causal_attention_train_forward_mma : cuda::causal_attention_train_forward;
+  attention_forward(floats(a.att), floats(a.lse), floats(a.qr), floats(a.kr), floats(a.v), attention_shape(d, state), stream_);
   float* scratch = scratch_.reserve<float>(allocator_, size_t(d.T * d.C));
   linear(scratch, floats(a.att), params, W.o_proj, d.T, d.C, d.QD);
   copy(floats(a.xmid), xin, size_t(d.T * d.C), stream_);
@@ -251,6 +254,7 @@ void Qwen3TrainCuda::backward(const Qwen3DeviceParams& params, float* grads, con
   };
   norm_backward(floats(dx), layout_.norm, d_final_normed, x0 + size_t(L) * TC, d.T, d.C);
   const cuda::DevicePackedAttention shape = attention_shape(d, state);
+  const auto attention_backward = attention_mma_ ? cuda::causal_attention_backward_mma : cuda::causal_attention_backward;
   void* attention_scratch = attention_scratch_.reserve<uint8_t>(allocator_, cuda::attention_backward_scratch_bytes(d.T, d.NH));
   cuda::DeviceBuffer recomputed_out = state.saved ? cuda::DeviceBuffer() : buffer<float>(allocator_, TC, "recomputed layer output");
   for (int64_t l = L - 1; l >= 0; l--) {
@@ -272,8 +276,8 @@ void Qwen3TrainCuda::backward(const Qwen3DeviceParams& params, float* grads, con
     cuda::residual_forward(floats(dxmid), floats(tmpC), d.T * d.C, stream_);
     // Attention: xmid = xin + o_proj(attn(rope(qnorm(q)), rope(knorm(k)), v)), from h1 = norm(xin).
     linear_backward(floats(datt), grads, floats(dxmid), floats(a.att), params, W.o_proj, d.T, d.C, d.QD);
-    cuda::causal_attention_backward(floats(dq), floats(dk), floats(dv), floats(datt), floats(a.att), floats(a.lse),
-                                    floats(a.qr), floats(a.kr), floats(a.v), shape, attention_scratch, stream_);
+    attention_backward(floats(dq), floats(dk), floats(dv), floats(datt), floats(a.att), floats(a.lse), floats(a.qr), floats(a.kr),
+                       floats(a.v), shape, attention_scratch, stream_);
     cuda::rope_backward(floats(dq), rows, floats(state.rope_cos), floats(state.rope_sin), d.T, d.NH, d.HD, stream_);
     cuda::rope_backward(floats(dk), rows, floats(state.rope_cos), floats(state.rope_sin), d.T, d.NKV, d.HD, stream_);
     norm_backward(floats(dq_raw), W.q_norm, floats(dq), floats(a.q_raw), d.T * d.NH, d.HD);

@@ -7,7 +7,9 @@
 // Precision: F32 (f32 GEMMs: the CPU trainer's numerics, to rounding) or Bf16 (the paper's BF16
 // forward and backward, App. A.1: every GEMM takes bf16 operands, the weights from a bf16 copy of the
 // f32 master parameters, with f32 accumulation; activations, norms, attention, softmax and the
-// gradients themselves stay f32). Unverified on a GPU until test_cuda_train.cpp runs there.
+// gradients themselves stay f32; with S3_CUDA_TRAIN_ATTENTION=mma the attention too takes bf16
+// operands, on tensor cores: cuda/attention_train_mma.h, which has not run on a GPU yet; what has is
+// docs/cuda.md's).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -75,6 +77,9 @@ class Qwen3TrainCuda {
                 const float* d_final_normed, const std::function<void(int64_t layer)>& on_layer_queued = {});
 
   cuda::GemmDtype precision() const { return precision_; }
+  // Whether the attention runs on tensor cores (attention_train_mma.h: bf16 precision with
+  // S3_CUDA_TRAIN_ATTENTION=mma) rather than attention_backward.h's f32 kernels.
+  bool attention_on_tensor_cores() const { return attention_mma_; }
   // The budget of the next forwards (the results are the same bits whichever way a layer goes).
   void set_saved_activation_bytes(size_t bytes) { saved_activation_bytes_ = bytes; }
 
@@ -93,6 +98,7 @@ class Qwen3TrainCuda {
   cuda::DeviceAllocator& allocator_;
   cudaStream_t stream_;
   cuda::GemmDtype precision_;
+  bool attention_mma_ = false;
   size_t saved_activation_bytes_;
   cuda::Gemm gemm_;
   cuda::MatmulBackward backward_;

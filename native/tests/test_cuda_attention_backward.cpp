@@ -4,8 +4,10 @@
 // backward, NMSE ≤ 1e-7 each (f32 sums in another order), on packed batches with independent
 // sequences, a parent whose children share its prefix (its dk/dv rows collect every child's terms),
 // sequences longer than a 128-key tile, Qwen3-0.6B's heads (16 query heads over 8 KV heads, HD 128)
-// and a group of 8 at HD 64; every result twice, bit-identical (no atomics). Skipped without a GPU,
-// except the refusal of head shapes the kernels do not serve.
+// and a group of 8 at HD 64; every result twice, bit-identical (no atomics). The tensor-core kernels
+// (cuda/attention_train_mma.h) on the same batches and more head shapes (HD 16 to 128, groups of 1 to
+// 8, many short sequences in one 64-row block), NMSE ≤ 1e-4 each against the CPU (bf16 operands).
+// Skipped without a GPU, except the refusal of head shapes the kernels do not serve.
 #include <cstring>
 #include <random>
 #include <vector>
@@ -16,6 +18,7 @@
 
 #ifdef S3_WITH_CUDA
 #include "cuda/attention_backward.h"
+#include "cuda/attention_train_mma.h"
 #include "cuda/check.h"
 
 using s3test::DeviceArray;
@@ -30,7 +33,12 @@ struct Batch {
   std::vector<int64_t> begins, parent;  // parent empty: no shared prefixes
 };
 
-void compare(const Batch& batch, int64_t NH, int64_t NKV, int64_t HD, const std::string& name) {
+// tensor_cores: attention_train_mma.h's kernels, held to NMSE ≤ 1e-4 (bf16 operands); else the f32
+// kernels, ≤ 1e-7.
+void compare(const Batch& batch, int64_t NH, int64_t NKV, int64_t HD, const std::string& name, bool tensor_cores = false) {
+  const auto forward = tensor_cores ? s3::cuda::causal_attention_train_forward_mma : s3::cuda::causal_attention_train_forward;
+  const auto backward = tensor_cores ? s3::cuda::causal_attention_backward_mma : s3::cuda::causal_attention_backward;
+  const double threshold = tensor_cores ? 1e-4 : 1e-7;
   const int64_t n_seq = int64_t(batch.begins.size()) - 1, T = batch.begins.back();
   s3::cpu::PackedAttentionShape cpu_shape{T, NH, NKV, HD, batch.begins.data(), n_seq, 64};
   if (!batch.parent.empty()) cpu_shape.seq_parent = batch.parent.data();
@@ -49,17 +57,18 @@ void compare(const Batch& batch, int64_t NH, int64_t NKV, int64_t HD, const std:
   DeviceArray<uint8_t> scratch(s3::cuda::attention_backward_scratch_bytes(T, NH));
   std::vector<std::vector<float>> first;
   for (int run = 0; run < 2; run++) {
-    s3::cuda::causal_attention_train_forward(d_out.get(), d_lse.get(), d_q.get(), d_k.get(), d_v.get(), shape, nullptr);
+    forward(d_out.get(), d_lse.get(), d_q.get(), d_k.get(), d_v.get(), shape, nullptr);
     // The backward reads the CPU's out and lse, so its comparison does not inherit the forward's rounding.
     DeviceArray<float> cpu_out(out), cpu_lse(lse);
-    s3::cuda::causal_attention_backward(d_dq.get(), d_dk.get(), d_dv.get(), d_dout.get(), cpu_out.get(), cpu_lse.get(), d_q.get(),
-                                        d_k.get(), d_v.get(), shape, scratch.get(), nullptr);
+    backward(d_dq.get(), d_dk.get(), d_dv.get(), d_dout.get(), cpu_out.get(), cpu_lse.get(), d_q.get(), d_k.get(), d_v.get(), shape,
+             scratch.get(), nullptr);
     std::vector<std::vector<float>> got = {d_out.download(), d_lse.download(), d_dq.download(), d_dk.download(), d_dv.download()};
     if (run == 0) {
       const std::vector<float>* want[] = {&out, &lse, &dq, &dk, &dv};
       const char* what[] = {"out", "lse", "dq", "dk", "dv"};
       for (size_t i = 0; i < got.size(); i++) {
-        CHECK_NMSE("attention train " + name + " " + what[i], got[i].data(), want[i]->data(), got[i].size(), 1e-7);
+        CHECK_NMSE("attention train " + name + (tensor_cores ? " (tensor cores) " : " ") + what[i], got[i].data(), want[i]->data(),
+                   got[i].size(), threshold);
       }
       first = got;
     } else {
@@ -79,12 +88,32 @@ TEST(cuda_training_attention_matches_cpu_on_packed_sequences) {
   compare(Batch{{0, 20, 45, 90, 91}, {-1, 0, -1, 2}}, 8, 1, 64, "group of 8");
 }
 
+TEST(cuda_training_attention_on_tensor_cores_matches_cpu) {
+  s3test::require_gpu();
+  compare(Batch{{0, 37, 300, 305}, {}}, 16, 8, 128, "independent", true);
+  compare(Batch{{0, 150, 170, 171, 211, 260}, {-1, 0, 0, -1, 0}}, 16, 8, 128, "shared prefix", true);
+  compare(Batch{{0, 20, 45, 90, 91}, {-1, 0, -1, 2}}, 8, 1, 64, "group of 8", true);
+  // Many short sequences inside one 64-row block, children of a parent in another block, HD 32 (the
+  // small shapes), 16 and one KV head per query head.
+  compare(Batch{{0, 70, 73, 80, 81, 95, 130, 131, 200}, {-1, 0, -1, 0, 2, 0, -1, 6}}, 8, 4, 32, "short sequences", true);
+  compare(Batch{{0, 65, 129, 200}, {-1, 0, 0}}, 4, 4, 16, "head_dim 16", true);
+}
+
 TEST(cuda_training_attention_refuses_unsupported_heads) {  // before any launch: runs without a GPU
   CHECK(!s3::cuda::attention_train_supports(16, 1, 128));  // a group of 16
   CHECK(!s3::cuda::attention_train_supports(8, 8, 512));
   CHECK(s3::cuda::attention_train_supports(16, 8, 128));
   s3::cuda::DevicePackedAttention shape{4, 16, 1, 128, nullptr, nullptr, 1};
   CHECK_THROWS(s3::cuda::CudaError, s3::cuda::causal_attention_train_forward(nullptr, nullptr, nullptr, nullptr, nullptr, shape, nullptr));
+  // The tensor-core kernels: HD 16 .. 128 in powers of two, any group.
+  CHECK(s3::cuda::attention_train_mma_supports(16, 8, 128));
+  CHECK(s3::cuda::attention_train_mma_supports(16, 1, 64));
+  CHECK(!s3::cuda::attention_train_mma_supports(16, 8, 256));
+  CHECK(!s3::cuda::attention_train_mma_supports(16, 8, 96));
+  CHECK(!s3::cuda::attention_train_mma_supports(12, 8, 128));
+  const s3::cuda::DevicePackedAttention wide{4, 16, 8, 256, nullptr, nullptr, 1};
+  CHECK_THROWS(s3::cuda::CudaError,
+               s3::cuda::causal_attention_train_forward_mma(nullptr, nullptr, nullptr, nullptr, nullptr, wide, nullptr));
 }
 
 #else
