@@ -6,7 +6,7 @@
 // sequences longer than a 128-key tile, Qwen3-0.6B's heads (16 query heads over 8 KV heads, HD 128)
 // and a group of 8 at HD 64; every result twice, bit-identical (no atomics). The tensor-core kernels
 // (cuda/attention_train_mma.h) on the same batches and more head shapes (HD 16 to 128, groups of 1 to
-// 8, many short sequences in one 64-row block), NMSE ≤ 1e-4 each against the CPU (bf16 operands).
+// 8, many short sequences in one 64-row block) against the CPU, within bf16 bounds (below).
 // Skipped without a GPU, except the refusal of head shapes the kernels do not serve.
 #include <cstring>
 #include <random>
@@ -33,12 +33,13 @@ struct Batch {
   std::vector<int64_t> begins, parent;  // parent empty: no shared prefixes
 };
 
-// tensor_cores: attention_train_mma.h's kernels, held to NMSE ≤ 1e-4 (bf16 operands); else the f32
-// kernels, ≤ 1e-7.
+// tensor_cores: attention_train_mma.h's kernels (bf16 operands), out and lse held to NMSE ≤ 1e-4 and
+// the gradients to ≤ 3e-4 (its CPU emulation, scripts/cuda-emulation, measured out 1.2e-5..1.7e-5,
+// gradients 3.6e-5..9.6e-5 on these batches, the most at HD 16); else the f32 kernels, ≤ 1e-7.
 void compare(const Batch& batch, int64_t NH, int64_t NKV, int64_t HD, const std::string& name, bool tensor_cores = false) {
   const auto forward = tensor_cores ? s3::cuda::causal_attention_train_forward_mma : s3::cuda::causal_attention_train_forward;
   const auto backward = tensor_cores ? s3::cuda::causal_attention_backward_mma : s3::cuda::causal_attention_backward;
-  const double threshold = tensor_cores ? 1e-4 : 1e-7;
+  const double thresholds[] = {tensor_cores ? 1e-4 : 1e-7, tensor_cores ? 3e-4 : 1e-7};  // out and lse; gradients
   const int64_t n_seq = int64_t(batch.begins.size()) - 1, T = batch.begins.back();
   s3::cpu::PackedAttentionShape cpu_shape{T, NH, NKV, HD, batch.begins.data(), n_seq, 64};
   if (!batch.parent.empty()) cpu_shape.seq_parent = batch.parent.data();
@@ -68,7 +69,7 @@ void compare(const Batch& batch, int64_t NH, int64_t NKV, int64_t HD, const std:
       const char* what[] = {"out", "lse", "dq", "dk", "dv"};
       for (size_t i = 0; i < got.size(); i++) {
         CHECK_NMSE("attention train " + name + (tensor_cores ? " (tensor cores) " : " ") + what[i], got[i].data(), want[i]->data(),
-                   got[i].size(), threshold);
+                   got[i].size(), thresholds[i < 2 ? 0 : 1]);
       }
       first = got;
     } else {

@@ -1,0 +1,180 @@
+// warp_emulation.h: just enough of CUDA's execution model on the CPU to run a kernel's own source
+// (translated by emulate.py) for checking, not speed: each thread of a block is an OS thread,
+// __syncthreads a barrier of the block, and every warp-collective instruction (shuffles, votes,
+// mma.sync.m16n8k16 bf16, ldmatrix x4) a rendezvous of the warp's 32 threads in which each lane
+// publishes its operands and computes its own results from everyone's, following the PTX ISA's
+// fragment layouts as this header states them independently of mma_bf16.cuh. Blocks run one after
+// another, so `__shared__` variables become function statics. Products inside an emulated mma are
+// summed in double and rounded once (the tensor core's order is not modelled).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/dtype.h"
+
+struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
+struct uint2 { uint32_t x, y; };
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline uint2 make_uint2(uint32_t x, uint32_t y) { return {x, y}; }
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __frcp_rn(float a) { return 1.0f / a; }
+
+namespace emu {
+
+struct Dim3 { unsigned x = 0, y = 0, z = 0; };
+inline thread_local Dim3 thread_index, block_index;
+
+// One block's rendezvous points and exchange slots.
+struct Block {
+  int threads;
+  std::barrier<> all;
+  std::vector<std::unique_ptr<std::barrier<>>> warps;
+  std::atomic<int> votes[3] = {0, 0, 0};
+  std::vector<uint8_t> shared;                 // dynamic shared memory
+  std::vector<std::array<uint8_t, 64>> slots;  // one per thread: what a lane publishes to its warp
+  explicit Block(int n, size_t shared_bytes) : threads(n), all(n), shared(shared_bytes, 0xCD), slots(size_t(n)) {
+    for (int w = 0; w < n / 32; w++) warps.push_back(std::make_unique<std::barrier<>>(32));
+  }
+};
+inline Block* current = nullptr;
+inline thread_local int sync_count = 0;
+
+inline int lane() { return int(thread_index.x) & 31; }
+inline int warp() { return int(thread_index.x) >> 5; }
+inline void warp_sync() { current->warps[size_t(warp())]->arrive_and_wait(); }
+template <typename T>
+inline T& slot(int l) {
+  static_assert(sizeof(T) <= 64, "a lane publishes at most 64 bytes");
+  return *reinterpret_cast<T*>(current->slots[size_t(warp() * 32 + l)].data());
+}
+// Every lane publishes `mine`; returns all 32 values.
+template <typename T>
+inline std::array<T, 32> gather(const T& mine) {
+  slot<T>(lane()) = mine;
+  warp_sync();
+  std::array<T, 32> all;
+  for (int l = 0; l < 32; l++) all[size_t(l)] = slot<T>(l);
+  warp_sync();
+  return all;
+}
+
+// Runs kernel() for every thread of every block of the grid.
+inline void launch(unsigned grid_x, unsigned grid_y, int threads, size_t shared_bytes, const std::function<void()>& kernel) {
+  for (unsigned by = 0; by < grid_y; by++) {
+    for (unsigned bx = 0; bx < grid_x; bx++) {
+      Block block(threads, shared_bytes);
+      current = &block;
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; t++) {
+        pool.emplace_back([&, t] {
+          thread_index = Dim3{unsigned(t), 0, 0};
+          block_index = Dim3{bx, by, 0};
+          sync_count = 0;
+          kernel();
+        });
+      }
+      for (std::thread& th : pool) th.join();
+      current = nullptr;
+    }
+  }
+}
+
+}  // namespace emu
+
+#define threadIdx emu::thread_index
+#define blockIdx emu::block_index
+
+inline void __syncthreads() { emu::current->all.arrive_and_wait(); }
+inline bool __syncthreads_or(bool predicate) {
+  const int k = emu::sync_count++ % 3;
+  if (predicate) emu::current->votes[k] = 1;
+  emu::current->all.arrive_and_wait();
+  const bool result = emu::current->votes[k] != 0;
+  if (threadIdx.x == 0) emu::current->votes[(k + 2) % 3] = 0;  // the previous vote: read by all before this barrier
+  return result;
+}
+inline float __shfl_xor_sync(unsigned, float value, int mask) { return emu::gather(value)[size_t(emu::lane() ^ mask)]; }
+inline bool __any_sync(unsigned, bool predicate) {
+  const auto all = emu::gather(int(predicate));
+  for (int v : all) if (v) return true;
+  return false;
+}
+inline int __reduce_min_sync(unsigned, int value) {
+  const auto all = emu::gather(value);
+  return *std::min_element(all.begin(), all.end());
+}
+
+namespace s3::cuda {
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+
+namespace mma {
+
+inline uint32_t pack_bf16(float low, float high) { return uint32_t(s3::f32_to_bf16(low)) | (uint32_t(s3::f32_to_bf16(high)) << 16); }
+inline float half_of(uint32_t pair, int which) { return s3::bf16_to_f32(uint16_t(which ? pair >> 16 : pair & 0xFFFFu)); }
+
+// d += a·b, m16n8k16: A(r, k) is in lane 4·(r mod 8) + (k mod 8)/2, register (r ≥ 8) + 2·(k ≥ 8),
+// half k mod 2 (low half: even k); B(k, n) in lane 4·n + (k mod 8)/2, register b0 (k < 8) or b1,
+// half k mod 2; D(r, n) in lane 4·(r mod 8) + n/2, element 2·(r ≥ 8) + n mod 2.
+struct MmaOperands { uint32_t a[4], b[2]; };
+inline void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  MmaOperands mine;
+  std::memcpy(mine.a, a, sizeof mine.a);
+  mine.b[0] = b0, mine.b[1] = b1;
+  const auto all = emu::gather(mine);
+  const int group = emu::lane() >> 2, quad = emu::lane() & 3;
+  for (int e = 0; e < 4; e++) {
+    const int r = group + (e >= 2 ? 8 : 0), n = 2 * quad + (e & 1);
+    double sum = d[e];
+    for (int k = 0; k < 16; k++) {
+      const MmaOperands& ao = all[size_t(4 * (r % 8) + (k % 8) / 2)];
+      const MmaOperands& bo = all[size_t(4 * n + (k % 8) / 2)];
+      const float av = half_of(ao.a[(r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)], k % 2);
+      const float bv = half_of(bo.b[k >= 8 ? 1 : 0], k % 2);
+      sum += double(av) * double(bv);
+    }
+    d[e] = float(sum);
+  }
+}
+
+// ldmatrix .x4: lanes 8j .. 8j + 7 give the row addresses of matrix j; lane 4·group + quad gets,
+// in register j, row group's b16 elements 2·quad and 2·quad + 1 (.trans: column group's elements of
+// rows 2·quad and 2·quad + 1).
+inline uint16_t b16_at(const void* row, int column) {
+  uint16_t v;
+  std::memcpy(&v, static_cast<const uint8_t*>(row) + 2 * column, 2);
+  return v;
+}
+inline void load_matrices(uint32_t (&r)[4], const void* row) {
+  const auto rows = emu::gather(row);
+  const int group = emu::lane() >> 2, quad = emu::lane() & 3;
+  for (int j = 0; j < 4; j++) {
+    const void* mine = rows[size_t(8 * j + group)];
+    r[j] = uint32_t(b16_at(mine, 2 * quad)) | (uint32_t(b16_at(mine, 2 * quad + 1)) << 16);
+  }
+}
+inline void load_matrices_transposed(uint32_t (&r)[4], const void* row) {
+  const auto rows = emu::gather(row);
+  const int group = emu::lane() >> 2, quad = emu::lane() & 3;
+  for (int j = 0; j < 4; j++) {
+    r[j] = uint32_t(b16_at(rows[size_t(8 * j + 2 * quad)], group)) | (uint32_t(b16_at(rows[size_t(8 * j + 2 * quad + 1)], group)) << 16);
+  }
+}
+
+}  // namespace mma
+}  // namespace s3::cuda
