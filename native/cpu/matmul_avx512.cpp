@@ -126,11 +126,7 @@ void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64
     accumulate_step<false, R>(acc, x, ldx, w, k, 0);
   }
   if (k < K) accumulate_step<true, R>(acc, x, ldx, w, k, lane_mask(K - k));
-  float sums[R][kCols];
-  sum_lanes_all<R * kCols>(&acc[0][0], &sums[0][0]);
-  for (int r = 0; r < R; r++) {
-    for (int c = 0; c < cols_valid; c++) out[r * ldo + c] = sums[r][c];
-  }
+  store_row_sums(acc, out, ldo, cols_valid);
 }
 
 // All M input rows against weight rows [n, n + cols_valid), taking the input rows kRows at a time;

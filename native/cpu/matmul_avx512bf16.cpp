@@ -96,16 +96,6 @@ inline void clear(__m512 (&acc)[R][C]) {
   }
 }
 
-// out[r][c] = the lanes of acc[r][c] summed, for c < cols_valid.
-template <int R, int C>
-inline void store_sums(const __m512 (&acc)[R][C], float* out, int64_t ldo, int cols_valid) {
-  float sums[R][C];
-  sum_lanes_all<R * C>(&acc[0][0], &sums[0][0]);
-  for (int r = 0; r < R; r++) {
-    for (int c = 0; c < cols_valid; c++) out[r * ldo + c] = sums[r][c];
-  }
-}
-
 // out[m][c] = x[m] · w[c] for m < R, c < cols_valid, x the first R rows of a panel, BF16 weights as
 // stored (rows of K values).
 template <int R>
@@ -120,7 +110,7 @@ void dot_tile(const uint16_t* x, const Bf16Rows<kCols>& w, int64_t K, float* out
     dot_step<false>(acc, x, w, k, 0);
   }
   if (k < K) dot_step<true>(acc, x, w, k, value_mask(K - k));
-  store_sums(acc, out, ldo, cols_valid);
+  store_row_sums(acc, out, ldo, cols_valid);
 }
 
 // The same for FP8 rows (widened in scratch or as they load), each 128-wide k block's sum scaled
@@ -149,7 +139,7 @@ void dot_tile_scaled(const uint16_t* x, const Rows& w, const float* const (&scal
       for (int r = 0; r < R; r++) run[r][c] = _mm512_fmadd_ps(acc[r][c], scale, run[r][c]);
     }
   }
-  store_sums(run, out, ldo, cols_valid);
+  store_row_sums(run, out, ldo, cols_valid);
 }
 
 // One tile shape's work on the M input rows, a panel at a time, the last one's R < kRows rows as

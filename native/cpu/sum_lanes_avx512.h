@@ -9,6 +9,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace s3::cpu {
 namespace {
 
@@ -64,6 +66,18 @@ inline void sum_lanes_all(const __m512* acc, float* sums) {
       if (first + i < N) sums[first + i] = group[i];
     }
   }
+}
+
+// out[r × ldo + c] = sum_lanes(acc[r][c]) for r < R, c < cols_valid (≤ C ≤ 16): one masked store
+// per row (an element loop here compiled to a memcpy call per row).
+template <int R, int C>
+inline void store_row_sums(const __m512 (&acc)[R][C], float* out, int64_t ldo, int cols_valid) {
+  static_assert(C <= 16, "a row of sums fits one vector");
+  float sums[R][C];
+  sum_lanes_all<R * C>(&acc[0][0], &sums[0][0]);
+  const __mmask16 mask = __mmask16((1u << cols_valid) - 1u);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(out + r * ldo, mask, _mm512_maskz_loadu_ps(mask, sums[r]));
 }
 
 }  // namespace
