@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -184,7 +185,10 @@ std::string attention_probe(const s3::model::Qwen3Config& c, const Size& size, b
   s3::cuda::DeviceBuffer q = device(qn, "q"), k = device(kn, "k"), v = device(kn, "v"), dout = device(qn, "dout");
   s3::cuda::DeviceBuffer out = device(qn, "out"), lse = device(size_t(T * NH), "lse"), dq = device(qn, "dq");
   s3::cuda::DeviceBuffer dk = device(kn, "dk"), dv = device(kn, "dv");
-  s3::cuda::DeviceBuffer scratch(allocator, s3::cuda::attention_backward_scratch_bytes(T, NH), "scratch");
+  s3::cuda::DeviceBuffer scratch(allocator,
+                                 std::max(s3::cuda::attention_backward_scratch_bytes(T, NH),
+                                          s3::cuda::attention_train_mma_scratch_bytes(T, NH, NKV, HD)),
+                                 "scratch");
   s3::cuda::DeviceBuffer begins(allocator, size_t(size.sequences + 1) * sizeof(int64_t), "sequence starts");
   auto upload = [&](const s3::cuda::DeviceBuffer& to, const void* from, size_t bytes) {
     s3::cuda::check(cudaMemcpyAsync(to.get(), from, bytes, cudaMemcpyHostToDevice, stream.get()), "attention probe upload");
@@ -217,8 +221,13 @@ std::string attention_probe(const s3::model::Qwen3Config& c, const Size& size, b
     Timing timing;
     for (int run = warm_up ? 0 : 1; run < 2; run++) {
       const Clock::time_point forward_start = Clock::now();
-      (tensor_cores ? s3::cuda::causal_attention_train_forward_mma : s3::cuda::causal_attention_train_forward)(
-          o.get<float>(), l.get<float>(), q.get<float>(), k.get<float>(), v.get<float>(), shape, stream.get());
+      if (tensor_cores) {
+        s3::cuda::causal_attention_train_forward_mma(o.get<float>(), l.get<float>(), q.get<float>(), k.get<float>(), v.get<float>(),
+                                                     shape, scratch.get(), stream.get());
+      } else {
+        s3::cuda::causal_attention_train_forward(o.get<float>(), l.get<float>(), q.get<float>(), k.get<float>(), v.get<float>(),
+                                                 shape, stream.get());
+      }
       stream.synchronize("the attention probe's forward");
       timing.forward = std::chrono::duration<double>(Clock::now() - forward_start).count();
       const Clock::time_point backward_start = Clock::now();

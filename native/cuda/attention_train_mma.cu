@@ -21,6 +21,7 @@
 #include "cuda/attention_tiles.cuh"
 #include "cuda/attention_train_mma.h"
 #include "cuda/check.h"
+#include "cuda/dtype_kernels.h"
 #include "cuda/mma_bf16.cuh"
 #include "cuda/reduce.cuh"
 
@@ -108,35 +109,30 @@ __device__ inline int block_min(int value, int* slots) {
 }
 __device__ inline int block_max(int value, int* slots) { return -block_min(-value, slots); }
 
-// Rows r0 .. r0 + kRows − 1 of head `head` of a [T × heads × HD] f32 tensor into bf16 rows
-// kRowBytes<HD> apart (round to nearest even), zeros past T. The caller synchronizes.
+// Rows r0 .. r0 + kRows − 1 of head `head` of a [T × heads × HD] bf16 tensor into rows kRowBytes<HD>
+// apart, 16 bytes per copy, zeros past T. The caller synchronizes.
 template <int HD, int kRows>
-__device__ inline void stage_rows(uint8_t* dst, const float* src, int r0, int T, int heads, int head) {
-  constexpr int kQuads = HD / 4;
-  for (int i = threadIdx.x; i < kRows * kQuads; i += kThreads) {
-    const int r = i / kQuads, c = i % kQuads;
-    float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (r0 + r < T) x = *reinterpret_cast<const float4*>(src + ((int64_t(r0) + r) * heads + head) * HD + 4 * c);
-    *reinterpret_cast<uint2*>(dst + r * kRowBytes<HD> + 8 * c) = make_uint2(pack_bf16(x.x, x.y), pack_bf16(x.z, x.w));
+__device__ inline void stage_rows(uint8_t* dst, const uint16_t* src, int r0, int T, int heads, int head) {
+  constexpr int kSegments = HD / 8;
+  for (int i = threadIdx.x; i < kRows * kSegments; i += kThreads) {
+    const int r = i / kSegments, c = i % kSegments;
+    uint4 x = make_uint4(0u, 0u, 0u, 0u);
+    if (r0 + r < T) x = *reinterpret_cast<const uint4*>(src + ((int64_t(r0) + r) * heads + head) * HD + 8 * c);
+    *reinterpret_cast<uint4*>(dst + r * kRowBytes<HD> + 16 * c) = x;
   }
 }
 
-// The A fragments (16 rows × HD, bf16) of this lane's rows straight from global memory: `low` is
-// row group's f32 row, `high` row group + 8's (null: zeros).
+// The A fragments (16 rows × HD) of this lane's rows straight from a bf16 tensor: `low` is row
+// group's row, `high` row group + 8's (null: zeros).
 template <int HD>
-__device__ inline void load_row_fragments(uint32_t (&a)[HD / 16][4], const float* low, const float* high, int quad) {
+__device__ inline void load_row_fragments(uint32_t (&a)[HD / 16][4], const uint16_t* low, const uint16_t* high, int quad) {
 #pragma unroll
   for (int h = 0; h < 2; h++) {
-    const float* row = h == 0 ? low : high;
+    const uint16_t* row = h == 0 ? low : high;
 #pragma unroll
     for (int c = 0; c < HD / 16; c++) {
-      float2 first = make_float2(0.0f, 0.0f), second = make_float2(0.0f, 0.0f);
-      if (row != nullptr) {
-        first = *reinterpret_cast<const float2*>(row + 16 * c + 2 * quad);
-        second = *reinterpret_cast<const float2*>(row + 16 * c + 8 + 2 * quad);
-      }
-      a[c][h] = pack_bf16(first.x, first.y);
-      a[c][2 + h] = pack_bf16(second.x, second.y);
+      a[c][h] = row != nullptr ? *reinterpret_cast<const uint32_t*>(row + 16 * c + 2 * quad) : 0u;
+      a[c][2 + h] = row != nullptr ? *reinterpret_cast<const uint32_t*>(row + 16 * c + 8 + 2 * quad) : 0u;
     }
   }
 }
@@ -223,8 +219,8 @@ __device__ inline void store_rows(float* const (&row)[2], const float (&acc)[HD 
 // Block (64 query rows from r0, query head): the online softmax over 64-key tiles. Dynamic shared
 // memory: the key and value tiles.
 template <int HD>
-__global__ void __launch_bounds__(kThreads) forward_kernel(float* out, float* lse, const float* q, const float* k, const float* v,
-                                                           Dims dm) {
+__global__ void __launch_bounds__(kThreads) forward_kernel(float* out, float* lse, const uint16_t* q, const uint16_t* k,
+                                                           const uint16_t* v, Dims dm) {
   constexpr int kStride = kRowBytes<HD>;
   extern __shared__ __align__(16) uint8_t smem[];
   uint8_t* k_s = smem;
@@ -234,7 +230,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(float* out, float* ls
   const int r0 = int(blockIdx.x) * kBlockRows, head = int(blockIdx.y), kv_head = head / dm.G;
 
   RowKeys rows[2];
-  const float* q_rows[2];
+  const uint16_t* q_rows[2];
 #pragma unroll
   for (int h = 0; h < 2; h++) {
     const int t = r0 + 16 * warp + group + 8 * h;
@@ -320,8 +316,8 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(float* out, float* ls
 // Block (64 query rows from r0, query head): dq over 32-key tiles. Dynamic shared memory: the key
 // and value tiles.
 template <int HD>
-__global__ void __launch_bounds__(kThreads) dq_kernel(float* dq, const float* dout, const float* lse, const float* delta,
-                                                      const float* q, const float* k, const float* v, Dims dm) {
+__global__ void __launch_bounds__(kThreads) dq_kernel(float* dq, const uint16_t* dout, const float* lse, const float* delta,
+                                                      const uint16_t* q, const uint16_t* k, const uint16_t* v, Dims dm) {
   constexpr int kStride = kRowBytes<HD>;
   extern __shared__ __align__(16) uint8_t smem[];
   uint8_t* k_s = smem;
@@ -331,7 +327,7 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(float* dq, const float* do
   const int r0 = int(blockIdx.x) * kBlockRows, head = int(blockIdx.y), kv_head = head / dm.G;
 
   RowKeys rows[2];
-  const float *q_rows[2], *do_rows[2];
+  const uint16_t *q_rows[2], *do_rows[2];
   float row_lse[2], row_delta[2];
 #pragma unroll
   for (int h = 0; h < 2; h++) {
@@ -397,8 +393,8 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(float* dq, const float* do
 // a tile the group's query heads in order. Dynamic shared memory: the key, value, query and dout
 // tiles.
 template <int HD>
-__global__ void __launch_bounds__(kThreads) dkdv_kernel(float* dk, float* dv, const float* dout, const float* lse,
-                                                        const float* delta, const float* q, const float* k, const float* v,
+__global__ void __launch_bounds__(kThreads) dkdv_kernel(float* dk, float* dv, const uint16_t* dout, const float* lse,
+                                                        const float* delta, const uint16_t* q, const uint16_t* k, const uint16_t* v,
                                                         Dims dm) {
   constexpr int kStride = kRowBytes<HD>;
   extern __shared__ __align__(16) uint8_t smem[];
@@ -526,16 +522,53 @@ bool train_attention_uses_mma() {
   return uses;
 }
 
+namespace {
+
+// The scratch: Δ [T × NH] f32, then bf16 copies of q, k, v and dout, each 256-byte aligned.
+struct Scratch {
+  float* delta;
+  uint16_t *q, *k, *v, *dout;
+};
+
+size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+Scratch scratch_of(void* base, const DevicePackedAttention& s) {
+  const size_t qn = size_t(s.T * s.NH * s.HD), kn = size_t(s.T * s.NKV * s.HD);
+  uint8_t* p = static_cast<uint8_t*>(base);
+  Scratch out;
+  out.delta = reinterpret_cast<float*>(p);
+  p += aligned(sizeof(float) * size_t(s.T * s.NH));
+  out.q = reinterpret_cast<uint16_t*>(p);
+  p += aligned(2 * qn);
+  out.k = reinterpret_cast<uint16_t*>(p);
+  p += aligned(2 * kn);
+  out.v = reinterpret_cast<uint16_t*>(p);
+  p += aligned(2 * kn);
+  out.dout = reinterpret_cast<uint16_t*>(p);
+  return out;
+}
+
+}  // namespace
+
+size_t attention_train_mma_scratch_bytes(int64_t T, int64_t NH, int64_t NKV, int64_t HD) {
+  const size_t qn = size_t(T * NH * HD), kn = size_t(T * NKV * HD);
+  return aligned(sizeof(float) * size_t(T * NH)) + 2 * aligned(2 * qn) + 2 * aligned(2 * kn);
+}
+
 void causal_attention_train_forward_mma(float* out, float* lse, const float* q, const float* k, const float* v,
-                                        const DevicePackedAttention& shape, cudaStream_t stream) {
+                                        const DevicePackedAttention& shape, void* scratch, cudaStream_t stream) {
   check_shape(shape, "causal_attention_train_forward_mma");
   if (shape.T == 0) return;
   const Dims dm = dims_of(shape);
   const Shapes shapes{{"T", shape.T}, {"NH", shape.NH}, {"NKV", shape.NKV}, {"HD", shape.HD}};
+  const Scratch bf16 = scratch_of(scratch, shape);
+  f32_to_bf16(q, bf16.q, size_t(shape.T * shape.NH * shape.HD), stream);
+  f32_to_bf16(k, bf16.k, size_t(shape.T * shape.NKV * shape.HD), stream);
+  f32_to_bf16(v, bf16.v, size_t(shape.T * shape.NKV * shape.HD), stream);
   for_head_dim<128>(shape.HD, "causal_attention_train_forward_mma", [&](auto hd) {
     constexpr int HD = decltype(hd)::value;
     allow_shared_memory(forward_kernel<HD>, kForwardShared<HD>, "causal_attention_train_forward_mma");
-    forward_kernel<HD><<<grid_of(shape.T, shape.NH), kThreads, kForwardShared<HD>, stream>>>(out, lse, q, k, v, dm);
+    forward_kernel<HD><<<grid_of(shape.T, shape.NH), kThreads, kForwardShared<HD>, stream>>>(out, lse, bf16.q, bf16.k, bf16.v, dm);
   });
   check_launch("causal_attention_train_forward_mma", shapes);
 }
@@ -547,15 +580,21 @@ void causal_attention_backward_mma(float* dq, float* dk, float* dv, const float*
   if (shape.T == 0) return;
   const Dims dm = dims_of(shape);
   const Shapes shapes{{"T", shape.T}, {"NH", shape.NH}, {"NKV", shape.NKV}, {"HD", shape.HD}};
-  float* delta = static_cast<float*>(scratch);
-  attention_row_deltas(delta, dout, out, shape.T * shape.NH, shape.HD, stream);
+  const Scratch bf16 = scratch_of(scratch, shape);
+  attention_row_deltas(bf16.delta, dout, out, shape.T * shape.NH, shape.HD, stream);
+  f32_to_bf16(q, bf16.q, size_t(shape.T * shape.NH * shape.HD), stream);
+  f32_to_bf16(k, bf16.k, size_t(shape.T * shape.NKV * shape.HD), stream);
+  f32_to_bf16(v, bf16.v, size_t(shape.T * shape.NKV * shape.HD), stream);
+  f32_to_bf16(dout, bf16.dout, size_t(shape.T * shape.NH * shape.HD), stream);
   for_head_dim<128>(shape.HD, "causal_attention_backward_mma", [&](auto hd) {
     constexpr int HD = decltype(hd)::value;
     allow_shared_memory(dq_kernel<HD>, kDqShared<HD>, "causal_attention_backward_mma (dq)");
-    dq_kernel<HD><<<grid_of(shape.T, shape.NH), kThreads, kDqShared<HD>, stream>>>(dq, dout, lse, delta, q, k, v, dm);
+    dq_kernel<HD><<<grid_of(shape.T, shape.NH), kThreads, kDqShared<HD>, stream>>>(dq, bf16.dout, lse, bf16.delta, bf16.q, bf16.k,
+                                                                                   bf16.v, dm);
     check_launch("causal_attention_backward_mma (dq)", shapes);
     allow_shared_memory(dkdv_kernel<HD>, kDkvShared<HD>, "causal_attention_backward_mma (dk, dv)");
-    dkdv_kernel<HD><<<grid_of(shape.T, shape.NKV), kThreads, kDkvShared<HD>, stream>>>(dk, dv, dout, lse, delta, q, k, v, dm);
+    dkdv_kernel<HD><<<grid_of(shape.T, shape.NKV), kThreads, kDkvShared<HD>, stream>>>(dk, dv, bf16.dout, lse, bf16.delta, bf16.q,
+                                                                                       bf16.k, bf16.v, dm);
     check_launch("causal_attention_backward_mma (dk, dv)", shapes);
   });
 }

@@ -16,9 +16,9 @@
 // packs them). Every sum is in a fixed order (the tensor core's within an mma, then k chunks and tiles
 // in order; row sums by a fixed butterfly), so the same inputs give the same bits.
 //
-// Precision: q, k, v, dout, the softmax weights P and the score gradients dS are rounded to bf16
-// before each product (FlashAttention-2's numerics); softmax, lse, Δ = Σ dout·out and every
-// accumulator stay f32. Against the CPU's f32 attention: out NMSE ≈ 1e-5, dq, dk, dv 4e-5..1e-4 (the
+// Precision: q, k, v and dout (once per call, into the scratch), the softmax weights P and the score
+// gradients dS are rounded to bf16 before their products (FlashAttention-2's numerics); softmax,
+// lse, Δ = Σ dout·out and every accumulator stay f32. Against the CPU's f32 attention: out NMSE ≈ 1e-5, dq, dk, dv 4e-5..1e-4 (the
 // GPU test holds them to 1e-4 and 3e-4). The trainer uses it for precision.train bf16 when
 // S3_CUDA_TRAIN_ATTENTION=mma (the f32 kernels stay the default until a GPU has run these).
 // Not run on a GPU yet: compiled for sm_80 and sm_90a, and run on the CPU in an emulation of the
@@ -43,11 +43,16 @@ bool attention_train_mma_supports(int64_t NH, int64_t NKV, int64_t HD);
 // refused with the accepted values.
 bool train_attention_uses_mma();
 
-// As causal_attention_train_forward (attention_backward.h).
-void causal_attention_train_forward_mma(float* out, float* lse, const float* q, const float* k, const float* v,
-                                        const DevicePackedAttention& shape, cudaStream_t stream);
+// Device scratch either call needs: bf16 copies of q, k, v and dout (made once per call, so every
+// tile is staged with 16-byte copies of half the bytes) and Δ.
+size_t attention_train_mma_scratch_bytes(int64_t T, int64_t NH, int64_t NKV, int64_t HD);
 
-// As causal_attention_backward, with the same scratch (attention_backward_scratch_bytes).
+// As causal_attention_train_forward (attention_backward.h), with scratch of
+// attention_train_mma_scratch_bytes.
+void causal_attention_train_forward_mma(float* out, float* lse, const float* q, const float* k, const float* v,
+                                        const DevicePackedAttention& shape, void* scratch, cudaStream_t stream);
+
+// As causal_attention_backward, with scratch of attention_train_mma_scratch_bytes.
 void causal_attention_backward_mma(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                                    const float* q, const float* k, const float* v, const DevicePackedAttention& shape,
                                    void* scratch, cudaStream_t stream);

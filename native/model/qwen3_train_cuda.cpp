@@ -153,8 +153,15 @@ void Qwen3TrainCuda::layer_forward(const Qwen3DeviceParams& params, const Qwen3P
   cuda::rmsnorm_forward(floats(a.kr), floats(a.k_raw), p + W.k_norm, d.T * d.NKV, d.HD, eps, stream_);
   cuda::rope_forward(floats(a.qr), rows, floats(state.rope_cos), floats(state.rope_sin), d.T, d.NH, d.HD, stream_);
   cuda::rope_forward(floats(a.kr), rows, floats(state.rope_cos), floats(state.rope_sin), d.T, d.NKV, d.HD, stream_);
-  const auto attention_forward = attention_mma_ ? cuda::causal_attention_train_forward_mma : cuda::causal_attention_train_forward;
-  attention_forward(floats(a.att), floats(a.lse), floats(a.qr), floats(a.kr), floats(a.v), attention_shape(d, state), stream_);
+  if (attention_mma_) {
+    void* bf16_operands =
+        attention_operands_.reserve<uint8_t>(allocator_, cuda::attention_train_mma_scratch_bytes(d.T, d.NH, d.NKV, d.HD));
+    cuda::causal_attention_train_forward_mma(floats(a.att), floats(a.lse), floats(a.qr), floats(a.kr), floats(a.v),
+                                             attention_shape(d, state), bf16_operands, stream_);
+  } else {
+    cuda::causal_attention_train_forward(floats(a.att), floats(a.lse), floats(a.qr), floats(a.kr), floats(a.v),
+                                         attention_shape(d, state), stream_);
+  }
   float* scratch = scratch_.reserve<float>(allocator_, size_t(d.T * d.C));
   linear(scratch, floats(a.att), params, W.o_proj, d.T, d.C, d.QD);
   copy(floats(a.xmid), xin, size_t(d.T * d.C), stream_);
@@ -255,7 +262,9 @@ void Qwen3TrainCuda::backward(const Qwen3DeviceParams& params, float* grads, con
   norm_backward(floats(dx), layout_.norm, d_final_normed, x0 + size_t(L) * TC, d.T, d.C);
   const cuda::DevicePackedAttention shape = attention_shape(d, state);
   const auto attention_backward = attention_mma_ ? cuda::causal_attention_backward_mma : cuda::causal_attention_backward;
-  void* attention_scratch = attention_scratch_.reserve<uint8_t>(allocator_, cuda::attention_backward_scratch_bytes(d.T, d.NH));
+  void* attention_scratch = attention_scratch_.reserve<uint8_t>(
+      allocator_, attention_mma_ ? cuda::attention_train_mma_scratch_bytes(d.T, d.NH, d.NKV, d.HD)
+                                 : cuda::attention_backward_scratch_bytes(d.T, d.NH));
   cuda::DeviceBuffer recomputed_out = state.saved ? cuda::DeviceBuffer() : buffer<float>(allocator_, TC, "recomputed layer output");
   for (int64_t l = L - 1; l >= 0; l--) {
     const Qwen3ParamLayout::Layer& W = layout_.layers[size_t(l)];

@@ -105,7 +105,7 @@ class Qwen3TrainCuda {
   std::shared_ptr<Qwen3DeviceSavedLayers> recompute_;  // the one layer's activations the backward recomputes into
   cuda::ScratchBuffer bf16_a_{"bf16 GEMM operands (a)"}, bf16_b_{"bf16 GEMM operands (b)"};
   cuda::ScratchBuffer scratch_{"training scratch"}, norm_scratch_{"RMSNorm backward scratch"},
-      attention_scratch_{"attention backward scratch"};
+      attention_scratch_{"attention backward scratch"}, attention_operands_{"attention forward bf16 operands"};
 };
 
 }  // namespace s3::model

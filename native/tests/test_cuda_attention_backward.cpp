@@ -37,7 +37,6 @@ struct Batch {
 // the gradients to ≤ 3e-4 (its CPU emulation, scripts/cuda-emulation, measured out 1.2e-5..1.7e-5,
 // gradients 3.6e-5..9.6e-5 on these batches, the most at HD 16); else the f32 kernels, ≤ 1e-7.
 void compare(const Batch& batch, int64_t NH, int64_t NKV, int64_t HD, const std::string& name, bool tensor_cores = false) {
-  const auto forward = tensor_cores ? s3::cuda::causal_attention_train_forward_mma : s3::cuda::causal_attention_train_forward;
   const auto backward = tensor_cores ? s3::cuda::causal_attention_backward_mma : s3::cuda::causal_attention_backward;
   const double thresholds[] = {tensor_cores ? 1e-4 : 1e-7, tensor_cores ? 3e-4 : 1e-7};  // out and lse; gradients
   const int64_t n_seq = int64_t(batch.begins.size()) - 1, T = batch.begins.back();
@@ -55,10 +54,15 @@ void compare(const Batch& batch, int64_t NH, int64_t NKV, int64_t HD, const std:
   DeviceArray<int64_t> d_begins(batch.begins), d_parent(batch.parent.empty() ? std::vector<int64_t>{-1} : batch.parent);
   s3::cuda::DevicePackedAttention shape{T, NH, NKV, HD, d_begins.get(), batch.parent.empty() ? nullptr : d_parent.get(), n_seq};
   DeviceArray<float> d_q(q), d_k(k), d_v(v), d_dout(dout), d_out(qn), d_lse(size_t(T * NH)), d_dq(qn), d_dk(kn), d_dv(kn);
-  DeviceArray<uint8_t> scratch(s3::cuda::attention_backward_scratch_bytes(T, NH));
+  DeviceArray<uint8_t> scratch(tensor_cores ? s3::cuda::attention_train_mma_scratch_bytes(T, NH, NKV, HD)
+                                            : s3::cuda::attention_backward_scratch_bytes(T, NH));
   std::vector<std::vector<float>> first;
   for (int run = 0; run < 2; run++) {
-    forward(d_out.get(), d_lse.get(), d_q.get(), d_k.get(), d_v.get(), shape, nullptr);
+    if (tensor_cores) {
+      s3::cuda::causal_attention_train_forward_mma(d_out.get(), d_lse.get(), d_q.get(), d_k.get(), d_v.get(), shape, scratch.get(), nullptr);
+    } else {
+      s3::cuda::causal_attention_train_forward(d_out.get(), d_lse.get(), d_q.get(), d_k.get(), d_v.get(), shape, nullptr);
+    }
     // The backward reads the CPU's out and lse, so its comparison does not inherit the forward's rounding.
     DeviceArray<float> cpu_out(out), cpu_lse(lse);
     backward(d_dq.get(), d_dk.get(), d_dv.get(), d_dout.get(), cpu_out.get(), cpu_lse.get(), d_q.get(), d_k.get(), d_v.get(), shape,
@@ -114,7 +118,7 @@ TEST(cuda_training_attention_refuses_unsupported_heads) {  // before any launch:
   CHECK(!s3::cuda::attention_train_mma_supports(12, 8, 128));
   const s3::cuda::DevicePackedAttention wide{4, 16, 8, 256, nullptr, nullptr, 1};
   CHECK_THROWS(s3::cuda::CudaError,
-               s3::cuda::causal_attention_train_forward_mma(nullptr, nullptr, nullptr, nullptr, nullptr, wide, nullptr));
+               s3::cuda::causal_attention_train_forward_mma(nullptr, nullptr, nullptr, nullptr, nullptr, wide, nullptr, nullptr));
 }
 
 #else

@@ -36,6 +36,13 @@ std::vector<std::vector<float>> run_emulated(const DevicePackedAttention& shape,
                                              const std::vector<float>& v, const std::vector<float>& dout,
                                              const std::vector<float>& cpu_out, const std::vector<float>& cpu_lse) {
   const Dims dm = dims_of(shape);
+  // The launchers' f32_to_bf16 copies (round to nearest even).
+  auto bf16 = [](const std::vector<float>& x) {
+    std::vector<uint16_t> bits(x.size());
+    for (size_t i = 0; i < x.size(); i++) bits[i] = s3::f32_to_bf16(x[i]);
+    return bits;
+  };
+  const std::vector<uint16_t> qb = bf16(q), kb = bf16(k), vb = bf16(v), dob = bf16(dout);
   const size_t qn = q.size(), kn = k.size(), T = size_t(shape.T), NH = size_t(shape.NH);
   std::vector<float> out(qn, NAN), lse(T * NH, NAN), dq(qn, NAN), dk(kn, NAN), dv(kn, NAN), delta(T * NH);
   for (size_t row = 0; row < T * NH; row++) {  // attention_row_deltas, on the CPU's out
@@ -45,12 +52,12 @@ std::vector<std::vector<float>> run_emulated(const DevicePackedAttention& shape,
   }
   const unsigned blocks = unsigned((shape.T + kBlockRows - 1) / kBlockRows);
   emu::launch(blocks, unsigned(shape.NH), kThreads, 2 * kForwardKeys * kRowBytes<HD>,
-              [&] { forward_kernel<HD>(out.data(), lse.data(), q.data(), k.data(), v.data(), dm); });
+              [&] { forward_kernel<HD>(out.data(), lse.data(), qb.data(), kb.data(), vb.data(), dm); });
   emu::launch(blocks, unsigned(shape.NH), kThreads, 2 * kDqKeys * kRowBytes<HD>, [&] {
-    dq_kernel<HD>(dq.data(), dout.data(), cpu_lse.data(), delta.data(), q.data(), k.data(), v.data(), dm);
+    dq_kernel<HD>(dq.data(), dob.data(), cpu_lse.data(), delta.data(), qb.data(), kb.data(), vb.data(), dm);
   });
   emu::launch(blocks, unsigned(shape.NKV), kThreads, 2 * (kBlockRows + kDkvQueries) * kRowBytes<HD>, [&] {
-    dkdv_kernel<HD>(dk.data(), dv.data(), dout.data(), cpu_lse.data(), delta.data(), q.data(), k.data(), v.data(), dm);
+    dkdv_kernel<HD>(dk.data(), dv.data(), dob.data(), cpu_lse.data(), delta.data(), qb.data(), kb.data(), vb.data(), dm);
   });
   return {out, lse, dq, dk, dv};
 }
