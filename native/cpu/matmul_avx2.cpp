@@ -128,11 +128,7 @@ void dot_tile(const float* x, int64_t ldx, const WeightRow<D> (&w)[kCols], int64
     for (int r = 0; r < R; r++) xv[r] = _mm256_load_ps(Padded<float>(x + r * ldx + k, K - k).value);
     accumulate_step<R>(acc, xv, w, k, K - k);
   }
-  float sums[R][kCols];
-  sum_lanes_all<R * kCols>(&acc[0][0], &sums[0][0]);
-  for (int r = 0; r < R; r++) {
-    for (int c = 0; c < cols_valid; c++) out[r * ldo + c] = sums[r][c];
-  }
+  store_row_sums(acc, out, ldo, cols_valid);
 }
 
 // All M input rows against weight rows [n, n + cols_valid), kRows at a time; the first row tile

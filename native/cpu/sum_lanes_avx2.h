@@ -8,6 +8,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace s3::cpu {
 namespace {
 
@@ -55,6 +57,18 @@ inline void sum_lanes_all(const __m256* acc, float* sums) {
       if (first + i < N) sums[first + i] = group[i];
     }
   }
+}
+
+// out[r × ldo + c] = sum_lanes(acc[r][c]) for r < R, c < cols_valid (≤ C ≤ 8): one masked store
+// per row (an element loop here compiled to a memcpy call per row).
+template <int R, int C>
+inline void store_row_sums(const __m256 (&acc)[R][C], float* out, int64_t ldo, int cols_valid) {
+  static_assert(C <= 8, "a row of sums fits one vector");
+  float sums[R][C];
+  sum_lanes_all<R * C>(&acc[0][0], &sums[0][0]);
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols_valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) _mm256_maskstore_ps(out + r * ldo, mask, _mm256_maskload_ps(sums[r], mask));
 }
 
 }  // namespace
