@@ -1,10 +1,11 @@
-// warp_emulation.h: just enough of CUDA's execution model on the CPU to run a kernel's own source
-// (translated by emulate.py) for checking, not speed: each thread of a block is an OS thread,
+// warp_emulation.h: just enough of CUDA's execution model on the CPU to run kernels' own source
+// (translated by emulate.py; the stand-in runtime headers are in include/) for checking, not speed: each thread of a block is an OS thread,
 // __syncthreads a barrier of the block, and every warp-collective instruction (shuffles, votes,
 // mma.sync.m16n8k16 bf16, ldmatrix x4) a rendezvous of the warp's 32 threads in which each lane
 // publishes its operands and computes its own results from everyone's, following the PTX ISA's
 // fragment layouts as this header states them independently of mma_bf16.cuh. Blocks run one after
-// another, so `__shared__` variables become function statics. Products inside an emulated mma are
+// another, so `__shared__` variables become function statics, and a launch returns when its grid has
+// run. cp.async copies happen at once (so waits are no-ops). Products inside an emulated mma are
 // summed in double and rounded once (the tensor core's order is not modelled).
 #pragma once
 
@@ -21,21 +22,7 @@
 #include <vector>
 
 #include "core/dtype.h"
-
-struct float2 { float x, y; };
-struct float4 { float x, y, z, w; };
-struct uint2 { uint32_t x, y; };
-struct uint4 { uint32_t x, y, z, w; };
-inline float2 make_float2(float x, float y) { return {x, y}; }
-inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
-inline uint2 make_uint2(uint32_t x, uint32_t y) { return {x, y}; }
-inline uint4 make_uint4(uint32_t x, uint32_t y, uint32_t z, uint32_t w) { return {x, y, z, w}; }
-inline int min(int a, int b) { return a < b ? a : b; }
-inline int max(int a, int b) { return a > b ? a : b; }
-inline float __fmul_rn(float a, float b) { return a * b; }
-inline float __fadd_rn(float a, float b) { return a + b; }
-inline float __fsub_rn(float a, float b) { return a - b; }
-inline float __frcp_rn(float a) { return 1.0f / a; }
+#include "cuda_runtime.h"
 
 namespace emu {
 
@@ -76,31 +63,48 @@ inline std::array<T, 32> gather(const T& mine) {
   return all;
 }
 
-// Runs kernel() for every thread of every block of the grid.
-inline void launch(unsigned grid_x, unsigned grid_y, int threads, size_t shared_bytes, const std::function<void()>& kernel) {
-  for (unsigned by = 0; by < grid_y; by++) {
-    for (unsigned bx = 0; bx < grid_x; bx++) {
-      Block block(threads, shared_bytes);
-      current = &block;
-      std::vector<std::thread> pool;
-      for (int t = 0; t < threads; t++) {
-        pool.emplace_back([&, t] {
-          thread_index = Dim3{unsigned(t), 0, 0};
-          block_index = Dim3{bx, by, 0};
-          sync_count = 0;
-          kernel();
-        });
+inline thread_local Dim3 block_dim, grid_dim;
+
+// Runs kernel() for every thread of every block of the grid (one-dimensional blocks): one OS thread
+// per CUDA thread for the whole launch, walking the blocks in order, the block's shared memory and
+// votes reset between blocks.
+inline void launch_kernel(dim3 grid, dim3 block_shape, size_t shared_bytes, const std::function<void()>& kernel) {
+  const int threads = int(block_shape.x * block_shape.y * block_shape.z);
+  Block block(threads, shared_bytes);
+  current = &block;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; t++) {
+    pool.emplace_back([&, t] {
+      thread_index = Dim3{unsigned(t), 0, 0};
+      block_dim = Dim3{unsigned(threads), 1, 1};
+      grid_dim = Dim3{grid.x, grid.y, grid.z};
+      for (unsigned bz = 0; bz < grid.z; bz++) {
+        for (unsigned by = 0; by < grid.y; by++) {
+          for (unsigned bx = 0; bx < grid.x; bx++) {
+            block_index = Dim3{bx, by, bz};
+            sync_count = 0;
+            kernel();
+            block.all.arrive_and_wait();
+            if (t == 0) {
+              std::fill(block.shared.begin(), block.shared.end(), uint8_t(0xCD));
+              for (auto& v : block.votes) v = 0;
+            }
+            block.all.arrive_and_wait();
+          }
+        }
       }
-      for (std::thread& th : pool) th.join();
-      current = nullptr;
-    }
+    });
   }
+  for (std::thread& th : pool) th.join();
+  current = nullptr;
 }
 
 }  // namespace emu
 
 #define threadIdx emu::thread_index
 #define blockIdx emu::block_index
+#define blockDim emu::block_dim
+#define gridDim emu::grid_dim
 
 inline void __syncthreads() { emu::current->all.arrive_and_wait(); }
 inline bool __syncthreads_or(bool predicate) {
@@ -111,7 +115,6 @@ inline bool __syncthreads_or(bool predicate) {
   if (threadIdx.x == 0) emu::current->votes[(k + 2) % 3] = 0;  // the previous vote: read by all before this barrier
   return result;
 }
-inline float __shfl_xor_sync(unsigned, float value, int mask) { return emu::gather(value)[size_t(emu::lane() ^ mask)]; }
 inline bool __any_sync(unsigned, bool predicate) {
   const auto all = emu::gather(int(predicate));
   for (int v : all) if (v) return true;
@@ -122,12 +125,12 @@ inline int __reduce_min_sync(unsigned, int value) {
   return *std::min_element(all.begin(), all.end());
 }
 
-namespace s3::cuda {
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
+template <typename T>
+inline T __shfl_xor_sync(unsigned, T value, int mask) { return emu::gather(value)[size_t(emu::lane() ^ mask)]; }
 
+namespace s3::cuda {
 namespace mma {
 
-inline uint32_t pack_bf16(float low, float high) { return uint32_t(s3::f32_to_bf16(low)) | (uint32_t(s3::f32_to_bf16(high)) << 16); }
 inline float half_of(uint32_t pair, int which) { return s3::bf16_to_f32(uint16_t(which ? pair >> 16 : pair & 0xFFFFu)); }
 
 // d += a·b, m16n8k16: A(r, k) is in lane 4·(r mod 8) + (k mod 8)/2, register (r ≥ 8) + 2·(k ≥ 8),
@@ -179,4 +182,14 @@ inline void load_matrices_transposed(uint32_t (&r)[4], const void* row) {
 }
 
 }  // namespace mma
+
+// cp.async (attention_tiles.cuh): the copy happens at once, so commits and waits have nothing to do.
+namespace attention_tiles {
+inline void copy16_async(void* shared, const void* global) { std::memcpy(shared, global, 16); }
+inline void copy4_async(void* shared, const void* global) { std::memcpy(shared, global, 4); }
+inline void zero16_async(void* shared, const void*) { std::memset(shared, 0, 16); }
+inline void commit_async() {}
+template <int kPending>
+inline void wait_async() {}
+}  // namespace attention_tiles
 }  // namespace s3::cuda
