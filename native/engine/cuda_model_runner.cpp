@@ -89,17 +89,21 @@ class CudaModelRunner final : public ModelRunner {
   }
 
   bool takes_device_params() const override {
-    return options_.weight_format == WeightFormat::Stored || options_.weight_format == WeightFormat::Bf16;
+    return options_.weight_format == WeightFormat::Stored || options_.weight_format == WeightFormat::Bf16 ||
+           options_.weight_format == WeightFormat::Fp8;
   }
 
   void set_weights_from_device(std::shared_ptr<const model::Qwen3DeviceParamSnapshot> params) override {
-    if (!takes_device_params()) throw std::logic_error("the CUDA runner makes only stored (f32) or bf16 weights on the device");
+    if (!takes_device_params()) throw std::logic_error("the CUDA runner makes only stored (f32), bf16 or fp8 weights on the device");
     cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
-    // The trainer's parameters are f32: stored keeps them f32, bf16 rounds them (as weights_in_format does).
-    const cuda::GemmDtype form = options_.weight_format == WeightFormat::Bf16 ? cuda::GemmDtype::Bf16 : cuda::GemmDtype::F32;
+    // The trainer's parameters are f32: stored keeps them f32, bf16 rounds them and fp8 quantizes the
+    // linear layers (as weights_in_format does on the host).
+    const cuda::GemmDtype form = options_.weight_format == WeightFormat::Bf16  ? cuda::GemmDtype::Bf16
+                                 : options_.weight_format == WeightFormat::Fp8 ? cuda::GemmDtype::Fp8
+                                                                               : cuda::GemmDtype::F32;
     if (weights_->update(*params, form, stream_.get())) return;
     weights_.reset();  // free the old version before the new one takes its place
-    weights_ = std::make_unique<model::Qwen3DeviceWeights>(*params, form, allocator_, stream_.get());
+    weights_ = std::make_unique<model::Qwen3DeviceWeights>(*params, form, allocator_, stream_.get(), fp8_block_scaling_);
   }
 
   void run_batch(const RunnerBatch& batch, cpu::TokenDraw* draws) override {

@@ -8,6 +8,7 @@
 
 #include "core/dtype.h"
 #include "core/ops/fp8_block_scales.h"
+#include "cuda/fp8_weights.h"
 #include "cuda/check.h"
 #include "cuda/dtype_kernels.h"
 
@@ -77,32 +78,44 @@ std::string form_key_from_f32(cuda::GemmDtype form, int64_t rows, int64_t cols) 
 }
 
 void require_matrix_form(cuda::GemmDtype form) {
-  if (form != cuda::GemmDtype::F32 && form != cuda::GemmDtype::Bf16) {
-    throw std::invalid_argument("weights from device parameters: only f32 and bf16 forms are made on the device");
+  if (form != cuda::GemmDtype::F32 && form != cuda::GemmDtype::Bf16 && form != cuda::GemmDtype::Fp8) {
+    throw std::invalid_argument("weights from device parameters: only f32, bf16 and fp8 forms are made on the device");
   }
 }
+
+// From f32 device parameters in `form`, a linear layer's device form: Fp8 (`--weights fp8`) is
+// block-scaled FP8 where the GEMM takes it, else FP8 widened to bf16, as the host path uploads them.
+cuda::GemmDtype linear_form_from_f32(cuda::GemmDtype form, bool fp8_block_scaling) {
+  if (form != cuda::GemmDtype::Fp8) return form;
+  return fp8_block_scaling ? cuda::GemmDtype::Fp8 : cuda::GemmDtype::Bf16;
+}
+
+// The embedding, the LM head and the norms: FP8 weights keep them as stored (f32 here), as
+// model/fp8_quantize.h does.
+cuda::GemmDtype outer_form_from_f32(cuda::GemmDtype form) { return form == cuda::GemmDtype::Fp8 ? cuda::GemmDtype::F32 : form; }
 
 }  // namespace
 
 Qwen3DeviceWeights::Qwen3DeviceWeights(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form,
-                                       cuda::DeviceAllocator& allocator, cudaStream_t stream)
-    : allocator_(allocator), stream_(stream), fp8_block_scaling_(false), config_(params.config) {
+                                       cuda::DeviceAllocator& allocator, cudaStream_t stream, bool fp8_block_scaling)
+    : allocator_(allocator), stream_(stream), fp8_block_scaling_(fp8_block_scaling), config_(params.config) {
   require_matrix_form(form);
   upload_from_device(params, form, false);
 }
 
 std::vector<std::string> Qwen3DeviceWeights::forms_from_device(const Qwen3DeviceParamSnapshot& params,
-                                                               cuda::GemmDtype form) {
+                                                               cuda::GemmDtype form) const {
   const Qwen3Config& c = params.config;
-  std::vector<std::string> forms{form_key_from_f32(form, c.vocab_size, c.hidden_size)};
+  const cuda::GemmDtype outer = outer_form_from_f32(form), linear = linear_form_from_f32(form, fp8_block_scaling_);
+  std::vector<std::string> forms{form_key_from_f32(outer, c.vocab_size, c.hidden_size)};
   const std::pair<int64_t, int64_t> shapes[] = {{c.q_dim(), c.hidden_size},        {c.kv_dim(), c.hidden_size},
                                                 {c.kv_dim(), c.hidden_size},       {c.hidden_size, c.q_dim()},
                                                 {c.intermediate_size, c.hidden_size}, {c.intermediate_size, c.hidden_size},
                                                 {c.hidden_size, c.intermediate_size}};
   for (int64_t i = 0; i < c.num_hidden_layers; i++) {
-    for (const auto& [rows, cols] : shapes) forms.push_back(form_key_from_f32(form, rows, cols));
+    for (const auto& [rows, cols] : shapes) forms.push_back(form_key_from_f32(linear, rows, cols));
   }
-  if (!c.tie_word_embeddings) forms.push_back(form_key_from_f32(form, c.vocab_size, c.hidden_size));
+  if (!c.tie_word_embeddings) forms.push_back(form_key_from_f32(outer, c.vocab_size, c.hidden_size));
   return forms;
 }
 
@@ -136,15 +149,49 @@ void* Qwen3DeviceWeights::place_from_device(const float* source, size_t count, c
   return device;
 }
 
+cuda::DeviceMatrix Qwen3DeviceWeights::place_fp8_from_device(const float* source, int64_t rows, int64_t cols, const char* name,
+                                                              bool reuse) {
+  const size_t count = size_t(rows * cols);
+  if (fp8_block_scaling_) {  // bytes, then scales in cuBLASLt's padded layout, as the host path places them
+    const int64_t stride = ops::weight_scale_stride(cols);
+    const size_t scale_bytes = size_t(ops::weight_scale_count(rows, cols)) * sizeof(float);
+    if (!reuse) {
+      buffers_.emplace_back(allocator_, count, name);
+      buffers_.emplace_back(allocator_, scale_bytes, name);
+      bytes_ += count + scale_bytes;
+    }
+    uint8_t* bytes = buffers_[next_++].get<uint8_t>();
+    float* scales = buffers_[next_++].get<float>();
+    cuda::quantize_fp8_blockwise(source, rows, cols, bytes, scales, stride, stream_);
+    return cuda::DeviceMatrix{bytes, cuda::GemmDtype::Fp8, rows, cols, scales};
+  }
+  if (!reuse) {
+    buffers_.emplace_back(allocator_, count * sizeof(uint16_t), name);
+    bytes_ += count * sizeof(uint16_t);
+  }
+  uint16_t* out = buffers_[next_++].get<uint16_t>();
+  const int64_t stride = ops::fp8_blocks(cols);
+  uint8_t* bytes = fp8_bytes_.reserve<uint8_t>(allocator_, count);
+  float* scales = fp8_scales_.reserve<float>(allocator_, size_t(ops::fp8_blocks(rows) * stride));
+  cuda::quantize_fp8_blockwise(source, rows, cols, bytes, scales, stride, stream_);
+  cuda::widen_fp8_blockwise_to_bf16(bytes, scales, stride, rows, cols, out, stream_);
+  return cuda::DeviceMatrix{out, cuda::GemmDtype::Bf16, rows, cols, nullptr};
+}
+
 void Qwen3DeviceWeights::upload_from_device(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form, bool reuse) {
   const Qwen3Config& c = params.config;
   const Qwen3ParamLayout& L = params.layout;
   const float* p = params.data.get();
-  const bool bf16 = form == cuda::GemmDtype::Bf16;
+  const bool bf16 = form == cuda::GemmDtype::Bf16, fp8 = form == cuda::GemmDtype::Fp8;
+  const cuda::GemmDtype outer = outer_form_from_f32(form);
   next_ = 0;
+  // The embedding and the LM head (never FP8: the embedding is gathered row by row).
   auto matrix = [&](size_t offset, int64_t rows, int64_t cols, const char* name) {
-    return cuda::DeviceMatrix{place_from_device(p + offset, size_t(rows * cols), form, false, name, reuse), form, rows, cols,
+    return cuda::DeviceMatrix{place_from_device(p + offset, size_t(rows * cols), outer, false, name, reuse), outer, rows, cols,
                               nullptr};
+  };
+  auto linear = [&](size_t offset, int64_t rows, int64_t cols, const char* name) {
+    return fp8 ? place_fp8_from_device(p + offset, rows, cols, name, reuse) : matrix(offset, rows, cols, name);
   };
   auto vector = [&](size_t offset, int64_t count, const char* name) {
     return static_cast<const float*>(place_from_device(p + offset, size_t(count), cuda::GemmDtype::F32, bf16, name, reuse));
@@ -155,13 +202,13 @@ void Qwen3DeviceWeights::upload_from_device(const Qwen3DeviceParamSnapshot& para
   for (int64_t i = 0; i < c.num_hidden_layers; i++) {
     const Qwen3ParamLayout::Layer& l = L.layers[size_t(i)];
     Qwen3DeviceLayer& d = layers_[size_t(i)];
-    d.q_proj = matrix(l.q_proj, c.q_dim(), c.hidden_size, "q_proj");
-    d.k_proj = matrix(l.k_proj, c.kv_dim(), c.hidden_size, "k_proj");
-    d.v_proj = matrix(l.v_proj, c.kv_dim(), c.hidden_size, "v_proj");
-    d.o_proj = matrix(l.o_proj, c.hidden_size, c.q_dim(), "o_proj");
-    d.gate_proj = matrix(l.gate_proj, c.intermediate_size, c.hidden_size, "gate_proj");
-    d.up_proj = matrix(l.up_proj, c.intermediate_size, c.hidden_size, "up_proj");
-    d.down_proj = matrix(l.down_proj, c.hidden_size, c.intermediate_size, "down_proj");
+    d.q_proj = linear(l.q_proj, c.q_dim(), c.hidden_size, "q_proj");
+    d.k_proj = linear(l.k_proj, c.kv_dim(), c.hidden_size, "k_proj");
+    d.v_proj = linear(l.v_proj, c.kv_dim(), c.hidden_size, "v_proj");
+    d.o_proj = linear(l.o_proj, c.hidden_size, c.q_dim(), "o_proj");
+    d.gate_proj = linear(l.gate_proj, c.intermediate_size, c.hidden_size, "gate_proj");
+    d.up_proj = linear(l.up_proj, c.intermediate_size, c.hidden_size, "up_proj");
+    d.down_proj = linear(l.down_proj, c.hidden_size, c.intermediate_size, "down_proj");
     d.input_layernorm = vector(l.input_layernorm, c.hidden_size, "input_layernorm");
     d.post_attention_layernorm = vector(l.post_attention_layernorm, c.hidden_size, "post_attention_layernorm");
     d.q_norm = vector(l.q_norm, c.head_dim, "q_norm");
@@ -171,7 +218,8 @@ void Qwen3DeviceWeights::upload_from_device(const Qwen3DeviceParamSnapshot& para
   lm_head_ = c.tie_word_embeddings ? embed_ : matrix(L.lm_head, c.vocab_size, c.hidden_size, "lm_head");
   cuda::check(cudaStreamSynchronize(stream_), "converting the trainer's parameters into weights");
   forms_ = forms_from_device(params, form);
-  format_ = std::string(cuda::gemm_dtype_name(form)) + " (from the trainer on the device)";
+  const std::string made = !fp8 ? cuda::gemm_dtype_name(form) : fp8_block_scaling_ ? "f32 + fp8 block-scaled" : "f32 + fp8 widened to bf16";
+  format_ = made + " (from the trainer on the device)";
 }
 
 Qwen3DeviceWeights::Qwen3DeviceWeights(const Qwen3Weights& weights, cuda::DeviceAllocator& allocator, cudaStream_t stream,

@@ -7,7 +7,8 @@
 // version of the same forms into the same memory, between batches. A version can also come from a
 // trainer on the same device (model/qwen3_device_params.h): its f32 parameters are copied, or
 // rounded to bf16 (every matrix, and the norms to bf16 values, as model/bf16_round.h does on the
-// host), by kernels on the device, with the bits the host path gives.
+// host), or its linear layers quantized to FP8 (model/fp8_quantize.h's quantization), by kernels on
+// the device, with the bits the host path gives.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -37,9 +38,11 @@ class Qwen3DeviceWeights {
   Qwen3DeviceWeights& operator=(const Qwen3DeviceWeights&) = delete;
 
   // From a trainer's parameters on this device, every matrix in `form` (F32: as they are; Bf16:
-  // rounded to nearest even, norms to bf16 values). Queued on `stream` and waited for.
+  // rounded to nearest even, norms to bf16 values; Fp8: `--weights fp8`, the linear layers quantized
+  // by cuda/fp8_weights.h, block-scaled where fp8_block_scaling, else widened to bf16, the rest f32).
+  // Queued on `stream` and waited for.
   Qwen3DeviceWeights(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form, cuda::DeviceAllocator& allocator,
-                     cudaStream_t stream);
+                     cudaStream_t stream, bool fp8_block_scaling = false);
 
   // Copies `weights` into the same device memory when every tensor keeps its device form; returns
   // false (changing nothing) when some would change form, so the caller uploads anew.
@@ -66,8 +69,10 @@ class Qwen3DeviceWeights {
   void upload_from_device(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form, bool reuse);
   void* place_from_device(const float* source, size_t count, cuda::GemmDtype form, bool bf16_values, const char* name,
                           bool reuse);
+  // A linear layer quantized to FP8 on the device (its bytes and padded scales, or widened to bf16).
+  cuda::DeviceMatrix place_fp8_from_device(const float* source, int64_t rows, int64_t cols, const char* name, bool reuse);
   // What the tensors' forms would be, for update()'s comparison.
-  static std::vector<std::string> forms_from_device(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form);
+  std::vector<std::string> forms_from_device(const Qwen3DeviceParamSnapshot& params, cuda::GemmDtype form) const;
 
   cuda::DeviceAllocator& allocator_;
   cudaStream_t stream_;
@@ -82,6 +87,7 @@ class Qwen3DeviceWeights {
   const float* norm_ = nullptr;
   cuda::DeviceMatrix lm_head_;
   cuda::ScratchBuffer rounding_{"bf16 rounding of the norms"};
+  cuda::ScratchBuffer fp8_bytes_{"fp8 weights before widening"}, fp8_scales_{"fp8 block scales before widening"};
   std::string format_;
   size_t bytes_ = 0;
 };

@@ -10,11 +10,13 @@ links the translated sources with the CPU core library and compares against the 
   train-attention:  cuda/attention_train_mma (tensor cores) and cuda/attention_backward (f32) against
                     cpu/attention_backward, through their own launchers;
   attention:        cuda/attention (split), attention_tiled and attention_mma (tiled-mma) against
-                    cpu/attention on paged caches (f32, bf16, fp8), prefill and decode batches.
+                    cpu/attention on paged caches (f32, bf16, fp8), prefill and decode batches;
+  fp8-weights:      cuda/fp8_weights (FP8 weights made on the device) against model/fp8_quantize and
+                    the host upload's widening, bit for bit.
 Slow (a minute or two per check); a development tool, not part of CI.
 
 Usage (from the repository root, after `cmake --build build-cpu-bench` or another CPU-only build
-directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|all] [build-dir]
+directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|all] [build-dir]
 """
 import os
 import re
@@ -37,6 +39,7 @@ CHECKS = {
                         "train_attention_check.cpp"),
     "attention": (["attention.cu", "attention_tiled.cu", "attention_mma.cu"],
                   ["native/cuda/check.cpp", "native/cuda/attention_plan.cpp"], "attention_check.cpp"),
+    "fp8-weights": (["fp8_weights.cu"], ["native/cuda/check.cpp"], "fp8_weights_check.cpp"),
 }
 
 
