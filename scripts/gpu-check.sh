@@ -31,7 +31,9 @@
 # `mini` and `cpu-bench` are also known; the GPU build runs unless no stage needs it), S3_GPU_CHECK_QUICK=1 (the benchmarks' --quick sizes), S3_GPU_CHECK_BUDGET
 # (seconds for the whole script, default 540: every stage's timeout is cut to what is left, and a
 # stage with under 20 s left is skipped and says so, so the summary is always written inside the
-# device tool's 600 s per call), S3_COMMIT (the commit to record where the copy has no .git).
+# device tool's 600 s per call), S3_COMMIT (the commit to record where the copy has no .git),
+# S3_GPU_CHECK_TRAIN_ATTENTION=f32|mma (the training benchmark's attention; default mma unless its
+# test failed earlier in the same run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/gpu-out}"
@@ -232,8 +234,14 @@ stage "training benchmarks (side by side: ours, then PyTorch on the same GPU)"
 if wanted train-bench; then
   if [ "$build_ok" = 1 ] && [ "$(cap 240)" != 0 ]; then
     # SIGTERM at the limit: the benchmark then closes its JSON with the phase it was in.
-    # The trainer's steps with the tensor-core attention (the probe times both attention kernels).
-    S3_CUDA_TRAIN_ATTENTION=mma timeout "$(cap 240)" ./build-gpu/s3_cuda_train_bench $QUICK >"$LOGS/cuda-train-bench.json" 2>"$LOGS/cuda-train-bench.log"
+    # The trainer's steps with the tensor-core attention (the probe times both attention kernels),
+    # unless its test failed earlier in this run (S3_GPU_CHECK_TRAIN_ATTENTION=f32|mma decides instead).
+    train_attention=${S3_GPU_CHECK_TRAIN_ATTENTION:-mma}
+    if [ -z "${S3_GPU_CHECK_TRAIN_ATTENTION:-}" ] && grep -q "^\[ FAIL \] cuda_training_attention_on_tensor_cores_matches_cpu" "$LOGS/native-tests.txt" 2>/dev/null; then
+      train_attention=f32
+    fi
+    echo "cuda_train_bench: the trainer's attention is $train_attention"
+    S3_CUDA_TRAIN_ATTENTION=$train_attention timeout "$(cap 240)" ./build-gpu/s3_cuda_train_bench $QUICK >"$LOGS/cuda-train-bench.json" 2>"$LOGS/cuda-train-bench.log"
     echo "cuda_train_bench exit $?"; cat "$LOGS/cuda-train-bench.json"; tail -25 "$LOGS/cuda-train-bench.log"
   fi
   if [ "$(cap 120)" != 0 ]; then
