@@ -12,11 +12,14 @@ links the translated sources with the CPU core library and compares against the 
   attention:        cuda/attention (split), attention_tiled and attention_mma (tiled-mma) against
                     cpu/attention on paged caches (f32, bf16, fp8), prefill and decode batches;
   fp8-weights:      cuda/fp8_weights (FP8 weights made on the device) against model/fp8_quantize and
-                    the host upload's widening, bit for bit.
+                    the host upload's widening, bit for bit;
+  gpu-test-attention-backward: the tensor-core test of the GPU test file
+                    test_cuda_attention_backward.cpp itself (its thresholds on its own inputs),
+                    device arrays in host memory.
 Slow (a minute or two per check); a development tool, not part of CI.
 
 Usage (from the repository root, after `cmake --build build-cpu-bench` or another CPU-only build
-directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|all] [build-dir]
+directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|gpu-test-attention-backward|all] [build-dir]
 """
 import os
 import re
@@ -40,6 +43,12 @@ CHECKS = {
     "attention": (["attention.cu", "attention_tiled.cu", "attention_mma.cu"],
                   ["native/cuda/check.cpp", "native/cuda/attention_plan.cpp"], "attention_check.cpp"),
     "fp8-weights": (["fp8_weights.cu"], ["native/cuda/check.cpp"], "fp8_weights_check.cpp"),
+    # The GPU test file itself, its device arrays in host memory: its tensor-core test (the f32
+    # kernels' test, a block per row, takes hours in the emulation).
+    "gpu-test-attention-backward": (["attention_train_mma.cu", "attention_backward.cu", "dtype_kernels.cu"],
+                                    ["native/cuda/check.cpp", "native/tests/test_main.cpp"],
+                                    "../../native/tests/test_cuda_attention_backward.cpp",
+                                    ["=cuda_training_attention_on_tensor_cores_matches_cpu"]),
 }
 
 
@@ -121,14 +130,15 @@ def write(path, text):
 
 
 def run(check):
-    sources, host_sources, harness = CHECKS[check]
+    sources, host_sources, harness = CHECKS[check][:3]
+    arguments = CHECKS[check][3] if len(CHECKS[check]) > 3 else []
     # Every .cuh translated beside the sources, shadowing native/'s (earlier on the include path).
     for name in os.listdir(os.path.join(root, "native/cuda")):
         if name.endswith(".cuh"):
             with open(os.path.join(root, "native/cuda", name)) as f:
                 write(os.path.join(out_dir, "cuda", name), translate(f.read()))
     objects = []
-    flags = ["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-w", "-I" + out_dir, "-I" + os.path.join(here, "include"),
+    flags = ["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-w", "-DS3_WITH_CUDA=1", "-I" + out_dir, "-I" + os.path.join(here, "include"),
              "-I" + here, "-I" + os.path.join(root, "native")]
     units = []
     for name in sources:
@@ -144,7 +154,7 @@ def run(check):
     binary = os.path.join(out_dir, check)
     subprocess.run(["g++", "-o", binary] + objects + [os.path.join(build, "libs3_core.a"), "-lpthread", "-ldl"], check=True)
     print("== " + check, flush=True)
-    return subprocess.run([binary]).returncode
+    return subprocess.run([binary] + arguments).returncode
 
 
 status = 0
