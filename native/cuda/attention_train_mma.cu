@@ -2,9 +2,10 @@
 //
 // Layout of every kernel: 4 warps, warp w owning rows 16w .. 16w + 15 of the block's 64 (query rows
 // in the forward and dq, keys in dk/dv); lane 4·group + quad holds rows group and group + 8 of its
-// warp (mma_bf16.cuh's fragments). The operand tiles of a step are staged in shared memory as bf16
-// rows (f32 from global memory, rounded as they are stored) and read with ldmatrix; the warp's own
-// rows stay in registers where they are used every step (q and dout rows in the forward and dq).
+// warp (mma_bf16.cuh's fragments). The launchers first round q, k, v and dout to bf16 copies in the
+// scratch; the operand tiles of a step are staged from those into shared memory (16-byte copies) and
+// read with ldmatrix; the warp's own rows stay in registers where they are used every step (q and
+// dout rows in the forward and dq).
 // Each product is a sequence of m16n8k16 mma over 16-wide k chunks in increasing order, and an
 // mma's output element depends only on its own row of A and column of B, so a row's bits do not
 // depend on the other rows of its block.
