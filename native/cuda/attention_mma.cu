@@ -55,6 +55,7 @@ using namespace attention_tiles;
 using mma::load_matrices;
 using mma::load_matrices_transposed;
 using mma::mma_bf16;
+using mma::online_softmax_step;
 using mma::pack_bf16;
 
 // ---- fp8 widening -------------------------------------------------------------------------------
@@ -229,11 +230,10 @@ __global__ void __launch_bounds__(MmaShape<KV, HD, kWarps>::kThreads) mma_kernel
           mma_bf16(s[2 * pair + 1], qa[c], b[2], b[3]);
         }
       }
-      // The online-softmax step of rows group (h = 0) and group + 8 (h = 1); a row's 64 scores sit
-      // in the 4 lanes of its group.
+      // Scaled scores (−inf past a row's visible keys), then the online-softmax step of rows group
+      // (h = 0) and group + 8 (h = 1); a row's 64 scores sit in the 4 lanes of its group.
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-        float tile_max = -INFINITY;
 #pragma unroll
         for (int t = 0; t < kKeyTile / 8; t++) {
 #pragma unroll
@@ -241,32 +241,10 @@ __global__ void __launch_bounds__(MmaShape<KV, HD, kWarps>::kThreads) mma_kernel
             const int key = 8 * t + 2 * quad + e;
             float& x = s[t][2 * h + e];
             x = key < visible[h] ? finish_score<KV>(x, scale, kScaled<KV> ? key_scale_s[key] : 1.0f) : -INFINITY;
-            tile_max = fmaxf(tile_max, x);
           }
-        }
-        tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
-        tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 2));
-        const float factor = advance_max(m[h], tile_max);
-        float sum = 0.0f;
-#pragma unroll
-        for (int t = 0; t < kKeyTile / 8; t++) {
-#pragma unroll
-          for (int e = 0; e < 2; e++) {
-            const int key = 8 * t + 2 * quad + e;
-            float& x = s[t][2 * h + e];
-            x = key < visible[h] ? key_weight(x, m[h]) : 0.0f;
-            sum = __fadd_rn(sum, x);
-          }
-        }
-        sum = __fadd_rn(sum, __shfl_xor_sync(kFullMask, sum, 1));
-        sum = __fadd_rn(sum, __shfl_xor_sync(kFullMask, sum, 2));
-        l[h] = __fadd_rn(__fmul_rn(l[h], factor), sum);
-#pragma unroll
-        for (int n = 0; n < HD / 8; n++) {
-          o[n][2 * h] = __fmul_rn(o[n][2 * h], factor);
-          o[n][2 * h + 1] = __fmul_rn(o[n][2 * h + 1], factor);
         }
       }
+      online_softmax_step(s, m, l, o);
     }
 
     if constexpr (kScaled<KV>) {

@@ -36,6 +36,7 @@ using attention_tiles::key_weight;
 using mma::a_rows_offset;
 using mma::b_columns_offset;
 using mma::b_rows_offset;
+using mma::online_softmax_step;
 using mma::load_matrices;
 using mma::load_matrices_transposed;
 using mma::mma_bf16;
@@ -263,38 +264,16 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(float* out, float* ls
     product_with_rows<HD, kForwardKeys / 16>(s, qa, k_s, lane);
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-      float tile_max = -INFINITY;
 #pragma unroll
       for (int t = 0; t < kForwardKeys / 8; t++) {
 #pragma unroll
         for (int e = 0; e < 2; e++) {
           float& x = s[t][2 * h + e];
           x = sees(rows[h], k0 + 8 * t + 2 * quad + e) ? __fmul_rn(x, dm.scale) : -INFINITY;
-          tile_max = fmaxf(tile_max, x);
         }
-      }
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 2));
-      const float factor = advance_max(m[h], tile_max);
-      float sum = 0.0f;
-#pragma unroll
-      for (int t = 0; t < kForwardKeys / 8; t++) {
-#pragma unroll
-        for (int e = 0; e < 2; e++) {
-          float& x = s[t][2 * h + e];
-          x = x == -INFINITY ? 0.0f : key_weight(x, m[h]);
-          sum = __fadd_rn(sum, x);
-        }
-      }
-      sum = __fadd_rn(sum, __shfl_xor_sync(kFullMask, sum, 1));
-      sum = __fadd_rn(sum, __shfl_xor_sync(kFullMask, sum, 2));
-      l[h] = __fadd_rn(__fmul_rn(l[h], factor), sum);
-#pragma unroll
-      for (int n = 0; n < HD / 8; n++) {
-        o[n][2 * h] = __fmul_rn(o[n][2 * h], factor);
-        o[n][2 * h + 1] = __fmul_rn(o[n][2 * h + 1], factor);
       }
     }
+    online_softmax_step(s, m, l, o);
     weigh_rows<HD, kForwardKeys / 16>(o, s, v_s, lane);
   }
 

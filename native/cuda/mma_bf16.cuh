@@ -11,12 +11,15 @@
 // So the accumulators of two neighbouring n-tiles, packed pairwise, are an A fragment of the next
 // product (FlashAttention-2's register reuse): A chunk c = {pack(s[2c][0..1]), pack(s[2c][2..3]),
 // pack(s[2c+1][0..1]), pack(s[2c+1][2..3])}.
+// online_softmax_step is the step both forward kernels take over a key tile held in accumulators.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "cuda/attention_tiles.cuh"
 
 namespace s3::cuda::mma {
 
@@ -69,6 +72,43 @@ __device__ inline int b_rows_offset(int lane, int r0, int c0, int stride) {
 }
 __device__ inline int b_columns_offset(int lane, int r0, int c0, int stride) {
   return (r0 + (lane & 7) + ((lane >> 3) & 1) * 8) * stride + (c0 + (lane >> 4) * 8) * 2;
+}
+
+// The online-softmax step of a warp's two rows, group (h = 0) and group + 8 (h = 1), over a tile
+// of 8·N keys: s holds the tile's scores as N n-tiles of accumulators (a row's scores sit in the 4
+// lanes of its group), already scaled, with −inf for keys the row does not see. Moves the running
+// maximum m (attention_tiles::advance_max), turns s into the weights e^(score − m) (0 where −inf),
+// adds their sum to l and rescales l and the output accumulators o by the factor the maximum moved.
+template <int N, int NO>
+__device__ inline void online_softmax_step(float (&s)[N][4], float (&m)[2], float (&l)[2], float (&o)[NO][4]) {
+  constexpr unsigned kAllLanes = 0xffffffffu;
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    float tile_max = -INFINITY;
+#pragma unroll
+    for (int t = 0; t < N; t++) tile_max = fmaxf(tile_max, fmaxf(s[t][2 * h], s[t][2 * h + 1]));
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(kAllLanes, tile_max, 1));
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(kAllLanes, tile_max, 2));
+    const float factor = attention_tiles::advance_max(m[h], tile_max);
+    float sum = 0.0f;
+#pragma unroll
+    for (int t = 0; t < N; t++) {
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        float& x = s[t][2 * h + e];
+        x = x == -INFINITY ? 0.0f : attention_tiles::key_weight(x, m[h]);
+        sum = __fadd_rn(sum, x);
+      }
+    }
+    sum = __fadd_rn(sum, __shfl_xor_sync(kAllLanes, sum, 1));
+    sum = __fadd_rn(sum, __shfl_xor_sync(kAllLanes, sum, 2));
+    l[h] = __fadd_rn(__fmul_rn(l[h], factor), sum);
+#pragma unroll
+    for (int n = 0; n < NO; n++) {
+      o[n][2 * h] = __fmul_rn(o[n][2 * h], factor);
+      o[n][2 * h + 1] = __fmul_rn(o[n][2 * h + 1], factor);
+    }
+  }
 }
 
 }  // namespace s3::cuda::mma
