@@ -157,32 +157,31 @@ if [ "$build_ok" = 1 ] && wanted tests; then
     fi
     echo "$name $(( ($(date +%s%N) - test_start) / 1000000 )) ms exit $status" >>"$LOGS/test-times.txt"
   done
-  # The engine's token-invariance tests again under the attention implementations not yet the default.
-  for kernel in tiled tiled-mma; do
-    for name in cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token; do
+  # rerun_with VAR=VALUE SUFFIX NAME...: device tests again under one environment setting, logged
+  # as NAME@SUFFIX.
+  rerun_with() {
+    local setting=$1 suffix=$2 name limit status
+    shift 2
+    for name in "$@"; do
       limit=$(cap 90)
-      [ "$limit" = 0 ] && break
-      S3_CUDA_ATTENTION=$kernel timeout "$limit" ./build-gpu/s3_native_tests "=$name" >"$WORK/one-test.txt" 2>&1
+      [ "$limit" = 0 ] && return
+      env "$setting" timeout "$limit" ./build-gpu/s3_native_tests "=$name" >"$WORK/one-test.txt" 2>&1
       status=$?
-      sed "s/\] $name/] $name@$kernel/" "$WORK/one-test.txt" | grep -v '^[0-9]* passed, [0-9]* failed' >>"$LOGS/native-tests.txt"
+      sed "s/\] $name/] $name@$suffix/" "$WORK/one-test.txt" | grep -v '^[0-9]* passed, [0-9]* failed' >>"$LOGS/native-tests.txt"
       if [ "$status" != 0 ]; then
         tests_status=1
-        grep -q "^\[ FAIL \]" "$WORK/one-test.txt" || echo "[ FAIL ] $name@$kernel: exit $status" >>"$LOGS/native-tests.txt"
+        grep -q "^\[ FAIL \]" "$WORK/one-test.txt" || echo "[ FAIL ] $name@$suffix: exit $status" >>"$LOGS/native-tests.txt"
       fi
     done
+  }
+  # The engine's token-invariance tests under the attention implementations not yet the default,
+  # and the device trainer's tests with its attention on tensor cores (not yet the default either).
+  for kernel in tiled tiled-mma; do
+    rerun_with "S3_CUDA_ATTENTION=$kernel" "$kernel" \
+      cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token
   done
-  # The device trainer's tests again with its attention on tensor cores (not yet the default).
-  for name in cuda_qwen3_training_pass_matches_cpu cuda_trainer_matches_the_cpu_trainer cuda_trainer_repeats_itself_and_resumes_bit_identically; do
-    limit=$(cap 90)
-    [ "$limit" = 0 ] && break
-    S3_CUDA_TRAIN_ATTENTION=mma timeout "$limit" ./build-gpu/s3_native_tests "=$name" >"$WORK/one-test.txt" 2>&1
-    status=$?
-    sed "s/\] $name/] $name@train-mma/" "$WORK/one-test.txt" | grep -v '^[0-9]* passed, [0-9]* failed' >>"$LOGS/native-tests.txt"
-    if [ "$status" != 0 ]; then
-      tests_status=1
-      grep -q "^\[ FAIL \]" "$WORK/one-test.txt" || echo "[ FAIL ] $name@train-mma: exit $status" >>"$LOGS/native-tests.txt"
-    fi
-  done
+  rerun_with S3_CUDA_TRAIN_ATTENTION=mma train-mma \
+    cuda_qwen3_training_pass_matches_cpu cuda_trainer_matches_the_cpu_trainer cuda_trainer_repeats_itself_and_resumes_bit_identically
   grep -E "FAIL|nmse|skipped on|^\[ SKIP" "$LOGS/native-tests.txt" | tail -100
   echo "passed $(grep -c '^\[   OK \]' "$LOGS/native-tests.txt"), failed $(grep -c '^\[ FAIL \]' "$LOGS/native-tests.txt"), skipped $(grep -c '^\[ SKIP \]' "$LOGS/native-tests.txt")"
 fi
