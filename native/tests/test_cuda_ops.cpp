@@ -2,12 +2,15 @@
 // with the threshold each comparison uses stated (f32 ops NMSE ≤ 1e-7; exact where the two sides
 // share core/ops arithmetic on identical inputs): RMSNorm (rows and per-head), RoPE, SwiGLU and the
 // residual add, the embedding and the row gather, the KV store in f32/bf16/fp8 (the CPU cache's
-// bytes and scales), FP8 quantization of GEMM inputs (core/ops/fp8_block_scales.h's layout), and the
-// sampler and token log-probs (the CPU's tokens). Skipped where CUDA cannot run.
+// bytes and scales), FP8 quantization of GEMM inputs (core/ops/fp8_block_scales.h's layout), FP8
+// block quantization of weights and its widening (model/fp8_quantize.h's bits), and the sampler and token log-probs (the CPU's tokens). Skipped where CUDA cannot run.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/ops/fp8_block_scales.h"
 #include "core/ops/fp8_rows.h"
 #include "cpu/embedding.h"
@@ -15,6 +18,7 @@
 #include "cpu/rope.h"
 #include "cpu/sampling.h"
 #include "cpu/swiglu.h"
+#include "model/fp8_quantize.h"
 #include "model/kv_cache.h"
 #include "tests/cuda_test_support.h"
 #include "tests/naive_qwen3.h"
@@ -24,6 +28,7 @@
 #include "cuda/device_memory.h"
 #include "cuda/embedding.h"
 #include "cuda/fp8_activations.h"
+#include "cuda/fp8_weights.h"
 #include "cuda/kv_cache.h"
 #include "cuda/rmsnorm.h"
 #include "cuda/rope.h"
@@ -178,6 +183,53 @@ TEST(cuda_fp8_activation_quantization_matches_the_shared_row_math) {
           CHECK_EQ(bytes[size_t(t * K + k)], want);
         }
       }
+    }
+  }
+}
+
+// `--weights fp8` made on the device: the same bytes and scales as the host's quantization (in the
+// checkpoint's scale layout and cuBLASLt's padded one, past-the-end scales 1), and widened to the
+// bf16 bits the host upload makes, on partial blocks, an all-zero block, magnitudes 1e-6 .. 1e4, a
+// NaN and an inf.
+TEST(cuda_fp8_weight_quantization_and_widening_match_the_host) {
+  s3test::require_gpu();
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{300, 200}, {128, 640}, {70, 1030}}) {
+    std::vector<float> w = s3test::random_floats(size_t(rows * cols), 9);
+    for (size_t i = 0; i < w.size(); i++) w[i] *= std::pow(10.0f, float(i * 7919 % 11) - 6.0f);
+    for (int64_t r = 0; r < std::min<int64_t>(rows, 128); r++) {
+      for (int64_t c = 0; c < std::min<int64_t>(cols, 128); c++) w[size_t(r * cols + c)] = 0.0f;
+    }
+    if (rows > 130) w[size_t(130 * cols + 129)] = NAN, w[size_t(131 * cols + 5)] = INFINITY;
+    const int64_t row_blocks = s3::ops::fp8_blocks(rows), col_blocks = s3::ops::fp8_blocks(cols);
+    std::vector<uint8_t> want_bytes(w.size());
+    std::vector<float> want_scales(size_t(row_blocks * col_blocks));
+    s3::model::quantize_fp8_blockwise(w.data(), rows, cols, want_bytes.data(), want_scales.data());
+    for (const int64_t stride : {col_blocks, s3::ops::weight_scale_stride(cols)}) {
+      DeviceArray<float> dw(w);
+      DeviceArray<uint8_t> dbytes(w.size());
+      DeviceArray<float> dscales(size_t(row_blocks * stride));
+      DeviceArray<uint16_t> dwidened(w.size());
+      s3::cuda::quantize_fp8_blockwise(dw.get(), rows, cols, dbytes.get(), dscales.get(), stride, nullptr);
+      s3::cuda::widen_fp8_blockwise_to_bf16(dbytes.get(), dscales.get(), stride, rows, cols, dwidened.get(), nullptr);
+      const std::vector<float> scales = dscales.download();
+      const std::vector<uint16_t> widened = dwidened.download();
+      CHECK(dbytes.download() == want_bytes);
+      size_t scale_mismatches = 0, widened_mismatches = 0;
+      for (int64_t rb = 0; rb < row_blocks; rb++) {
+        for (int64_t kb = 0; kb < stride; kb++) {
+          const float want = kb < col_blocks ? want_scales[size_t(rb * col_blocks + kb)] : 1.0f;
+          scale_mismatches += std::memcmp(&want, &scales[size_t(rb * stride + kb)], 4) != 0;
+        }
+      }
+      for (int64_t r = 0; r < rows; r++) {
+        for (int64_t c = 0; c < cols; c++) {
+          const size_t i = size_t(r * cols + c);
+          const float scale = want_scales[size_t((r / 128) * col_blocks + c / 128)];
+          widened_mismatches += widened[i] != s3::f32_to_bf16(s3::fp8e4m3_to_f32(want_bytes[i]) * scale);
+        }
+      }
+      CHECK_EQ(scale_mismatches, size_t(0));
+      CHECK_EQ(widened_mismatches, size_t(0));
     }
   }
 }
