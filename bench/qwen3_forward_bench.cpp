@@ -5,7 +5,8 @@
 //
 // Build (from the repository root, with the native/core, cpu and model objects):
 //   g++ -std=c++17 -O3 -Inative bench/qwen3_forward_bench.cpp <objects> -lpthread -o qwen3_forward_bench
-// Run: ./qwen3_forward_bench [0.6b|small] [BF16|F8_E4M3] [prefill|decode]   (default: both)
+// Run: ./qwen3_forward_bench [0.6b|small] [BF16|F8_E4M3] [prefill|decode|both] [f32|bf16|fp8]
+// (defaults: 0.6b, BF16, both, an f32 KV cache).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -111,18 +112,21 @@ int main(int argc, char** argv) {
   const std::string shape = argc > 1 ? argv[1] : "0.6b";
   const DType dtype = argc > 2 && std::string(argv[2]) == "F8_E4M3" ? DType::F8_E4M3 : DType::BF16;
   const std::string only = argc > 3 ? argv[3] : "";
+  const std::string kv_name = argc > 4 ? argv[4] : "f32";
+  const s3::KvDtype kv_dtype = kv_name == "bf16" ? s3::KvDtype::Bf16 : kv_name == "fp8" ? s3::KvDtype::Fp8E4M3 : s3::KvDtype::F32;
   const Qwen3Config config = shape == "small" ? small() : qwen3_0_6b();
   const BenchModel model = make_model(config, dtype);
   const s3::model::Qwen3Weights weights =
       s3::model::Qwen3Weights::from_tensors(config, model.tensors, s3::model::Qwen3Weights::Storage::Borrow, "bench");
   s3::ThreadPool& pool = s3::default_thread_pool();
-  std::printf("shape %s, weights %s, threads %zu\n", shape.c_str(), s3::dtype_name(dtype), pool.num_threads());
+  std::printf("shape %s, weights %s, KV cache %s, threads %zu\n", shape.c_str(), s3::dtype_name(dtype), kv_name.c_str(),
+              pool.num_threads());
   s3::model::Qwen3Workspace workspace;
   const int64_t V = config.vocab_size, block = 16;
 
   for (int64_t P : {128, 512}) {
     if (only == "decode") break;
-    s3::model::KvCache cache(config, block, (P + block - 1) / block);
+    s3::model::KvCache cache(config, block, (P + block - 1) / block, kv_dtype);
     std::vector<int32_t> table(static_cast<size_t>((P + block - 1) / block)), tokens(static_cast<size_t>(P));
     for (size_t i = 0; i < table.size(); i++) table[i] = int32_t(i);
     for (size_t i = 0; i < tokens.size(); i++) tokens[i] = int32_t(i * 7919 % size_t(V));
@@ -141,7 +145,7 @@ int main(int argc, char** argv) {
   for (int64_t B : {1, 8, 64}) {
     if (only == "prefill") break;
     const int64_t context = 128, blocks_per_seq = (context + 1 + block - 1) / block;
-    s3::model::KvCache cache(config, block, B * blocks_per_seq);
+    s3::model::KvCache cache(config, block, B * blocks_per_seq, kv_dtype);
     std::vector<int32_t> tables(size_t(B * blocks_per_seq));
     for (size_t i = 0; i < tables.size(); i++) tables[i] = int32_t(i);
     std::vector<s3::cpu::AttentionSequence> seqs;

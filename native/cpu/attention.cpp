@@ -72,15 +72,17 @@ constexpr int64_t kTileRows = 32;
 
 struct TileScratch {
   std::vector<float> q, out, row_max, row_sum;
+  std::vector<uint32_t> q_pairs;  // the rows of q as bf16 pairs, for BF16 products
   std::vector<int32_t> visible;
 };
 
 // Tokens [first, first + count) of `seq` (indices within the sequence) against KV head g; the
-// pages hold KV elements (float, bf16 bits or fp8 bytes with row scales), read by `attend_chunk`.
+// pages hold KV elements (float, bf16 bits or fp8 bytes with row scales), read by `attend_chunk`,
+// or for a bf16 cache by `products` where it is given (the tile's query rows rounded once).
 template <typename KV>
 void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionSequence& seq, int64_t token_offset,
                  int64_t first, int64_t count, int64_t g, int64_t NH, int64_t NKV, int64_t HD,
-                 AttendChunk<KV> attend_chunk, TileScratch& scratch) {
+                 AttendChunk<KV> attend_chunk, const AttentionKernels* products, TileScratch& scratch) {
   const KV* keys = static_cast<const KV*>(kv.keys);
   const KV* values = static_cast<const KV*>(kv.values);
   const int64_t G = NH / NKV;
@@ -94,6 +96,11 @@ void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionS
   for (int64_t i = 0; i < count; i++) {
     const float* src = q + ((token_offset + first + i) * NH + g * G) * HD;
     std::copy(src, src + G * HD, scratch.q.begin() + i * G * HD);
+  }
+  if (products != nullptr) {
+    const int64_t groups = (R + kBf16ProductsGroupRows - 1) / kBf16ProductsGroupRows;
+    scratch.q_pairs.resize(size_t(groups * (HD / 2) * kBf16ProductsGroupRows));
+    products->prepare_bf16_product_queries(scratch.q.data(), R, HD, scratch.q_pairs.data());
   }
   const float scale = 1.0f / std::sqrt(float(HD));
   const int64_t last_position = seq.start + first + count - 1;
@@ -121,6 +128,14 @@ void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionS
     }
     const float* key_scales = kv.key_scales != nullptr ? kv.key_scales + row / HD : nullptr;
     const float* value_scales = kv.value_scales != nullptr ? kv.value_scales + row / HD : nullptr;
+    if constexpr (sizeof(KV) == sizeof(uint16_t)) {
+      if (products != nullptr) {
+        products->attend_chunk_bf16_products(scratch.q_pairs.data(), R, keys + row, values + row, J, HD,
+                                             scratch.visible.data(), scale, scratch.row_max.data(),
+                                             scratch.row_sum.data(), scratch.out.data());
+        continue;
+      }
+    }
     attend_chunk(scratch.q.data(), R, keys + row, values + row, key_scales, value_scales, J, HD,
                  scratch.visible.data(), scale, scratch.row_max.data(), scratch.row_sum.data(), scratch.out.data());
   }
@@ -162,6 +177,9 @@ void attention_forward(float* out, const float* q, const KvPages& kv, const Atte
     token_offset[size_t(b + 1)] = token_offset[size_t(b)] + sequences[b].length;
   }
   const int64_t items = first_item[size_t(B)];
+  // BF16 products where the level has them and the head fits them (even, at most 256 dims).
+  const AttentionKernels* bf16_products =
+      kernels.attend_chunk_bf16_products != nullptr && HD % 2 == 0 && HD <= kBf16ProductsMaxHeadDim ? &kernels : nullptr;
   const int64_t threads = int64_t(pool.num_threads());
   // Items differ in cost (later tiles see more keys), so threads take them round-robin rather
   // than in contiguous runs; each item's result does not depend on who computes it.
@@ -177,15 +195,15 @@ void attention_forward(float* out, const float* q, const KvPages& kv, const Atte
         switch (kv.dtype) {
           case KvDtype::F32:
             attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD,
-                        kernels.attend_chunk, scratch);
+                        kernels.attend_chunk, nullptr, scratch);
             break;
           case KvDtype::Bf16:
             attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD,
-                        kernels.attend_chunk_bf16, scratch);
+                        kernels.attend_chunk_bf16, bf16_products, scratch);
             break;
           case KvDtype::Fp8E4M3:
             attend_tile(out, q, kv, sequences[b], token_offset[size_t(b)], first, count, g, NH, NKV, HD,
-                        kernels.attend_chunk_fp8, scratch);
+                        kernels.attend_chunk_fp8, nullptr, scratch);
             break;
         }
       }
@@ -199,7 +217,14 @@ void attention_forward(float* out, const float* q, const KvPages& kv, const Atte
 }
 
 const AttentionKernels* attention_kernels_for(SimdLevel level) {
-  return select_kernels<AttentionKernels>({&kAttentionScalar, &kAttentionAvx2, &kAttentionAvx512}, level);
+  static const AttentionKernels avx512bf16 = [] {
+    AttentionKernels kernels = kAttentionAvx512;
+    kernels.name = "avx512bf16";
+    kernels.attend_chunk_bf16_products = attend_chunk_bf16_products_avx512bf16;
+    kernels.prepare_bf16_product_queries = prepare_bf16_product_queries_avx512bf16;
+    return kernels;
+  }();
+  return select_kernels<AttentionKernels>({&kAttentionScalar, &kAttentionAvx2, &kAttentionAvx512, &avx512bf16}, level);
 }
 
 const AttentionKernels& attention_kernels() {

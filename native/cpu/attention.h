@@ -20,7 +20,7 @@ namespace s3::cpu {
 constexpr int64_t kAttentionKeyChunk = 16;
 
 // Element type of cached keys and values (core/kv_dtype.h). The kernels widen bf16 and fp8 to f32
-// in registers as they read them (no f32 copy of the cache).
+// as they read them (no f32 copy of the cache), or multiply bf16 as it is (BF16 products).
 using s3::KvDtype;
 using s3::kv_dtype_size;
 using s3::kv_row_scale_bytes;
@@ -64,15 +64,36 @@ using AttendChunk = void (*)(const float* q, int64_t R, const KV* k, const KV* v
                              const float* v_scale, int64_t J, int64_t HD, const int32_t* visible, float scale,
                              float* row_max, float* row_sum, float* out);
 
-// One implementation per SIMD level. All entries run the same code on the same f32 values: a bf16
-// cache gives the very bits an f32 cache holding the bf16-rounded keys and values gives, and an
-// fp8 cache those of an f32 cache holding the dequantized values fp8e4m3_to_f32(byte) × scale
-// (each element is widened and multiplied by its row's scale, rounded once, before it is used).
+// The same fold over a bf16 cache with BF16 products and f32 accumulation: q holds the query rows
+// rounded to bf16 (RNE) as PrepareBf16ProductQueries lays them out, keys and values are used as
+// stored, and each row's weights exp(score − max) are rounded to bf16 before they multiply the values
+// and before they are summed into row_sum. HD even and ≤ kBf16ProductsMaxHeadDim.
+using AttendChunkBf16Products = void (*)(const uint32_t* q, int64_t R, const uint16_t* k, const uint16_t* v, int64_t J,
+                                         int64_t HD, const int32_t* visible, float scale, float* row_max, float* row_sum,
+                                         float* out);
+constexpr int64_t kBf16ProductsMaxHeadDim = 256;
+// Query rows [R × HD] f32 → bf16 pairs for AttendChunkBf16Products: rows in groups of
+// kBf16ProductsGroupRows, and in group g, for each dim pair p, the pairs (q[2p], q[2p + 1]) of its
+// rows side by side: pairs[(g × HD/2 + p) × 16 + r − 16g] for row r of the group (rows past R
+// zero), ceil(R / 16) × HD/2 × 16 entries in all.
+using PrepareBf16ProductQueries = void (*)(const float* q, int64_t R, int64_t HD, uint32_t* pairs);
+constexpr int64_t kBf16ProductsGroupRows = 16;
+
+// One implementation per SIMD level. The first three entries run the same code on the same f32
+// values: a bf16 cache gives the very bits an f32 cache holding the bf16-rounded keys and values
+// gives, and an fp8 cache those of an f32 cache holding the dequantized values
+// fp8e4m3_to_f32(byte) × scale (each element is widened and multiplied by its row's scale, rounded
+// once, before it is used). Levels that multiply BF16 natively (avx512bf16, amx) set
+// attend_chunk_bf16_products: a bf16 cache then goes through it instead (the query rows rounded to
+// bf16 and laid out once per tile by prepare_bf16_product_queries), which changes the last bits against the f32 cache of the same values, as the
+// level's matmuls do; a row's result still depends only on its own keys (the invariants above).
 struct AttentionKernels {
   const char* name;
   AttendChunk<float> attend_chunk;
   AttendChunk<uint16_t> attend_chunk_bf16;
   AttendChunk<uint8_t> attend_chunk_fp8;
+  AttendChunkBf16Products attend_chunk_bf16_products = nullptr;
+  PrepareBf16ProductQueries prepare_bf16_product_queries = nullptr;
 };
 
 // out, q: [T × NH × HD] for the T = Σ length new tokens, packed sequence after sequence. Each
@@ -88,5 +109,11 @@ const AttentionKernels& attention_kernels();
 
 extern const AttentionKernels kAttentionAvx2;
 extern const AttentionKernels kAttentionAvx512;
+// The avx512bf16 level's BF16-product entries (attention_avx512bf16.cpp); its table is the AVX-512
+// one with these added (attention_kernels_for).
+void attend_chunk_bf16_products_avx512bf16(const uint32_t* q, int64_t R, const uint16_t* k, const uint16_t* v, int64_t J,
+                                           int64_t HD, const int32_t* visible, float scale, float* row_max,
+                                           float* row_sum, float* out);
+void prepare_bf16_product_queries_avx512bf16(const float* q, int64_t R, int64_t HD, uint32_t* pairs);
 
 }  // namespace s3::cpu

@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "cpu/attention.h"
+#include "cpu/online_softmax_avx512.h"
 #include "cpu/sum_lanes_avx512.h"
 
 namespace s3::cpu {
@@ -23,14 +24,9 @@ namespace {
 // This file uses no standard-library templates or inline library functions: an out-of-line copy
 // compiled here with wider instructions could be the one the linker keeps for baseline code too.
 inline int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
-inline float larger(float a, float b) { return a > b ? a : b; }
 
 constexpr int kLanes = 16;
 static_assert(kAttentionKeyChunk == kLanes, "one score per lane");
-
-inline __mmask16 lane_mask(int64_t count) {
-  return count >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
-}
 
 // Up to 16 key/value elements of one row as f32 (masked lanes zero). bf16: zero-extend to 32 bits,
 // shift into the high half. fp8: each byte becomes f16 bits (sign-extend to 16 bits, shift left 7,
@@ -56,23 +52,6 @@ inline void row_factors(const float* scales, int64_t J, float (&factor)[kLanes])
   } else {
     for (int j = 0; j < kLanes; j++) factor[j] = 1.0f;  // unused
   }
-}
-
-// e^x for x ≤ 0 (Cephes expf: x = n·ln2 + r, a degree-6 polynomial in r, then ·2^n), about 1 ulp.
-inline __m512 exp_nonpositive(__m512 x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-87.33654f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  x = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  x = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), x);
-  __m512 y = _mm512_set1_ps(1.9875691500e-4f);
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507e-3f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073e-3f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894e-2f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459e-1f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201e-1f));
-  y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(y, n);
 }
 
 // Query rows that share one pass over a chunk's keys and values: each key or value vector is loaded
@@ -170,23 +149,6 @@ inline void weigh_all(const int64_t (&rows)[kRows], const KV* v, const float (&v
   } else {
     weigh_values<KV, kRows, 2>(rows, v, value_factor, HD, seen, seen_by_all, p, correction, out);
   }
-}
-
-// The online-softmax update of one row from its chunk scores: the running max and sum, and in p the
-// weights exp(score − max) of the row's visible keys (0 past them); returns the factor the row's
-// earlier output is scaled by.
-inline float softmax_step(__m512 scores, int64_t seen, float& row_max, float& row_sum, float* p) {
-  const __mmask16 seen_mask = lane_mask(seen);
-  const __m512 visible_scores = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), seen_mask, scores);
-  const float new_max = larger(row_max, _mm512_reduce_max_ps(visible_scores));
-  // e^0 is exactly 1: skip the call when the running max holds (most chunks).
-  const float correction = new_max == row_max ? 1.0f : expf(row_max - new_max);
-  const __m512 shifted = _mm512_sub_ps(visible_scores, _mm512_set1_ps(new_max));
-  const __m512 weights = _mm512_maskz_mov_ps(seen_mask, exp_nonpositive(shifted));
-  _mm512_store_ps(p, weights);
-  row_sum = row_sum * correction + sum_lanes(weights);
-  row_max = new_max;
-  return correction;
 }
 
 // chunk_scores of kRows rows (indices rows[]) stored into p[0 .. kRows).

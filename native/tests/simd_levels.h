@@ -1,7 +1,7 @@
 // simd_levels.h: the SIMD levels this machine can run (scalar always, then AVX2 and AVX-512 when
 // the CPU has them), which the kernel tests iterate to check every dispatch target they can; the
-// avx512bf16 level is added only for the families with a table of their own there (the forward
-// matmul), as the others run their AVX-512 table at that level.
+// avx512bf16 level is added only for the families with kernels of their own there (the forward
+// matmul, and attention over a bf16 cache), as the others run their AVX-512 table at that level.
 #pragma once
 
 #include <vector>
