@@ -78,7 +78,8 @@ struct TileScratch {
 
 // Tokens [first, first + count) of `seq` (indices within the sequence) against KV head g; the
 // pages hold KV elements (float, bf16 bits or fp8 bytes with row scales), read by `attend_chunk`,
-// or for a bf16 cache by `products` where it is given (the tile's query rows rounded once).
+// or for a bf16 cache by `products` where it is given (BF16 products; the tile's query rows
+// rounded and laid out once, by its prepare_bf16_product_queries).
 template <typename KV>
 void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionSequence& seq, int64_t token_offset,
                  int64_t first, int64_t count, int64_t g, int64_t NH, int64_t NKV, int64_t HD,
