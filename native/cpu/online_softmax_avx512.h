@@ -1,8 +1,8 @@
-// online_softmax_avx512.h: the online-softmax update of one attention row over a 16-key chunk,
-// shared by the AVX-512 attention kernels (attention_avx512.cpp with f32 products,
-// attention_avx512bf16.cpp with BF16 products): the running max and sum, the weights
-// exp(score − max) by a vectorized exp, and the factor earlier output is rescaled by. Include only
-// from files compiled with AVX-512 flags; internal linkage, as sum_lanes_avx512.h explains.
+// online_softmax_avx512.h: the pieces of the online softmax the AVX-512 attention kernels share
+// (attention_avx512.cpp with f32 products, attention_avx512bf16.cpp with BF16 products): lane
+// masks, the vectorized e^x, and softmax_step, the f32 kernel's update of one row over a 16-key
+// chunk (the BF16 kernel runs its own, with rows in lanes). Include only from files compiled with
+// AVX-512 flags; internal linkage, as sum_lanes_avx512.h explains.
 #pragma once
 
 #include <immintrin.h>
@@ -11,7 +11,6 @@
 
 #include <cstdint>
 
-#include "cpu/f32_to_bf16_avx512.h"
 #include "cpu/sum_lanes_avx512.h"
 
 namespace s3::cpu {
@@ -45,9 +44,7 @@ inline __m512 exp_nonpositive(__m512 x) {
 
 // The online-softmax update of one row from its chunk scores: the running max and sum, and in p the
 // weights exp(score − max) of the row's visible keys (0 past them); returns the factor the row's
-// earlier output is scaled by. kBf16Weights: the weights are rounded to BF16 (nearest even) before
-// they are stored and summed, so the sum is that of the weights the values are multiplied by.
-template <bool kBf16Weights = false>
+// earlier output is scaled by.
 inline float softmax_step(__m512 scores, int64_t seen, float& row_max, float& row_sum, float* p) {
   const __mmask16 seen_mask = lane_mask(seen);
   const __m512 visible_scores = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), seen_mask, scores);
@@ -55,10 +52,7 @@ inline float softmax_step(__m512 scores, int64_t seen, float& row_max, float& ro
   // e^0 is exactly 1: skip the call when the running max holds (most chunks).
   const float correction = new_max == row_max ? 1.0f : expf(row_max - new_max);
   const __m512 shifted = _mm512_sub_ps(visible_scores, _mm512_set1_ps(new_max));
-  __m512 weights = _mm512_maskz_mov_ps(seen_mask, exp_nonpositive(shifted));
-  if constexpr (kBf16Weights) {
-    weights = _mm512_castsi512_ps(_mm512_slli_epi32(f32_to_bf16_lanes(_mm512_castps_si512(weights)), 16));
-  }
+  const __m512 weights = _mm512_maskz_mov_ps(seen_mask, exp_nonpositive(shifted));
   _mm512_store_ps(p, weights);
   row_sum = row_sum * correction + sum_lanes(weights);
   row_max = new_max;
