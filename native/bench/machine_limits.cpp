@@ -40,10 +40,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The best GFLOP/s of `repetitions` runs of `loop` on every thread at once.
-double peak_gflops(ThreadPool& pool, float (*loop)(long), int flops_per_iteration, int repetitions, std::vector<float>& sink) {
+// The best GFLOP/s of `repetitions` runs of `iterations` rounds of `loop` on every thread at once.
+double peak_gflops(ThreadPool& pool, float (*loop)(long), int flops_per_iteration, int repetitions, std::vector<float>& sink,
+                   long iterations = 20'000'000) {
   const size_t threads = pool.num_threads();
-  const long iterations = 20'000'000;
   double best = 0;
   for (int r = 0; r < repetitions; ++r) {
     const auto start = std::chrono::steady_clock::now();
@@ -71,6 +71,10 @@ MachineLimits measure_machine_limits(ThreadPool& pool, size_t read_bytes, int re
   if (cpu_info().level >= SimdLevel::Avx512Bf16) {
     limits.bf16_dot_gflops =
         peak_gflops(pool, kBf16DotAvx512Bf16.dot_loop, kBf16DotAvx512Bf16.flops_per_iteration, repetitions, sink);
+  }
+  // A round of four tile products is ~64 cycles, not ~8: fewer rounds for a run of similar length.
+  if (cpu_info().level >= SimdLevel::Amx) {
+    limits.amx_gflops = peak_gflops(pool, kAmxDot.dot_loop, kAmxDot.flops_per_iteration, repetitions, sink, 1'000'000);
   }
 
   const size_t count = read_bytes / sizeof(float);

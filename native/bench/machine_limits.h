@@ -1,8 +1,9 @@
 // machine_limits.h: this machine's own ceilings, measured in the same run as a benchmark so its
 // figures can be reported as a fraction of what the hardware can do: peak f32 FMA throughput
 // (a register-only kernel, no memory traffic), at the avx512bf16 level also the peak BF16
-// dot-product (VDPBF16PS) throughput the BF16 matmuls run at, and sustained read bandwidth (a STREAM-like sum
-// over a buffer far larger than the caches). Both use every thread of the pool.
+// dot-product (VDPBF16PS) throughput the BF16 matmuls run at, at the amx level also the AMX tile
+// (TDPBF16PS) peak, and sustained read bandwidth (a STREAM-like sum over a buffer far larger than
+// the caches). All use every thread of the pool.
 #pragma once
 #include <cstddef>
 
@@ -14,6 +15,7 @@ namespace s3::bench {
 struct MachineLimits {
   double fma_gflops = 0;         // best of the repetitions, f32, all threads
   double bf16_dot_gflops = 0;    // the same for VDPBF16PS (2 flops per product); 0 below the avx512bf16 level
+  double amx_gflops = 0;         // the same for AMX tiles (TDPBF16PS); 0 below the amx level
   double read_gbytes_per_s = 0;  // best of the repetitions, all threads
   const char* simd = "";         // the run-time SIMD level (cpu_info().level) the kernels ran at
 };
@@ -39,6 +41,14 @@ struct Bf16DotKernel {
   float (*dot_loop)(long iterations);
 };
 extern const Bf16DotKernel kBf16DotAvx512Bf16;
+
+// The tile probe of the amx level (machine_limits_amx.cpp): `iterations` rounds of TDPBF16PS into
+// four accumulator tiles, returning a value derived from them.
+struct AmxDotKernel {
+  int flops_per_iteration;
+  float (*dot_loop)(long iterations);
+};
+extern const AmxDotKernel kAmxDot;
 
 // Measures the limits with the kernels of the run-time SIMD level; read_bytes is the size of the
 // buffer streamed (default 512 MiB), repetitions the number of timed runs kept at their best.

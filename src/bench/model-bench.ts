@@ -26,12 +26,13 @@ export function benchModel(options: BenchModelOptions): { model: Qwen3Model; lab
 export interface PrefillFigure extends NativeBenchFigures {
   readonly tokens: number;
   readonly fractionOfFmaPeak: number;
-  /** gflops over the peak of the level's matmul instruction: the BF16 dot-product peak at avx512bf16 (bf16 weights), else the FMA peak. */
+  /** gflops over the peak of the level's matmul instruction: the AMX tile peak at amx, the BF16 dot-product peak at avx512bf16 (bf16 weights), else the FMA peak. */
   readonly fractionOfLevelPeak: number;
 }
 
-/** The peak the level's matmuls run at: VDPBF16PS where it was measured (avx512bf16), else f32 FMA. */
+/** The peak the level's matmuls run at: AMX tiles where measured (amx), else VDPBF16PS where measured (avx512bf16), else f32 FMA. */
 export function levelPeakGflops(limits: NativeMachineLimits): number {
+  if (limits.amxGflops > 0) return limits.amxGflops;
   return limits.bf16DotGflops > 0 ? limits.bf16DotGflops : limits.fmaGflops;
 }
 

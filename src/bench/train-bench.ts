@@ -59,6 +59,8 @@ export type TrainBenchFigures = NativeTrainBenchFigures & {
   readonly fractionOfFmaPeak: number | null;
   /** gflops / the VDPBF16PS peak: the ceiling of BF16 products (null below the avx512bf16 level, or on a GPU). */
   readonly fractionOfBf16DotPeak: number | null;
+  /** gflops / the AMX tile (TDPBF16PS) peak: the ceiling of BF16 products at the amx level (null below it, or on a GPU). */
+  readonly fractionOfAmxPeak: number | null;
   readonly peakMemoryGiB: number;
 };
 
@@ -107,6 +109,7 @@ export function benchTrain(options: TrainBenchOptions): TrainBenchReport {
       ...figures,
       fractionOfFmaPeak: onCpu ? figures.gflops / limits.fmaGflops : null,
       fractionOfBf16DotPeak: onCpu && limits.bf16DotGflops > 0 ? figures.gflops / limits.bf16DotGflops : null,
+      fractionOfAmxPeak: onCpu && limits.amxGflops > 0 ? figures.gflops / limits.amxGflops : null,
       peakMemoryGiB: figures.peakRssBytes / 2 ** 30,
     };
     return { matmulPrecision, train };

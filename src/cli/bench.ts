@@ -60,11 +60,11 @@ export function registerBench(program: Command): void {
       const report = benchForward({ model: options.model, shape: options.shape, shapes, repetitions, kvCacheDtype });
       print(options.json, report, () =>
         [
-          `model ${report.model}, ${report.kvCacheDtype} KV cache; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak${report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot-product peak` : ''}, ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read (${report.limits.threads} threads, ${report.limits.simd})`,
+          `model ${report.model}, ${report.kvCacheDtype} KV cache; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak${report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot-product peak` : ''}${report.limits.amxGflops > 0 ? `, ${report.limits.amxGflops.toFixed(0)} GFLOP/s AMX tile peak` : ''}, ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read (${report.limits.threads} threads, ${report.limits.simd})`,
           ...report.prefill.map(
             (f) =>
               `prefill ${f.sequences}×${f.tokens}: ${f.tokensPerSecond.toFixed(1)} tokens/s, ${f.gflops.toFixed(0)} GFLOP/s = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of FMA peak` +
-              `${report.limits.bf16DotGflops > 0 ? `, ${(100 * f.fractionOfLevelPeak).toFixed(0)}% of BF16 peak` : ''} (median of ${options.repetitions}, ${f.medianSeconds.toFixed(2)} s)`,
+              `${report.limits.bf16DotGflops > 0 ? `, ${(100 * f.fractionOfLevelPeak).toFixed(0)}% of ${report.limits.amxGflops > 0 ? 'AMX' : 'BF16'} peak` : ''} (median of ${options.repetitions}, ${f.medianSeconds.toFixed(2)} s)`,
           ),
         ].join('\n'),
       );
@@ -137,14 +137,15 @@ export function registerBench(program: Command): void {
         optimizerStateDtype: parseChoiceFlag('--optimizer-state', options.optimizerState, OPTIMIZER_STATE_DTYPES),
         precisions: [...new Set(options.precision.split(','))].map((p) => parseChoiceFlag('--precision', p, MATMUL_PRECISIONS)),
       });
-      const peaks = `${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak` + (report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot peak` : '');
+      const peaks = `${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak` + (report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot peak` : '') +
+        (report.limits.amxGflops > 0 ? `, ${report.limits.amxGflops.toFixed(0)} GFLOP/s AMX tile peak` : '');
       print(options.json, report, () =>
         [
           `model ${report.model}, ${report.optimizerStateDtype} AdamW moments; machine: ${peaks} (${report.limits.threads} threads, ${report.limits.simd})`,
           ...report.runs.map(({ matmulPrecision, train: f }) =>
             `train ${f.tokens} tokens (${f.sequences} × ${f.tokens / f.sequences}) on ${f.device}, ${matmulPrecision} matmuls: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
               `${f.gflops.toFixed(0)} GFLOP/s` + (f.fractionOfFmaPeak === null ? '' : ` = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of the FMA peak`) +
-              (f.fractionOfBf16DotPeak === null || matmulPrecision !== 'bf16' ? '' : ` (${(100 * f.fractionOfBf16DotPeak).toFixed(0)}% of the BF16 dot peak)`) +
+              (f.fractionOfBf16DotPeak === null || matmulPrecision !== 'bf16' ? '' : ` (${(100 * f.fractionOfBf16DotPeak).toFixed(0)}% of the BF16 dot peak${f.fractionOfAmxPeak === null ? '' : `, ${(100 * f.fractionOfAmxPeak).toFixed(0)}% of the AMX tile peak`})`) +
               `, peak memory ${f.peakMemoryGiB.toFixed(2)} GiB, loss ${f.loss.toFixed(5)}`,
           ),
           ...(report.bf16OverF32 === null ? [] : [`bf16 / f32: ${report.bf16OverF32.toFixed(2)}× tokens/s`]),

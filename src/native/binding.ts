@@ -117,6 +117,8 @@ export interface NativeMachineLimits {
   fmaGflops: number;
   /** VDPBF16PS peak (2 flops per product) at the avx512bf16 level, where BF16 and FP8 weights are multiplied in BF16; 0 below it. */
   bf16DotGflops: number;
+  /** AMX tile (TDPBF16PS) peak at the amx level, where BF16 and FP8 weights are multiplied on tiles; 0 below it. */
+  amxGflops: number;
   readGBytesPerSecond: number;
   /** The run-time SIMD level the kernels ran at (cpuInfo simdLevel: S3_SIMD caps it). */
   simd: string;

@@ -55,6 +55,8 @@ describe('swarm bench train', () => {
     expect(report.bf16OverF32).toBeCloseTo(bf16.tokensPerSecond / f32.tokensPerSecond, 9);
     if (report.limits.bf16DotGflops > 0) expect(bf16.fractionOfBf16DotPeak).toBeCloseTo(bf16.gflops / report.limits.bf16DotGflops, 9);
     else expect(bf16.fractionOfBf16DotPeak).toBeNull();
+    if (report.limits.amxGflops > 0) expect(bf16.fractionOfAmxPeak).toBeCloseTo(bf16.gflops / report.limits.amxGflops, 9);
+    else expect(bf16.fractionOfAmxPeak).toBeNull();
     const single = JSON.parse(run('bf16'));
     expect([single.matmulPrecision, single.runs.length, single.bf16OverF32]).toEqual(['bf16', 1, null]);
     expect(() => run('fp8')).toThrow(/--precision must be f32 or bf16, got "fp8"/);

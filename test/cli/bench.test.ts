@@ -9,20 +9,22 @@ const swarm = path.join(packageRoot, 'bin', 'swarm.js');
 const bench = (args: string[]) => JSON.parse(execFileSync(process.execPath, [swarm, 'bench', ...args, '--json']).toString());
 
 describe('swarm bench', () => {
-  it('forward: prefill figures with the FMA peak (and at avx512bf16 the BF16 dot-product peak) measured in the same run', () => {
+  it('forward: prefill figures with the FMA peak (and at avx512bf16 the BF16 dot-product peak, at amx the tile peak too) measured in the same run', () => {
     const report = bench(['forward', '--shape', 'tiny', '--batches', '1x32,2x16', '--repetitions', '1']);
     const doctor = JSON.parse(execFileSync(process.execPath, [swarm, 'doctor', '--json']).toString());
     expect(report.limits.simd).toBe(doctor.cpu.simdLevel);
     expect(report.limits.fmaGflops).toBeGreaterThan(0);
-    if (report.limits.simd === 'avx512bf16') expect(report.limits.bf16DotGflops).toBeGreaterThan(0);
+    if (report.limits.simd === 'avx512bf16' || report.limits.simd === 'amx') expect(report.limits.bf16DotGflops).toBeGreaterThan(0);
     else expect(report.limits.bf16DotGflops).toBe(0);
+    if (report.limits.simd === 'amx') expect(report.limits.amxGflops).toBeGreaterThan(report.limits.bf16DotGflops);
+    else expect(report.limits.amxGflops).toBe(0);
     expect(report.limits.readGBytesPerSecond).toBeGreaterThan(0);
     expect(report.prefill.map((f: { sequences: number; tokens: number }) => [f.sequences, f.tokens])).toEqual([[1, 32], [2, 16]]);
     for (const f of report.prefill) {
       expect(f.tokensPerStep).toBe(32);
       expect(f.tokensPerSecond).toBeCloseTo(32 / f.medianSeconds, 6);
       expect(f.fractionOfFmaPeak).toBeCloseTo(f.gflops / report.limits.fmaGflops, 9);
-      expect(f.fractionOfLevelPeak).toBeCloseTo(f.gflops / (report.limits.bf16DotGflops || report.limits.fmaGflops), 9);
+      expect(f.fractionOfLevelPeak).toBeCloseTo(f.gflops / (report.limits.amxGflops || report.limits.bf16DotGflops || report.limits.fmaGflops), 9);
     }
   });
 

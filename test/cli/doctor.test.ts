@@ -33,13 +33,16 @@ describe('swarm doctor --json', () => {
   it('reports the CPU, its features and the SIMD level chosen at run time', () => {
     expect(report.cpu.logicalCores).toBeGreaterThan(0);
     expect(report.cpu.threads).toBeGreaterThan(0);
-    expect(['scalar', 'avx2', 'avx512', 'avx512bf16']).toContain(report.cpu.simdLevel);
-    if (report.cpu.simdLevel.startsWith('avx512')) expect(report.cpu.features.avx512f).toBe(true);
-    if (report.cpu.simdLevel === 'avx512bf16') expect(report.cpu.features.avx512bf16).toBe(true);
-    if (report.cpu.simdLevel !== 'scalar') expect(report.cpu.features.avx2 && report.cpu.features.fma).toBe(true);
-    // The trainer's BF16 products use VDPBF16PS exactly at the avx512bf16 level, and say so.
-    expect(report.cpu.trainMatmul.f32).toBe(`f32 ${report.cpu.simdLevel === 'avx512bf16' ? 'avx512' : report.cpu.simdLevel}`);
-    expect(report.cpu.trainMatmul.bf16.startsWith('VDPBF16PS')).toBe(report.cpu.simdLevel === 'avx512bf16');
+    const level = report.cpu.simdLevel;
+    expect(['scalar', 'avx2', 'avx512', 'avx512bf16', 'amx']).toContain(level);
+    const bf16Products = level === 'avx512bf16' || level === 'amx';
+    if (level.startsWith('avx512') || level === 'amx') expect(report.cpu.features.avx512f).toBe(true);
+    if (bf16Products) expect(report.cpu.features.avx512bf16).toBe(true);
+    if (level === 'amx') expect(report.cpu.features.amxTile && report.cpu.features.amxBf16).toBe(true);
+    if (level !== 'scalar') expect(report.cpu.features.avx2 && report.cpu.features.fma).toBe(true);
+    // The trainer's BF16 products use VDPBF16PS at the avx512bf16 and amx levels, and say so.
+    expect(report.cpu.trainMatmul.f32).toBe(`f32 ${bf16Products ? 'avx512' : level}`);
+    expect(report.cpu.trainMatmul.bf16.startsWith('VDPBF16PS')).toBe(bf16Products);
   });
 
   it('caps the SIMD level with S3_SIMD', () => {
