@@ -5,14 +5,20 @@
 //   decode:    one step of S sequences with C cached positions each, bf16 weights + bf16 KV and FP8
 //              weights + FP8 KV, against the roofline (weight and KV bytes read per step / bandwidth);
 //   prefill:   32 × 2,048 tokens (last-token logits), in steps of `prefill_step` tokens;
-//   engine:    256 agents through the engine (history, then one piece each), tokens/s.
+//   decodeGraphs: one decode step of 1, 8, 64 and 256 sequences (1,024 cached positions each, bf16
+//              weights and cache, split attention) launched eagerly and replayed from CUDA graphs
+//              (model/qwen3_decode_graphs.h), two alternating rounds each, the better median kept;
+//   engine:    256 agents through the engine (history, then one piece each), tokens/s, with eager
+//              launches and again with decode graphs.
 // Decode and prefill run once per attention implementation (cuda/attention.h: split, tiled,
 // tiled-mma), each entry naming it ("attentionKernel" and the runner's "attention" text); the engine
 // runs the default one (S3_CUDA_ATTENTION) and names it too. The split prefill is timed once after
 // its warm-up (≈ 11 s a pass on an H200), the others as the median of 3. FP8 weights are quantized
 // once for every runner that uses them.
+// Everything but decodeGraphs and engineWithGraphs launches eagerly (S3_CUDA_GRAPHS is not read).
 // JSON: {"copyBandwidthBytesPerSecond", "decode": [bf16 split, bf16 tiled, bf16 tiled-mma, fp8 split,
-//        fp8 tiled, fp8 tiled-mma], "prefill": [the same six], "engine": {..., "attention"}}.
+//        fp8 tiled, fp8 tiled-mma], "decodeGraphs": [per batch size], "prefill": [the same six],
+//        "engine": {..., "attention", "graphs"}, "engineWithGraphs": {the same}}.
 // Built with -DS3_BUILD_GPU_BENCH=ON (CUDA only). Run: s3_cuda_inference_bench [--quick] > bench.json
 #include <algorithm>
 #include <chrono>
@@ -41,9 +47,11 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 using s3::engine::CudaAttention;
+using s3::engine::CudaGraphs;
 
-s3::engine::RunnerOptions cuda_options(bool fp8, CudaAttention attention) {
+s3::engine::RunnerOptions cuda_options(bool fp8, CudaAttention attention, CudaGraphs graphs = CudaGraphs::Off) {
   s3::engine::RunnerOptions options;
+  options.cuda_graphs = graphs;
   options.device = s3::model::Device::Cuda;
   options.kv_dtype = fp8 ? s3::KvDtype::Fp8E4M3 : s3::KvDtype::Bf16;
   options.weight_format = fp8 ? s3::engine::WeightFormat::Fp8 : s3::engine::WeightFormat::Stored;
@@ -76,6 +84,26 @@ std::string decode_figures(const std::shared_ptr<const s3::model::Qwen3Weights>&
   return text;
 }
 
+// One decode step of S sequences eagerly and from graphs, alternating twice; the better median of each.
+std::string decode_graph_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, int64_t S, int64_t C, s3::ThreadPool& pool) {
+  double eager = 1e30, graphed = 1e30;
+  std::string graphs;
+  for (int round = 0; round < 2; round++) {
+    for (const CudaGraphs mode : {CudaGraphs::Off, CudaGraphs::On}) {
+      const s3::engine::RunnerBenchFigures f =
+          s3::engine::bench_runner_decode(weights, cuda_options(false, CudaAttention::Split, mode), S, C, 20, pool);
+      (mode == CudaGraphs::Off ? eager : graphed) = std::min(mode == CudaGraphs::Off ? eager : graphed, f.median_seconds);
+      if (mode == CudaGraphs::On) graphs = f.runner.graphs;
+    }
+  }
+  char text[1024];
+  std::snprintf(text, sizeof text,
+                "{\"sequences\": %lld, \"context\": %lld, \"eagerStepSeconds\": %.6f, \"graphStepSeconds\": %.6f, "
+                "\"graphSpeedup\": %.3f, \"graphs\": \"%s\"}",
+                (long long)S, (long long)C, eager, graphed, eager / graphed, graphs.c_str());
+  return text;
+}
+
 std::string prefill_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, bool fp8, CudaAttention attention,
                             int64_t S, int64_t L, int64_t step_tokens, s3::ThreadPool& pool) {
   const int repetitions = attention == CudaAttention::Split ? 1 : 3;
@@ -92,7 +120,7 @@ std::string prefill_figures(const std::shared_ptr<const s3::model::Qwen3Weights>
 }
 
 std::string engine_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, int64_t agents, int64_t history,
-                           int64_t piece, s3::ThreadPool& pool) {
+                           int64_t piece, CudaGraphs graphs, s3::ThreadPool& pool) {
   std::mutex mutex;
   std::condition_variable done;
   int64_t finished = 0, generated = 0;
@@ -102,6 +130,7 @@ std::string engine_figures(const std::shared_ptr<const s3::model::Qwen3Weights>&
   options.num_blocks = agents * ((history + piece + 16) / 16 + 1);
   options.limits.max_sequences = agents;
   options.limits.max_batch_tokens = 8192;
+  options.cuda_graphs = graphs;
   s3::engine::Engine engine(weights, options, [&](s3::engine::EngineTurn&& turn) {
     std::lock_guard<std::mutex> lock(mutex);
     for (const s3::engine::EngineResult& r : turn.results) {
@@ -126,9 +155,9 @@ std::string engine_figures(const std::shared_ptr<const s3::model::Qwen3Weights>&
   char text[768];
   std::snprintf(text, sizeof text,
                 "{\"agents\": %lld, \"history\": %lld, \"piece\": %lld, \"wallSeconds\": %.3f, \"generatedTokens\": %lld, "
-                "\"tokensPerSecond\": %.1f, \"steps\": %lld, \"busySeconds\": %.3f, \"attention\": \"%s\"}",
+                "\"tokensPerSecond\": %.1f, \"steps\": %lld, \"busySeconds\": %.3f, \"attention\": \"%s\", \"graphs\": \"%s\"}",
                 (long long)agents, (long long)history, (long long)piece, wall, (long long)generated, double(generated) / wall,
-                (long long)stats.steps, stats.busy_seconds, engine.description().attention.c_str());
+                (long long)stats.steps, stats.busy_seconds, engine.description().attention.c_str(), engine.description().graphs.c_str());
   return text;
 }
 
@@ -160,6 +189,12 @@ int main(int argc, char** argv) {
       separator = ",\n            ";
     }
   }
+  separator = "],\n \"decodeGraphs\": [";
+  for (const int64_t sequences : {int64_t(1), int64_t(8), int64_t(64), quick ? int64_t(32) : int64_t(256)}) {
+    std::printf("%s%s", separator, s3bench::guarded([&] { return decode_graph_figures(weights, sequences, quick ? 256 : 1024, pool); }).c_str());
+    std::fflush(stdout);
+    separator = ",\n                  ";
+  }
   separator = "],\n \"prefill\": [";
   for (bool fp8 : {false, true}) {
     for (CudaAttention attention : kAttentions) {
@@ -170,6 +205,11 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("],\n");
-  std::printf(" \"engine\": %s}\n", s3bench::guarded([&] { return engine_figures(weights, quick ? 32 : 256, 512, quick ? 64 : 256, pool); }).c_str());
+  for (const CudaGraphs graphs : {CudaGraphs::Off, CudaGraphs::On}) {
+    std::printf(" \"%s\": %s%s\n", graphs == CudaGraphs::Off ? "engine" : "engineWithGraphs",
+                s3bench::guarded([&] { return engine_figures(weights, quick ? 32 : 256, 512, quick ? 64 : 256, graphs, pool); }).c_str(),
+                graphs == CudaGraphs::Off ? "," : "}");
+    std::fflush(stdout);
+  }
   return 0;
 }

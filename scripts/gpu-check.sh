@@ -180,6 +180,8 @@ if [ "$build_ok" = 1 ] && wanted tests; then
     rerun_with "S3_CUDA_ATTENTION=$kernel" "$kernel" \
       cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token
   done
+  # The same token-invariance tests with decode steps replayed from CUDA graphs (opt-in until measured).
+  rerun_with S3_CUDA_GRAPHS=1 graphs cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token
   rerun_with S3_CUDA_TRAIN_ATTENTION=mma train-mma \
     cuda_qwen3_training_pass_matches_cpu cuda_trainer_matches_the_cpu_trainer cuda_trainer_repeats_itself_and_resumes_bit_identically
   grep -E "FAIL|nmse|skipped on|^\[ SKIP" "$LOGS/native-tests.txt" | tail -100
@@ -190,10 +192,12 @@ stage "compute-sanitizer memcheck: a small engine test, then the first failing d
 sanitizer_status=99
 if [ "$build_ok" = 1 ] && wanted sanitizer && command -v compute-sanitizer >/dev/null; then
   : >"$LOGS/compute-sanitizer.txt"
-  # memcheck on an engine test and on the attention tests (three implementations, cp.async and
-  # ldmatrix among them), then on the first device tests that failed.
+  # memcheck on an engine test, on the attention tests (three implementations, cp.async and
+  # ldmatrix among them) and on decode graphs (padding rows must write nothing), then on the first
+  # device tests that failed.
   for name in cuda_engine_cancel_release_and_close_answer_every_request_once \
       cuda_attention_matches_the_reference_and_the_cpu_for_every_cache_dtype_and_group \
+      cuda_decode_graphs_replay_the_eager_steps_bit_for_bit \
       cuda_training_attention_on_tensor_cores_matches_cpu $(head -3 "$WORK/failed-device-tests.txt"); do
     limit=$(cap 90)
     [ "$limit" = 0 ] && { echo "sanitizer on $name: not run, the budget ran out"; continue; }

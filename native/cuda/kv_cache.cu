@@ -17,6 +17,7 @@ __global__ void kv_store_kernel(DeviceKvPages pages, const float* k, const float
   if (item >= T * NKV * 2) return;
   const bool is_value = item % 2 == 1;
   const int64_t head = (item / 2) % NKV, t = item / 2 / NKV;
+  if (rows[t] < 0) return;  // a padding row of a replayed decode step: nothing to store (whole warp)
   const float* src = (is_value ? v : k) + (t * NKV + head) * HD;
   const int64_t row = rows[t] + head * pages.block_size;
   void* pool = is_value ? pages.values : pages.keys;

@@ -44,7 +44,8 @@ class DeviceKvCache {
 
 // Writes T new tokens' keys and values of one layer: k, v: [T × NKV × HD] f32; rows: [T], token t's
 // row of KV head 0 in the layer's pools (kv_row(0, block, 0, offset)); head h's row is rows[t] +
-// h × block_size.
+// h × block_size. A token whose row is negative is skipped (the padding rows of a decode step
+// replayed through a CUDA graph, model/qwen3_step_bookkeeping.h).
 void kv_store(const DeviceKvPages& pages, const float* k, const float* v, const int64_t* rows, int64_t T, cudaStream_t stream);
 
 }  // namespace s3::cuda

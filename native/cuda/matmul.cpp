@@ -264,6 +264,10 @@ std::string Gemm::fp8_description() const {
   return text;
 }
 
+void Gemm::reserve_outputs(int64_t rows, int64_t cols) {
+  fp8_output(size_t(ops::fp8_activation_rows(rows) * cols) * sizeof(uint16_t));
+}
+
 void* Gemm::fp8_output(size_t bytes) {
   if (fp8_output_.bytes() < bytes) {
     fp8_output_.reset();  // back to the cache first, so a larger block can take its place

@@ -86,6 +86,10 @@ class Gemm {
   // no FP8 plan was made, why cuBLASLt refused the last one tried; empty before any FP8 plan.
   std::string fp8_description() const;
 
+  // Sizes the scratch a bf16-output FP8 form writes for up to `rows` rows of outputs up to `cols`
+  // wide, so no later run of at most that size moves it (a CUDA graph holds its address).
+  void reserve_outputs(int64_t rows, int64_t cols);
+
   bool batch_invariant() const { return batch_invariant_; }
   const CublasLtLibrary& library() const { return *library_; }
 

@@ -27,7 +27,7 @@ CpuModelRunner::CpuModelRunner(const RunnerOptions& options, std::shared_ptr<con
       cache_(weights_->config(), options.block_size, options.num_blocks, options.kv_dtype) {}
 
 RunnerDescription CpuModelRunner::describe() const {
-  return {"cpu", std::string("cpu ") + cpu::matmul_kernels().name, std::string("cpu ") + cpu::attention_kernels().name};
+  return {"cpu", std::string("cpu ") + cpu::matmul_kernels().name, std::string("cpu ") + cpu::attention_kernels().name, "none (cpu)"};
 }
 
 void CpuModelRunner::set_weights(std::shared_ptr<const model::Qwen3Weights> weights) {

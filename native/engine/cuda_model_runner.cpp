@@ -14,6 +14,7 @@
 #include "cuda/kv_cache.h"
 #include "cuda/matmul.h"
 #include "cuda/sampling.h"
+#include "model/qwen3_decode_graphs.h"
 #include "model/qwen3_device_weights.h"
 #include "model/qwen3_forward_cuda.h"
 
@@ -68,6 +69,17 @@ class CudaModelRunner final : public ModelRunner {
                                                    config_.head_dim, options.block_size, options.num_blocks, options.kv_dtype,
                                                    stream_.get());
     forward_ = std::make_unique<model::Qwen3CudaForward>(config_, allocator_, stream_.get(), gemm_, attention_kernel(options.cuda_attention));
+    if (cuda_graphs_enabled(options.cuda_graphs)) {
+      if (model::decode_graphs_serve(forward_->attention_kernel())) {
+        const int64_t max_context = options.max_context > 0 ? options.max_context : config_.max_position_embeddings;
+        graphs_ = std::make_unique<model::Qwen3DecodeGraphs>(config_, library_, allocator_, stream_.get(), forward_->attention_kernel(),
+                                                             std::min(options.max_sequences, options.max_batch_tokens), max_context,
+                                                             options.block_size, options.max_batch_tokens);
+      } else {
+        graphs_off_ = std::string("off: ") + cuda::attention_kernel_name(forward_->attention_kernel()) +
+                      " attention plans its launch per step (graphs serve split and reference)";
+      }
+    }
     stream_.synchronize("starting the CUDA runner");
   }
 
@@ -77,13 +89,14 @@ class CudaModelRunner final : public ModelRunner {
     return {device_name(),
             "cublasLt " + library_->version_text() + " " + weights_->format() + (gemm_.batch_invariant() ? "" : " (not batch-invariant)") +
                 (fp8.empty() ? "" : "; " + fp8),
-            forward_->attention_name()};
+            forward_->attention_name(), graphs_ != nullptr ? graphs_->description() : graphs_off_};
   }
 
   void set_weights(std::shared_ptr<const model::Qwen3Weights> weights) override {
     cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
     const std::shared_ptr<const model::Qwen3Weights> host = weights_in_format(std::move(weights), options_.weight_format);
     if (weights_->update(*host, stream_.get())) return;
+    if (graphs_ != nullptr) graphs_->clear();  // they hold the old weights' addresses
     weights_.reset();  // free the old version before the new one takes its place
     weights_ = std::make_unique<model::Qwen3DeviceWeights>(*host, allocator_, stream_.get(), fp8_block_scaling_);
   }
@@ -102,6 +115,7 @@ class CudaModelRunner final : public ModelRunner {
                                  : options_.weight_format == WeightFormat::Fp8 ? cuda::GemmDtype::Fp8
                                                                                : cuda::GemmDtype::F32;
     if (weights_->update(*params, form, stream_.get())) return;
+    if (graphs_ != nullptr) graphs_->clear();  // they hold the old weights' addresses
     weights_.reset();  // free the old version before the new one takes its place
     weights_ = std::make_unique<model::Qwen3DeviceWeights>(*params, form, allocator_, stream_.get(), fp8_block_scaling_);
   }
@@ -109,7 +123,7 @@ class CudaModelRunner final : public ModelRunner {
   void run_batch(const RunnerBatch& batch, cpu::TokenDraw* draws) override {
     cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
     const int64_t R = batch.forward.num_logit_rows, V = config_.vocab_size, width = batch.draw_width;
-    const float* logits = forward_->forward(*weights_, batch.forward, *cache_);
+    const float* logits = forward(batch.forward);
     if (R == 0) {
       stream_.synchronize("the engine step");
       return;
@@ -172,6 +186,31 @@ class CudaModelRunner final : public ModelRunner {
   }
 
  private:
+  // The step's logits: replayed from a decode graph where one serves it, else eagerly. A graph that
+  // cannot be captured turns graphs off for this runner (describe() says why) and the step runs
+  // eagerly; its new keys and values are written again with the same bits.
+  const float* forward(const model::Qwen3Batch& batch) {
+    if (graphs_ != nullptr && graphs_->serves(batch)) {
+      try {
+        return graphs_->forward(*weights_, batch, *cache_);
+      } catch (const std::logic_error& e) {
+        if (dynamic_cast<const std::invalid_argument*>(&e) != nullptr) throw;  // a bad batch fails as it would eagerly
+        turn_graphs_off(e.what());
+      } catch (const cuda::CudaError& e) {
+        // A fault in the device context fails the step as it would eagerly; a capture or replay that
+        // could not be made leaves the stream usable.
+        if (cudaStreamSynchronize(stream_.get()) != cudaSuccess) throw;
+        turn_graphs_off(e.what());
+      }
+    }
+    return forward_->forward(*weights_, batch, *cache_);
+  }
+
+  void turn_graphs_off(const std::string& reason) {
+    graphs_off_ = "off: " + reason;
+    graphs_.reset();
+  }
+
   std::string device_name() const { return "cuda:" + std::to_string(kDevice) + " (" + info_.name + ")"; }
 
   void copy_back(void* host, const void* device, size_t bytes) {
@@ -221,6 +260,8 @@ class CudaModelRunner final : public ModelRunner {
   std::unique_ptr<model::Qwen3DeviceWeights> weights_;
   std::unique_ptr<cuda::DeviceKvCache> cache_;
   std::unique_ptr<model::Qwen3CudaForward> forward_;
+  std::unique_ptr<model::Qwen3DecodeGraphs> graphs_;  // null when graphs are off
+  std::string graphs_off_ = "off";                      // why, when they are
   cuda::ScratchBuffer sample_rows_{"the sampled rows"}, draw_tokens_{"the draws"}, draw_logprobs_{"the draws' log-probs"},
       status_{"the rows' status"}, targets_{"the scored tokens"}, score_logprobs_{"the scores"};
   std::vector<int32_t> host_tokens_, host_status_;

@@ -56,6 +56,7 @@ Engine::Engine(std::shared_ptr<const model::Qwen3Weights> weights, EngineOptions
   runner.max_batch_tokens = options_.limits.max_batch_tokens;
   runner.max_sequences = options_.limits.max_sequences;
   runner.weight_format = options_.weight_format;
+  runner.cuda_graphs = options_.cuda_graphs;
   runner.max_context = max_context_;
   runner_ = make_model_runner(runner, std::move(weights), pool_);
   description_ = runner_->describe();
@@ -234,6 +235,11 @@ int64_t Engine::swap_weights(std::shared_ptr<const model::Qwen3DeviceParamSnapsh
   }
   wake_.notify_all();
   return version;
+}
+
+RunnerDescription Engine::description() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return description_;
 }
 
 EngineStats Engine::stats() const {
@@ -438,6 +444,8 @@ void Engine::loop() {
     const auto t0 = std::chrono::steady_clock::now();
     if (!batch.empty() && output.error.empty()) run_batch(batch, output);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // The runner's counters (decode graphs captured and replayed) as of this step.
+    RunnerDescription described = batch.empty() ? RunnerDescription{} : runner_->describe();
     for (const ScoreJob& job : scores) {
       EngineResult r = output.error.empty() ? run_score(job) : EngineResult{job.id, Finish::Error, {}, {}, {}, {}, 0, output.error};
       r.policy_version = version;
@@ -448,6 +456,7 @@ void Engine::loop() {
     if (!batch.empty()) {
       steps_++;
       busy_seconds_ += seconds;
+      description_ = std::move(described);
       int64_t width = 1;
       for (const ScheduledChunk& chunk : batch) {
         if (chunk.sample) width = std::max(width, 1 + chunk.sequence->request->params.draws);

@@ -53,6 +53,7 @@ struct EngineOptions {
   SchedulerLimits limits;
   model::Device device = model::Device::Cpu;              // resolved already (model/device.h)
   WeightFormat weight_format = WeightFormat::Stored;       // `--weights fp8` quantizes at load
+  CudaGraphs cuda_graphs = CudaGraphs::FromEnvironment;   // decode steps through CUDA graphs (model_runner.h)
   bool lockstep = false;            // steps wait for the caller's proceed() after each turn (see above)
   int64_t first_version = 0;        // the version of the weights loaded first (a resumed run continues its count)
 };
@@ -102,8 +103,9 @@ class Engine {
   const model::Qwen3Config& config() const { return config_; }
   int64_t max_context() const { return max_context_; }
   model::Device device() const { return options_.device; }
-  // What the runner computes with (device, GEMM path, attention kernels).
-  const RunnerDescription& description() const { return description_; }
+  // What the runner computes with (device, GEMM path, attention kernels, decode graphs), as of the
+  // last step.
+  RunnerDescription description() const;
 
   // Every call below throws std::logic_error once the engine is closed, std::out_of_range for a
   // token outside the vocabulary or a history past max_context, and std::invalid_argument for an
@@ -199,7 +201,7 @@ class Engine {
 
   // Owned by the scheduler thread.
   std::unique_ptr<ModelRunner> runner_;
-  RunnerDescription description_;
+  RunnerDescription description_;  // refreshed after each step, under mutex_
   StepInput step_;
   std::thread thread_;
 };

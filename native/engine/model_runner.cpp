@@ -1,7 +1,9 @@
 // Choosing the runner for a device; see model_runner.h.
 #include "engine/model_runner.h"
 
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "engine/cpu_model_runner.h"
 #include "model/bf16_round.h"
@@ -23,6 +25,25 @@ std::shared_ptr<const model::Qwen3Weights> weights_in_format(std::shared_ptr<con
       return std::make_shared<const model::Qwen3Weights>(model::quantize_weights_fp8(*weights));
   }
   return weights;
+}
+
+bool parse_cuda_graphs(const std::string& value) {
+  if (value.empty() || value == "0" || value == "off") return false;
+  if (value == "1" || value == "on") return true;
+  throw std::invalid_argument("S3_CUDA_GRAPHS='" + value + "': expected 1 or on (decode steps through CUDA graphs), 0 or off");
+}
+
+bool cuda_graphs_enabled(CudaGraphs choice) {
+  switch (choice) {
+    case CudaGraphs::On: return true;
+    case CudaGraphs::Off: return false;
+    case CudaGraphs::FromEnvironment: break;
+  }
+  static const bool from_environment = [] {
+    const char* value = std::getenv("S3_CUDA_GRAPHS");
+    return parse_cuda_graphs(value != nullptr ? value : "");
+  }();
+  return from_environment;
 }
 
 void ModelRunner::set_weights_from_device(std::shared_ptr<const model::Qwen3DeviceParamSnapshot>) {

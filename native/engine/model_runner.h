@@ -53,6 +53,17 @@ enum class WeightFormat { Stored, Bf16, Fp8 };
 // runner ignores it.
 enum class CudaAttention { FromEnvironment, Split, Tiled, TiledMma };
 
+// Whether the CUDA runner replays decode steps from CUDA graphs (model/qwen3_decode_graphs.h).
+// FromEnvironment reads S3_CUDA_GRAPHS once per process: unset, empty, "0" or "off" (the default
+// until a GPU run has measured them), "1" or "on"; the CPU runner ignores it.
+enum class CudaGraphs { FromEnvironment, Off, On };
+
+// S3_CUDA_GRAPHS's value as a setting: "", "0", "off" → false; "1", "on" → true; anything else
+// throws std::invalid_argument naming the variable, the value and the accepted ones.
+bool parse_cuda_graphs(const std::string& value);
+// On for On, off for Off, else S3_CUDA_GRAPHS (read once per process, parse_cuda_graphs).
+bool cuda_graphs_enabled(CudaGraphs choice);
+
 struct RunnerOptions {
   model::Device device = model::Device::Cpu;
   int64_t block_size = 16;   // KV positions per block
@@ -63,6 +74,7 @@ struct RunnerOptions {
   int64_t max_context = 0;         // the longest sequence (score and logits size scratch for it)
   WeightFormat weight_format = WeightFormat::Stored;
   CudaAttention cuda_attention = CudaAttention::FromEnvironment;
+  CudaGraphs cuda_graphs = CudaGraphs::FromEnvironment;
 };
 
 // What a runner computes with, for `swarm doctor` and the bench JSON.
@@ -70,6 +82,7 @@ struct RunnerDescription {
   std::string device;     // "cpu" or "cuda:0 (NVIDIA H200)"
   std::string gemm;       // e.g. "cpu avx512" or "cublasLt 13.0.2 bf16" or "cublasLt 13.0.2 fp8 block-scaled"
   std::string attention;  // e.g. "cpu avx512", "cuda split-KV paged attention" or "cuda tiled paged attention"
+  std::string graphs;     // "none (cpu)", "off", or "decode steps of 1 to 64 sequences through CUDA graphs (…)"
 };
 
 class ModelRunner {

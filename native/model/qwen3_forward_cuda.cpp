@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "core/ops/fp8_block_scales.h"
-#include "core/ops/kv_layout.h"
 #include "cpu/rope.h"
 #include "cuda/check.h"
 #include "cuda/dtype_kernels.h"
@@ -65,54 +64,49 @@ std::string Qwen3CudaForward::attention_name() const {
   return "cuda reference attention (double)";
 }
 
-void Qwen3CudaForward::upload_batch(const Qwen3Batch& batch, int64_t T, int64_t block_size, int64_t num_blocks) {
+size_t Qwen3CudaForward::step_bytes(int64_t T, int64_t R, int64_t table_entries) {
+  // upload()'s layout: five int32 arrays of T or R entries and one int64 array of T, each from an
+  // 8-byte boundary, then the tables.
+  const auto aligned = [](size_t bytes) { return (bytes + 7) / 8 * 8; };
+  return 4 * aligned(size_t(T) * sizeof(int32_t)) + aligned(size_t(R) * sizeof(int32_t)) + aligned(size_t(T) * sizeof(int64_t)) +
+         aligned(size_t(table_entries) * sizeof(int32_t));
+}
+
+Qwen3DeviceStep Qwen3CudaForward::upload(const Qwen3StepBookkeeping& step) {
   const Qwen3Config& c = config_;
-  std::vector<int32_t> rope_positions(static_cast<size_t>(T)), positions(static_cast<size_t>(T)), table_offsets(static_cast<size_t>(T)), tables;
-  std::vector<int64_t> kv_rows(static_cast<size_t>(T));
-  int64_t t = 0;
-  for (int64_t b = 0; b < batch.num_sequences; b++) {
-    const cpu::AttentionSequence& seq = batch.sequences[b];
-    const int64_t offset = batch.rope_offsets != nullptr ? batch.rope_offsets[b] : 0;
-    const int64_t blocks = (seq.start + seq.length + block_size - 1) / block_size;
-    const int32_t table_offset = int32_t(tables.size());
-    tables.insert(tables.end(), seq.block_table, seq.block_table + blocks);
-    for (int64_t i = 0; i < seq.length; i++, t++) {
-      const int64_t p = seq.start + i;
-      positions[size_t(t)] = int32_t(p);
-      rope_positions[size_t(t)] = int32_t(offset + p);
-      table_offsets[size_t(t)] = table_offset;
-      // The layer-local row of KV head 0 (layer 0 of the layout), as kv_store takes it.
-      kv_rows[size_t(t)] = ops::kv_row(0, ops::kv_block_of(seq.block_table, p, block_size), 0, p % block_size, num_blocks,
-                                       c.num_key_value_heads, block_size);
-    }
-  }
-  std::vector<int32_t> logit_rows(batch.logit_rows, batch.logit_rows + batch.num_logit_rows);
+  const int64_t T = int64_t(step.tokens.size());
   cuda::AttentionTilePlan plan;
   if (attention_ == cuda::AttentionKernel::Tiled || attention_ == cuda::AttentionKernel::TiledMma) {
-    plan = cuda::plan_attention_tiles(positions.data(), table_offsets.data(), T, c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+    plan = cuda::plan_attention_tiles(step.positions.data(), step.table_offsets.data(), T, c.num_attention_heads, c.num_key_value_heads,
+                                      c.head_dim);
   }
+  // The arrays of T or R entries first, so steps of the same T and R put them at the same addresses.
   staging_.clear();
-  const size_t tokens_at = stage(staging_, batch.tokens, size_t(T));
-  const size_t rope_at = stage(staging_, rope_positions.data(), rope_positions.size());
-  const size_t positions_at = stage(staging_, positions.data(), positions.size());
-  const size_t offsets_at = stage(staging_, table_offsets.data(), table_offsets.size());
-  const size_t tables_at = stage(staging_, tables.data(), tables.size());
-  const size_t rows_at = stage(staging_, logit_rows.data(), logit_rows.size());
-  const size_t kv_at = stage(staging_, kv_rows.data(), kv_rows.size());
+  const size_t tokens_at = stage(staging_, step.tokens.data(), step.tokens.size());
+  const size_t rope_at = stage(staging_, step.rope_positions.data(), step.rope_positions.size());
+  const size_t positions_at = stage(staging_, step.positions.data(), step.positions.size());
+  const size_t offsets_at = stage(staging_, step.table_offsets.data(), step.table_offsets.size());
+  const size_t rows_at = stage(staging_, step.logit_rows.data(), step.logit_rows.size());
+  const size_t kv_at = stage(staging_, step.kv_rows.data(), step.kv_rows.size());
+  const size_t tables_at = stage(staging_, step.tables.data(), step.tables.size());
   const size_t plan_at = stage(staging_, plan.items.data(), plan.items.size());
   uint8_t* device = meta_.reserve<uint8_t>(allocator_, staging_.size());
   // Synchronous from pageable memory, so staging_ can be reused at once.
   cuda::check(cudaMemcpyAsync(device, staging_.data(), staging_.size(), cudaMemcpyHostToDevice, stream_), "uploading the batch",
               {{"bytes", int64_t(staging_.size())}});
   cuda::check(cudaStreamSynchronize(stream_), "uploading the batch");
-  tokens_ = reinterpret_cast<const int32_t*>(device + tokens_at);
-  rope_positions_ = reinterpret_cast<const int32_t*>(device + rope_at);
-  positions_ = reinterpret_cast<const int32_t*>(device + positions_at);
-  table_offsets_ = reinterpret_cast<const int32_t*>(device + offsets_at);
-  tables_ = reinterpret_cast<const int32_t*>(device + tables_at);
-  logit_rows_ = reinterpret_cast<const int32_t*>(device + rows_at);
-  kv_rows_ = reinterpret_cast<const int64_t*>(device + kv_at);
-  attention_work_ = {reinterpret_cast<const int32_t*>(device + plan_at), plan.tile_items, plan.single_items};
+  Qwen3DeviceStep d;
+  d.tokens = reinterpret_cast<const int32_t*>(device + tokens_at);
+  d.rope_positions = reinterpret_cast<const int32_t*>(device + rope_at);
+  d.positions = reinterpret_cast<const int32_t*>(device + positions_at);
+  d.table_offsets = reinterpret_cast<const int32_t*>(device + offsets_at);
+  d.logit_rows = reinterpret_cast<const int32_t*>(device + rows_at);
+  d.kv_rows = reinterpret_cast<const int64_t*>(device + kv_at);
+  d.tables = reinterpret_cast<const int32_t*>(device + tables_at);
+  d.attention_work = {reinterpret_cast<const int32_t*>(device + plan_at), plan.tile_items, plan.single_items};
+  d.T = T;
+  d.R = int64_t(step.logit_rows.size());
+  return d;
 }
 
 Qwen3CudaForward::GemmInput Qwen3CudaForward::prepare(const float* x, int64_t T, int64_t K, cuda::GemmDtype dtype) {
@@ -149,31 +143,55 @@ void Qwen3CudaForward::linear(float* const* outs, const cuda::DeviceMatrix* cons
   }
 }
 
-const float* Qwen3CudaForward::forward(const Qwen3DeviceWeights& weights, const Qwen3Batch& batch, cuda::DeviceKvCache& cache) {
+Qwen3CudaForward::Activations Qwen3CudaForward::activations(int64_t T, int64_t R) {
   const Qwen3Config& c = config_;
-  const int64_t T = validate_qwen3_batch(c, batch, cache.block_size(), cache.num_blocks());
-  const int64_t R = batch.num_logit_rows, C = c.hidden_size, NH = c.num_attention_heads, NKV = c.num_key_value_heads,
-                HD = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
-  float* logits = logits_.reserve<float>(allocator_, size_t(std::max<int64_t>(output_rows(R), 1) * V));
-  if (T == 0) return logits;
-  upload_batch(batch, T, cache.block_size(), cache.num_blocks());
   const int64_t rows = output_rows(T);  // GEMM outputs may carry FP8's padding rows
-  float* x = x_.reserve<float>(allocator_, size_t(T * C));
-  float* normed = normed_.reserve<float>(allocator_, size_t(T * C));
-  float* q = q_.reserve<float>(allocator_, size_t(rows * c.q_dim()));
-  float* k = k_.reserve<float>(allocator_, size_t(rows * c.kv_dim()));
-  float* v = v_.reserve<float>(allocator_, size_t(rows * c.kv_dim()));
-  float* attn = attn_.reserve<float>(allocator_, size_t(T * c.q_dim()));
-  float* gate = gate_.reserve<float>(allocator_, size_t(rows * I));
-  float* up = up_.reserve<float>(allocator_, size_t(rows * I));
-  float* delta = delta_.reserve<float>(allocator_, size_t(rows * C));
-  float* scratch = attention_ == cuda::AttentionKernel::Reference
-                       ? nullptr
-                       : attention_scratch_.reserve<float>(allocator_, size_t(cuda::attention_scratch_floats(T, NH, HD)));
-  const cuda::AttentionTokens tokens{positions_, table_offsets_, tables_, T};
+  Activations a;
+  a.logits = logits_.reserve<float>(allocator_, size_t(std::max<int64_t>(output_rows(R), 1) * c.vocab_size));
+  a.x = x_.reserve<float>(allocator_, size_t(T * c.hidden_size));
+  a.normed = normed_.reserve<float>(allocator_, size_t(T * c.hidden_size));
+  a.q = q_.reserve<float>(allocator_, size_t(rows * c.q_dim()));
+  a.k = k_.reserve<float>(allocator_, size_t(rows * c.kv_dim()));
+  a.v = v_.reserve<float>(allocator_, size_t(rows * c.kv_dim()));
+  a.attn = attn_.reserve<float>(allocator_, size_t(T * c.q_dim()));
+  a.gate = gate_.reserve<float>(allocator_, size_t(rows * c.intermediate_size));
+  a.up = up_.reserve<float>(allocator_, size_t(rows * c.intermediate_size));
+  a.delta = delta_.reserve<float>(allocator_, size_t(rows * c.hidden_size));
+  a.scratch = attention_ == cuda::AttentionKernel::Reference
+                  ? nullptr
+                  : attention_scratch_.reserve<float>(allocator_, size_t(cuda::attention_scratch_floats(T, c.num_attention_heads, c.head_dim)));
+  a.final_rows = final_.reserve<float>(allocator_, size_t(std::max<int64_t>(R, 1) * c.hidden_size));
+  return a;
+}
+
+void Qwen3CudaForward::reserve(int64_t T, int64_t R, int64_t table_entries) {
+  const Qwen3Config& c = config_;
+  activations(T, R);
+  // prepare()'s GEMM inputs: bf16 or FP8 copies of up to max(T, R) rows of the widest input.
+  const int64_t K = std::max({c.hidden_size, c.q_dim(), c.intermediate_size}), M = std::max(T, R);
+  input_.reserve<uint8_t>(allocator_, size_t(std::max(M * K * int64_t(sizeof(uint16_t)), ops::fp8_activation_rows(M) * K)));
+  input_scales_.reserve<float>(allocator_, size_t(ops::fp8_activation_rows(M) * ops::fp8_blocks(K)));
+  meta_.reserve<uint8_t>(allocator_, step_bytes(T, R, table_entries));
+}
+
+const float* Qwen3CudaForward::forward(const Qwen3DeviceWeights& weights, const Qwen3Batch& batch, cuda::DeviceKvCache& cache) {
+  const int64_t T = validate_qwen3_batch(config_, batch, cache.block_size(), cache.num_blocks());
+  if (T == 0) return logits_.reserve<float>(allocator_, size_t(std::max<int64_t>(output_rows(batch.num_logit_rows), 1) * config_.vocab_size));
+  return enqueue(weights, upload(qwen3_step_bookkeeping(batch, T, config_.num_key_value_heads, cache.block_size(), cache.num_blocks())),
+                 cache);
+}
+
+const float* Qwen3CudaForward::enqueue(const Qwen3DeviceWeights& weights, const Qwen3DeviceStep& step, cuda::DeviceKvCache& cache) {
+  const Qwen3Config& c = config_;
+  const int64_t T = step.T, R = step.R, C = c.hidden_size, NH = c.num_attention_heads, NKV = c.num_key_value_heads,
+                HD = c.head_dim, I = c.intermediate_size;
+  const Activations a = activations(T, R);
+  float *x = a.x, *normed = a.normed, *q = a.q, *k = a.k, *v = a.v, *attn = a.attn, *gate = a.gate, *up = a.up, *delta = a.delta,
+        *scratch = a.scratch, *logits = a.logits;
+  const cuda::AttentionTokens tokens{step.positions, step.table_offsets, step.tables, T};
   const float eps = c.rms_norm_eps;
 
-  cuda::embedding_forward(x, tokens_, weights.embed_tokens(), weights.embed_dtype(), T, C, stream_);
+  cuda::embedding_forward(x, step.tokens, weights.embed_tokens(), weights.embed_dtype(), T, C, stream_);
   for (int64_t l = 0; l < c.num_hidden_layers; l++) {
     const Qwen3DeviceLayer& layer = weights.layers()[size_t(l)];
     const cuda::DeviceKvPages pages = cache.pages(l);
@@ -185,14 +203,14 @@ const float* Qwen3CudaForward::forward(const Qwen3DeviceWeights& weights, const 
     }
     cuda::rmsnorm_forward(q, q, layer.q_norm, T * NH, HD, eps, stream_);
     cuda::rmsnorm_forward(k, k, layer.k_norm, T * NKV, HD, eps, stream_);
-    cuda::rope_forward(q, rope_positions_, rope_cos_.get<float>(), rope_sin_.get<float>(), T, NH, HD, stream_);
-    cuda::rope_forward(k, rope_positions_, rope_cos_.get<float>(), rope_sin_.get<float>(), T, NKV, HD, stream_);
-    cuda::kv_store(pages, k, v, kv_rows_, T, stream_);
+    cuda::rope_forward(q, step.rope_positions, rope_cos_.get<float>(), rope_sin_.get<float>(), T, NH, HD, stream_);
+    cuda::rope_forward(k, step.rope_positions, rope_cos_.get<float>(), rope_sin_.get<float>(), T, NKV, HD, stream_);
+    cuda::kv_store(pages, k, v, step.kv_rows, T, stream_);
     switch (attention_) {
       case cuda::AttentionKernel::Split: cuda::attention_forward(attn, q, pages, tokens, NH, scratch, stream_); break;
-      case cuda::AttentionKernel::Tiled: cuda::attention_forward_tiled(attn, q, pages, tokens, attention_work_, NH, scratch, stream_); break;
+      case cuda::AttentionKernel::Tiled: cuda::attention_forward_tiled(attn, q, pages, tokens, step.attention_work, NH, scratch, stream_); break;
       case cuda::AttentionKernel::TiledMma:
-        cuda::attention_forward_tiled_mma(attn, q, pages, tokens, attention_work_, NH, scratch, stream_);
+        cuda::attention_forward_tiled_mma(attn, q, pages, tokens, step.attention_work, NH, scratch, stream_);
         break;
       case cuda::AttentionKernel::Reference: cuda::attention_reference(attn, q, pages, tokens, NH, stream_); break;
     }
@@ -217,8 +235,8 @@ const float* Qwen3CudaForward::forward(const Qwen3DeviceWeights& weights, const 
     cuda::residual_forward(x, delta, T * C, stream_);
   }
   if (R == 0) return logits;
-  float* final_rows = final_.reserve<float>(allocator_, size_t(R * C));
-  cuda::gather_rows(final_rows, x, logit_rows_, R, C, stream_);
+  float* final_rows = a.final_rows;
+  cuda::gather_rows(final_rows, x, step.logit_rows, R, C, stream_);
   cuda::rmsnorm_forward(final_rows, final_rows, weights.norm(), R, C, eps, stream_);
   float* const outs[] = {logits};
   const cuda::DeviceMatrix* const ws[] = {&weights.lm_head()};

@@ -3,8 +3,10 @@
 // store, paged attention (cuda/attention.h: split, tiled or reference), o GEMM and residual add, RMSNorm, gate/up GEMMs, SwiGLU, down GEMM
 // and residual add; the final norm of the logit rows and the LM head. Activations stay f32 between
 // ops; each GEMM's input is converted to its weight's input type (bf16, or FP8 with 1 × 128 scales)
-// just before it. One call validates the batch like the CPU forward, uploads its bookkeeping in one
-// copy and queues everything on the stream. Unverified on a GPU until test_cuda_model.cpp runs.
+// just before it. One call validates the batch like the CPU forward, uploads its bookkeeping
+// (model/qwen3_step_bookkeeping.h) in one copy and queues everything on the stream; the upload and
+// the queueing are also separate calls, so decode steps can be captured into CUDA graphs and
+// replayed (model/qwen3_decode_graphs.h). Unverified on a GPU until test_cuda_model.cpp runs.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +20,18 @@
 #include "cuda/matmul.h"
 #include "model/qwen3_device_weights.h"
 #include "model/qwen3_forward.h"
+#include "model/qwen3_step_bookkeeping.h"
 
 namespace s3::model {
+
+// A step's bookkeeping in device memory (Qwen3CudaForward::upload) and its sizes.
+struct Qwen3DeviceStep {
+  const int32_t *tokens = nullptr, *rope_positions = nullptr, *positions = nullptr, *table_offsets = nullptr,
+                *tables = nullptr, *logit_rows = nullptr;
+  const int64_t* kv_rows = nullptr;
+  cuda::AttentionWork attention_work;  // the tiled kernels' plan of the step (cuda/attention_tiled.h)
+  int64_t T = 0, R = 0;
+};
 
 class Qwen3CudaForward {
  public:
@@ -32,6 +44,19 @@ class Qwen3CudaForward {
   // [R × V] of its logit rows, valid until the next call. Throws std::invalid_argument for a bad
   // batch (nothing queued) and cuda::CudaError for a launch that fails.
   const float* forward(const Qwen3DeviceWeights& weights, const Qwen3Batch& batch, cuda::DeviceKvCache& cache);
+
+  // Copies a step's bookkeeping (and the tiled attention's plan of it, where this forward runs a
+  // tiled kernel) to the device, waiting for the copy; valid until the next upload. Its arrays are
+  // laid out in one buffer, the fixed-size ones first, so steps of one T and R share their addresses.
+  Qwen3DeviceStep upload(const Qwen3StepBookkeeping& step);
+  // Queues the forward of an uploaded step over `cache`; returns the device logits [R × V]. Queues
+  // nothing but launches (no copy, no wait), and allocates only when a buffer must grow: after
+  // reserve() for at least these sizes, or a call with the same sizes, it can be captured into a
+  // CUDA graph, and a replay computes what a new call would.
+  const float* enqueue(const Qwen3DeviceWeights& weights, const Qwen3DeviceStep& step, cuda::DeviceKvCache& cache);
+  // Grows every buffer to what a step of up to T tokens, R logit rows and `table_entries` block
+  // table entries needs (a tiled plan aside), so such steps never move them.
+  void reserve(int64_t T, int64_t R, int64_t table_entries);
 
   // "cuda split-KV paged attention", "cuda tiled paged attention", "cuda tiled paged attention, bf16
   // tensor cores for bf16 and fp8 caches" or "cuda reference attention (double)".
@@ -47,7 +72,13 @@ class Qwen3CudaForward {
   GemmInput prepare(const float* x, int64_t T, int64_t K, cuda::GemmDtype dtype);
   // outs[i] = x · ws[i]ᵀ for weights that share K, converting x once per input type.
   void linear(float* const* outs, const cuda::DeviceMatrix* const* ws, int count, const float* x, int64_t T);
-  void upload_batch(const Qwen3Batch& batch, int64_t T, int64_t block_size, int64_t num_blocks);
+  // Every activation buffer of a step of T tokens and R logit rows, grown as needed.
+  struct Activations {
+    float *x, *normed, *q, *k, *v, *attn, *gate, *up, *delta, *scratch, *final_rows, *logits;
+  };
+  Activations activations(int64_t T, int64_t R);
+  // Bytes of an uploaded step (upload()'s layout) without a tiled plan.
+  static size_t step_bytes(int64_t T, int64_t R, int64_t table_entries);
 
   Qwen3Config config_;
   cuda::DeviceAllocator& allocator_;
@@ -55,13 +86,9 @@ class Qwen3CudaForward {
   cuda::Gemm& gemm_;
   cuda::AttentionKernel attention_;
   cuda::DeviceBuffer rope_cos_, rope_sin_;  // [max_position_embeddings × HD/2]
-  // The step's bookkeeping: host staging and its device copy, and where each array starts.
+  // The step's bookkeeping: host staging and its device copy.
   std::vector<uint8_t> staging_;
   cuda::ScratchBuffer meta_{"the batch's bookkeeping"};
-  const int32_t *tokens_ = nullptr, *rope_positions_ = nullptr, *positions_ = nullptr, *table_offsets_ = nullptr,
-                *tables_ = nullptr, *logit_rows_ = nullptr;
-  const int64_t* kv_rows_ = nullptr;
-  cuda::AttentionWork attention_work_;  // the tiled kernels' plan of the step (cuda/attention_tiled.h)
   // Activations.
   cuda::ScratchBuffer x_{"activations (x)"}, normed_{"activations (normed)"}, q_{"activations (q)"}, k_{"activations (k)"},
       v_{"activations (v)"}, attn_{"activations (attention)"}, gate_{"activations (gate)"}, up_{"activations (up)"},

@@ -52,6 +52,7 @@ Napi::Object runner_description_object(Napi::Env env, const engine::RunnerDescri
   o.Set("device", description.device);
   o.Set("gemm", description.gemm);
   o.Set("attention", description.attention);
+  o.Set("graphs", description.graphs);
   return o;
 }
 

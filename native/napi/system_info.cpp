@@ -11,6 +11,7 @@
 #include "cpu/convert.h"
 #include "cpu/matmul_nn.h"
 #include "cpu/matmul_nn_bf16.h"
+#include "engine/model_runner.h"
 #include "model/device.h"
 #include "napi/guarded.h"
 #ifdef S3_WITH_CUDA
@@ -71,6 +72,19 @@ Napi::Object cpu_object(Napi::Env env) {
   return cpu;
 }
 
+#ifdef S3_WITH_CUDA
+// What S3_CUDA_GRAPHS asks of a CUDA runner's decode steps (engine/model_runner.h).
+std::string decode_graphs_setting() {
+  try {
+    return engine::cuda_graphs_enabled(engine::CudaGraphs::FromEnvironment)
+               ? "decode steps of up to 256 sequences through CUDA graphs with split or reference attention (S3_CUDA_GRAPHS=1; never run on a GPU yet)"
+               : "off: eager launches (S3_CUDA_GRAPHS=1 turns them on)";
+  } catch (const std::exception& e) {
+    return std::string("off: ") + e.what();
+  }
+}
+#endif
+
 Napi::Object cuda_object(Napi::Env env) {
   Napi::Object cuda = Napi::Object::New(env);
   Napi::Array devices = Napi::Array::New(env);
@@ -106,6 +120,7 @@ Napi::Object cuda_object(Napi::Env env) {
   gemm.Set("error", lt.error);
   cuda.Set("gemm", gemm);
   cuda.Set("attention", "split-KV paged attention for prefill and decode (cuda/attention.h); heads outside its shapes use the double-precision reference kernel");
+  cuda.Set("graphs", decode_graphs_setting());
   // NCCL for data-parallel collectives (cuda/nccl.h): opened, with its version, or why not.
   Napi::Object collectives = Napi::Object::New(env);
   const cuda::NcclLoad& nccl = cuda::process_nccl();
@@ -127,6 +142,7 @@ Napi::Object cuda_object(Napi::Env env) {
   gemm.Set("error", "built without CUDA");
   cuda.Set("gemm", gemm);
   cuda.Set("attention", "none (built without CUDA)");
+  cuda.Set("graphs", "none (built without CUDA)");
   Napi::Object collectives = Napi::Object::New(env);
   collectives.Set("version", "");
   collectives.Set("path", "");

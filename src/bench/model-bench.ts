@@ -157,7 +157,7 @@ export function benchDeviceDecode(
     const rooflineTokensPerSecond = sequences / (f.bytesPerStep / bandwidth);
     return { sequences, context: options.context, medianSeconds: f.medianSeconds, tokensPerSecond: f.tokensPerSecond, bytesPerStep: f.bytesPerStep, rooflineTokensPerSecond, fractionOfRoofline: f.tokensPerSecond / rooflineTokensPerSecond };
   });
-  return { model: label, runner: runner ?? { device: options.resolved, gemm: '', attention: '' }, kvCacheDtype, copyBandwidthGBytesPerSecond: bandwidth / 1e9, decode };
+  return { model: label, runner: runner ?? { device: options.resolved, gemm: '', attention: '', graphs: '' }, kvCacheDtype, copyBandwidthGBytesPerSecond: bandwidth / 1e9, decode };
 }
 
 /** Prefill of each (sequences × tokens) shape through the runner of `device`, in steps of at most stepTokens tokens. */
@@ -171,5 +171,5 @@ export function benchDeviceForward(
     runner = f.runner;
     return { sequences, tokens, stepTokens: Math.max(options.stepTokens, tokens), medianSeconds: f.medianSeconds, tokensPerSecond: f.tokensPerSecond };
   });
-  return { model: label, runner: runner ?? { device: '', gemm: '', attention: '' }, prefill };
+  return { model: label, runner: runner ?? { device: '', gemm: '', attention: '', graphs: '' }, prefill };
 }

@@ -51,7 +51,7 @@ export function registerBench(program: Command): void {
         const report = benchDeviceForward({ model: options.model, shape: options.shape, device, shapes, stepTokens: parseIntegerFlag('--step-tokens', options.stepTokens, 1), repetitions });
         print(options.json, report, () =>
           [
-            `model ${report.model} on ${report.runner.device} (${report.runner.gemm}; ${report.runner.attention})`,
+            `model ${report.model} on ${report.runner.device} (${report.runner.gemm}; ${report.runner.attention}; graphs ${report.runner.graphs})`,
             ...report.prefill.map((f) => `prefill ${f.sequences}×${f.tokens}: ${f.tokensPerSecond.toFixed(0)} tokens/s (median of ${repetitions}, ${f.medianSeconds.toFixed(3)} s, ${f.stepTokens} tokens per step)`),
           ].join('\n'),
         );
@@ -92,7 +92,7 @@ export function registerBench(program: Command): void {
         const report = benchDeviceDecode({ model: options.model, shape: options.shape, device, resolved, sequences, context, repetitions, kvCacheDtype });
         print(options.json, report, () =>
           [
-            `model ${report.model} on ${report.runner.device} (${report.runner.gemm}; ${report.runner.attention}), ${report.kvCacheDtype} KV cache; bandwidth ${report.copyBandwidthGBytesPerSecond.toFixed(0)} GB/s`,
+            `model ${report.model} on ${report.runner.device} (${report.runner.gemm}; ${report.runner.attention}; graphs ${report.runner.graphs}), ${report.kvCacheDtype} KV cache; bandwidth ${report.copyBandwidthGBytesPerSecond.toFixed(0)} GB/s`,
             ...report.decode.map((f) => `decode ×${f.sequences} @${f.context}: ${f.tokensPerSecond.toFixed(1)} tokens/s (${(1000 * f.medianSeconds).toFixed(2)} ms/step), ${(100 * f.fractionOfRoofline).toFixed(0)}% of the roofline`),
           ].join('\n'),
         );

@@ -42,6 +42,8 @@ export interface NativeCudaInfo {
   };
   /** The attention kernels a CUDA runner uses. */
   attention: string;
+  /** Whether a CUDA runner replays decode steps from CUDA graphs (S3_CUDA_GRAPHS), or why not. */
+  graphs: string;
   /** NCCL for data-parallel collectives (native/cuda/nccl.h): its version and file once opened (≥ 2.18), else why not. */
   nccl: { version: string; path: string; error: string };
 }
@@ -99,6 +101,18 @@ export interface NativeBenchFigures {
   kvGBytes: number;
 }
 
+/** What a model runner computes with (engine/model_runner.h RunnerDescription). */
+export interface NativeRunnerDescription {
+  /** "cpu", or "cuda:0 (NVIDIA H200)". */
+  device: string;
+  /** The GEMM path, e.g. "cpu avx512" or "cublasLt 13.0.2 bf16". */
+  gemm: string;
+  /** The attention kernels, e.g. "cpu avx512" or "cuda split-KV paged attention". */
+  attention: string;
+  /** "none (cpu)", "off" (or why), or the decode steps CUDA graphs serve and how often they replayed. */
+  graphs: string;
+}
+
 /** Timing of runner steps (decode: one step; prefill: every sequence) on any device. */
 export interface NativeRunnerBenchFigures {
   sequences: number;
@@ -109,7 +123,7 @@ export interface NativeRunnerBenchFigures {
   tokensPerSecond: number;
   /** Decode: weight and KV bytes one step reads. */
   bytesPerStep: number;
-  runner: { device: string; gemm: string; attention: string };
+  runner: NativeRunnerDescription;
 }
 
 /** The machine's own limits, measured in the same run as a benchmark. */
@@ -217,7 +231,7 @@ export interface NativeEngineStats {
   /** The device the engine runs on: 'cpu' or 'cuda'. */
   device: 'cpu' | 'cuda';
   /** What its model runner computes with. */
-  runner: { device: string; gemm: string; attention: string };
+  runner: NativeRunnerDescription;
 }
 
 /** native Engine: the shared inference server (native/engine). */

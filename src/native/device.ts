@@ -1,6 +1,7 @@
 // Which device runs the model and in what weight format: the `--device` and `--weights` flags of
 // run, eval, bench and model logits, and the engine options of the same names (native/model/device.h).
 import { loadAddon } from './addon.js';
+import type { NativeRunnerDescription } from './binding.js';
 import { NativeError } from '../errors.js';
 
 /** 'auto' (the default): CUDA when this addon was built with it, a GPU is visible and cuBLASLt opens; else the CPU. */
@@ -25,14 +26,7 @@ export interface DeviceOptions {
 }
 
 /** What a model runner computes with, as the native side describes it. */
-export interface RunnerDescription {
-  /** "cpu", or "cuda:0 (NVIDIA H200)". */
-  readonly device: string;
-  /** The GEMM path, e.g. "cpu avx512" or "cublasLt 13.0.2 bf16". */
-  readonly gemm: string;
-  /** The attention kernels, e.g. "cpu avx512" or "cuda paged decode". */
-  readonly attention: string;
-}
+export type RunnerDescription = Readonly<NativeRunnerDescription>;
 
 /** What `choice` means on this machine ('auto' → 'cuda' or 'cpu'); 'cuda' where CUDA cannot run throws with the reason. */
 export function resolveDevice(choice: DeviceChoice = 'auto'): 'cpu' | 'cuda' {

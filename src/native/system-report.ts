@@ -69,6 +69,7 @@ export function formatSystemReport(report: SystemReport): string {
     lines.push(`gemm:      ${g.cublasLtVersion ? `cuBLASLt ${g.cublasLtVersion} (bf16, f32)` : `no cuBLASLt (${g.error})`}`);
     lines.push(`fp8:       ${g.fp8Path}`);
     lines.push(`attention: ${report.cuda.attention}`);
+    lines.push(`graphs:    ${report.cuda.graphs}`);
     const n = report.cuda.nccl;
     lines.push(`collectives: ${n.version ? `NCCL ${n.version} (${n.path})` : `no NCCL (${n.error})`}`);
   }

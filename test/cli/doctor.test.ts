@@ -57,6 +57,14 @@ describe('swarm doctor --json', () => {
     if (gemm.fp8BlockScaling) expect(gemm.fp8Path).toMatch(/block-scaled/);
   });
 
+  it('says whether decode steps would replay from CUDA graphs (S3_CUDA_GRAPHS), and refuses a bad value in words', () => {
+    expect(report.cuda.graphs).toMatch(report.cuda.compiled ? /^off: eager launches/ : /^none/);
+    const on = JSON.parse(doctor(['--json'], { S3_CUDA_GRAPHS: '1' })).cuda.graphs;
+    expect(on).toMatch(report.cuda.compiled ? /^decode steps of up to 256 sequences through CUDA graphs/ : /^none/);
+    const bad = JSON.parse(doctor(['--json'], { S3_CUDA_GRAPHS: 'maybe' })).cuda.graphs;
+    expect(bad).toMatch(report.cuda.compiled ? /S3_CUDA_GRAPHS='maybe': expected 1 or on/ : /^none/);
+  });
+
   it('says whether cuBLASLt and NCCL could be opened, with the path or the reason', () => {
     for (const probe of [report.libraries.cublasLt, report.libraries.nccl]) {
       expect(typeof probe.found).toBe('boolean');

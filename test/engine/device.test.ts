@@ -29,6 +29,7 @@ describe('engine device option', () => {
       expect(stats.runner.device).toBe('cpu');
       expect(stats.runner.gemm).toMatch(/^cpu /);
       expect(stats.runner.attention).toMatch(/^cpu /);
+      expect(stats.runner.graphs).toBe('none (cpu)');
     } finally {
       engine.close();
     }
