@@ -3,8 +3,8 @@
 // (M = 1..64 rows, bound by streaming the weights from DRAM) and prefill (M in the hundreds,
 // bound by FMA throughput). Weights cycle through copies totalling > 256 MB so each call reads
 // them from DRAM, as a real forward pass does. rel.err is against a double reference on the f32
-// input: ~1e-7 for the f32 levels, ~1e-3 at avx512bf16 (BF16 and FP8 weights times the input
-// rounded to BF16; F32 weights keep the f32 path there).
+// input: ~1e-7 for the f32 levels, ~1e-3 at avx512bf16 and amx (BF16 and FP8 weights times the
+// input rounded to BF16, on VDPBF16PS or AMX tiles; F32 weights keep the f32 path there).
 //
 // Build (from the repository root, after building native/core and native/cpu objects):
 //   g++ -std=c++17 -O3 -Inative bench/matmul_bench.cpp <core and cpu objects> -lpthread -o matmul_bench
@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
   std::printf("threads %zu, cpu level %s\n", threads, s3::simd_level_name(s3::cpu_info().supported_level));
   const int64_t shapes[][2] = {{3072, 1024}, {1024, 3072}};
   const int64_t rows[] = {1, 2, 3, 4, 16, 64, 256, 512};
-  for (s3::SimdLevel level : {s3::SimdLevel::Avx512Bf16, s3::SimdLevel::Avx512, s3::SimdLevel::Avx2}) {
+  for (s3::SimdLevel level : {s3::SimdLevel::Amx, s3::SimdLevel::Avx512Bf16, s3::SimdLevel::Avx512, s3::SimdLevel::Avx2}) {
     if (s3::cpu_info().supported_level < level) continue;
     const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(level);
     for (DType dtype : {DType::BF16, DType::F8_E4M3, DType::F32}) {

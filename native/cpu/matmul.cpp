@@ -138,7 +138,7 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   for (int64_t i = 0; i < count; i++) total_columns += outputs[i].w->rows;
   const int64_t per_thread = (total_columns + int64_t(pool.num_threads()) - 1) / int64_t(pool.num_threads());
   const int64_t columns_per_chunk =
-      M >= kMatmulTileRows ? kColumnsPerChunk : (per_thread + kColumnsPerChunk - 1) / kColumnsPerChunk * kColumnsPerChunk;
+      M >= kMatmulTileRows ? kernels.prefill_chunk_columns : (per_thread + kColumnsPerChunk - 1) / kColumnsPerChunk * kColumnsPerChunk;
   for (int64_t i = 0; i < count; i++) {
     first_chunk[i + 1] = first_chunk[i] + (outputs[i].w->rows + columns_per_chunk - 1) / columns_per_chunk;
     K = std::max(K, outputs[i].w->cols);

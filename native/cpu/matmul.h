@@ -90,6 +90,9 @@ struct MatmulKernels {
   bool packs_input_into_tiles = false;
   // Whether `columns` reads the rounded input as inp.panels rather than inp.bf16 (the avx512bf16 level).
   bool packs_input_into_panels = false;
+  // Output columns per work item of a prefill-sized input (M ≥ 16): a multiple of the level's
+  // register tile (48 covers 4, 6, 3 and 16 columns; the amx level's 2 × 2 block of tiles needs 32).
+  int64_t prefill_chunk_columns = 48;
 };
 
 // out: [M × N] row-major; inp: [M × K] row-major; w: [N × K] (see matrix_view.h). out must not

@@ -16,6 +16,6 @@ void matmul_columns_amx(float* out, const MatmulInput& input, const MatrixView& 
 
 }  // namespace
 
-const MatmulKernels kMatmulAmx = {"amx", true, matmul_columns_amx, true};
+const MatmulKernels kMatmulAmx = {"amx", true, matmul_columns_amx, true, false, 64};
 
 }  // namespace s3::cpu
