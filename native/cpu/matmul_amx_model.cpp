@@ -3,11 +3,13 @@
 // (vol. 2, "TDPBF16PS"): for each row m of A and column n of B, over the pairs k in increasing
 // order, c += a[2k]·b[2k][n] then c += a[2k + 1]·b[2k + 1][n], each addition rounded to nearest
 // even, BF16 subnormal inputs read as zero and subnormal results flushed to zero. Tests use it
-// (kMatmulAmxModel) to check the amx level's blocking, packing, tails and FP8 scaling on CPUs
-// without AMX; where the CPU has AMX they also compare it with the hardware.
+// (kMatmulAmxModel, and kMatmulNnAmxModel for the trainer's products of matmul_nn_amx_kernel.h)
+// to check the amx level's blocking, packing, tails and FP8 scaling on CPUs without AMX; where the
+// CPU has AMX they also compare it with the hardware.
 #include <cstring>
 
 #include "cpu/matmul_amx_kernel.h"
+#include "cpu/matmul_nn_amx_kernel.h"
 
 namespace s3::cpu {
 namespace {
@@ -71,8 +73,14 @@ void matmul_columns_amx_model(float* out, const MatmulInput& input, const Matrix
   amx_matmul_columns<ModelTiles>(out, input, w, M, n_begin, n_end, scratch);
 }
 
+void matmul_nn_bf16_columns_amx_model(const MatmulNnBf16Args& p, int64_t n_begin, int64_t n_end) {
+  nn_amx_columns<ModelTiles>(p, n_begin, n_end);
+}
+
 }  // namespace
 
+const MatmulNnBf16Kernels kMatmulNnAmxModel = {"amx-model", matmul_nn_bf16_columns_amx_model, matmul_nn_pack_pairs_avx512bf16,
+                                               true};
 const MatmulKernels kMatmulAmxModel = {"amx-model", true, matmul_columns_amx_model, true};
 
 }  // namespace s3::cpu

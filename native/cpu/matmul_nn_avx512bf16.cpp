@@ -125,9 +125,11 @@ void matmul_nn_bf16_columns_avx512bf16(const MatmulNnBf16Args& p, int64_t n_begi
   }
 }
 
+}  // namespace
+
 // 16 columns at a time: the even row's BF16 in each 32-bit word's low half, the odd row's in its
 // high half, which is the pair layout with no shuffle.
-void pack_pairs_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out) {
+void matmul_nn_pack_pairs_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out) {
   for (int64_t j = 0; j < n; j += kLanes) {
     const __mmask16 mask = n - j >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (n - j)) - 1u);
     const __m512i low = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(mask, even + j)));
@@ -137,9 +139,7 @@ void pack_pairs_avx512bf16(const float* even, const float* odd, int64_t n, uint1
   }
 }
 
-}  // namespace
-
 const MatmulNnBf16Kernels kMatmulNnAvx512Bf16 = {"avx512bf16", matmul_nn_bf16_columns_avx512bf16,
-                                                 pack_pairs_avx512bf16};
+                                                 matmul_nn_pack_pairs_avx512bf16};
 
 }  // namespace s3::cpu

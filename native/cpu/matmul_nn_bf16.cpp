@@ -29,14 +29,55 @@ void for_row_units(ThreadPool& pool, int64_t n, Fn fn) {
   });
 }
 
+inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
 // The `count` columns of the rows k = 0 … K − 1 of a row-major f32 matrix (row k at src + k·ld)
-// as pair-interleaved BF16 rows, pair q at out + q·2·count (the odd row of a last, unpaired pair zero).
+// as pair-interleaved BF16 rows, pair q at out + q·out_row (the odd row of a last, unpaired pair
+// zero); with out_row > 2·count the rest of each row, and pair rows [⌈K/2⌉, pair_rows), are zeros.
 void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
-                    uint16_t* out, ThreadPool& pool) {
-  for_row_units(pool, (K + 1) / 2, [&](int64_t q0, int64_t q1) {
+                    uint16_t* out, int64_t out_row, int64_t pair_rows, ThreadPool& pool) {
+  const int64_t pairs = (K + 1) / 2;
+  for_row_units(pool, pair_rows, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; q++) {
-      const float* even = src + 2 * q * ld;
-      kernels.pack_pairs(even, 2 * q + 1 < K ? even + ld : nullptr, count, out + q * 2 * count);
+      uint16_t* row = out + q * out_row;
+      int64_t filled = 0;
+      if (q < pairs) {
+        const float* even = src + 2 * q * ld;
+        kernels.pack_pairs(even, 2 * q + 1 < K ? even + ld : nullptr, count, row);
+        filled = 2 * count;
+      }
+      std::fill(row + filled, row + out_row, uint16_t(0));
+    }
+  });
+}
+
+// A [M × K] (or stored [K × M]: a_row = 1) as BF16 rows of `row` values, zero past K, for `rows`
+// rows (zero past M); stored transposed, a block of 16 rows × 64 values of k at a time, so each
+// stored row is read 64 bytes at a time.
+void pack_a_rows(const MatmulNnArgs& p, uint16_t* a, int64_t row, int64_t rows, ThreadPool& pool) {
+  const ConvertKernels& convert = convert_kernels();
+  for_row_units(pool, rows, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; i++) {
+      uint16_t* out = a + i * row;
+      int64_t filled = 0;
+      if (i < p.M && p.a_col == 1) {  // contiguous: the bulk SIMD rounding (bit-identical to f32_to_bf16)
+        convert.f32_to_bf16(p.a + i * p.a_row, out, size_t(p.K));
+        filled = p.K;
+      } else if (i < p.M && p.a_row != 1) {
+        for (int64_t k = 0; k < p.K; k++) out[k] = f32_to_bf16(a_at(p, i, k));
+        filled = p.K;
+      }
+      std::fill(out + filled, out + row, uint16_t(0));
+    }
+    if (p.a_row != 1) return;
+    constexpr int64_t kBlockK = 64;
+    const int64_t i_end = std::min(i1, p.M);
+    for (int64_t k0 = 0; k0 < p.K; k0 += kBlockK) {
+      const int64_t k1 = std::min(p.K, k0 + kBlockK);
+      for (int64_t i = i0; i < i_end; i++) {
+        uint16_t* out = a + i * row;
+        for (int64_t k = k0; k < k1; k++) out[k] = f32_to_bf16(p.a[i + k * p.a_col]);
+      }
     }
   });
 }
@@ -52,6 +93,19 @@ MatmulNnBf16Args pack(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p,
   out.ldc = p.ldc;
   out.accumulate = p.accumulate;
   const int64_t pairs = (p.K + 1) / 2;
+  if (kernels.tiles) {  // the AMX layout (MatmulNnBf16Kernels::tiles)
+    const int64_t pair_rows = round_up(pairs, 16), rows = round_up(p.M, 32);
+    out.ldb = 2 * round_up(p.N, 32);
+    out.a_row = 2 * pair_rows;
+    out.a_pair = 2;
+    scratch.a.resize(size_t(rows * out.a_row));
+    scratch.b.resize(size_t(pair_rows * out.ldb));
+    pack_a_rows(p, scratch.a.data(), out.a_row, rows, pool);
+    pack_pair_rows(kernels, p.b, p.ldb, p.K, p.N, scratch.b.data(), out.ldb, pair_rows, pool);
+    out.a = scratch.a.data();
+    out.b = scratch.b.data();
+    return out;
+  }
   out.ldb = 2 * p.N;
   scratch.a.resize(size_t(p.M * 2 * pairs));
   scratch.b.resize(size_t(pairs * out.ldb));
@@ -59,7 +113,7 @@ MatmulNnBf16Args pack(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p,
   if (p.a_row == 1) {  // A stored [K × M] (dW = doutᵀ·inp): its stored rows are B-like, pair them
     out.a_row = 2;
     out.a_pair = 2 * p.M;
-    pack_pair_rows(kernels, p.a, p.a_col, p.K, p.M, a, pool);
+    pack_pair_rows(kernels, p.a, p.a_col, p.K, p.M, a, 2 * p.M, pairs, pool);
   } else {  // BF16 rows, padded to an even length
     out.a_row = 2 * pairs;
     out.a_pair = 2;
@@ -76,7 +130,7 @@ MatmulNnBf16Args pack(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p,
       }
     });
   }
-  pack_pair_rows(kernels, p.b, p.ldb, p.K, p.N, scratch.b.data(), pool);
+  pack_pair_rows(kernels, p.b, p.ldb, p.K, p.N, scratch.b.data(), out.ldb, pairs, pool);
   out.a = a;
   out.b = scratch.b.data();
   return out;
@@ -104,29 +158,38 @@ MatmulNnArgs round_operands(const MatmulNnArgs& p, MatmulNnBf16Scratch& scratch,
   return out;
 }
 
+// Kept per calling thread: the trainer calls this with the same few shapes every step, and fresh
+// buffers of the LM head's size would be faulted in again each time.
+MatmulNnBf16Scratch& calling_thread_scratch() {
+  thread_local MatmulNnBf16Scratch scratch;
+  return scratch;
+}
+
 }  // namespace
 
 const MatmulNnBf16Kernels* matmul_nn_bf16_kernels_for(SimdLevel level) {
-  return level >= SimdLevel::Avx512Bf16 ? &kMatmulNnAvx512Bf16 : nullptr;  // the amx level too: no tile kernel here yet
+  if (level >= SimdLevel::Amx) return &kMatmulNnAmx;
+  return level >= SimdLevel::Avx512Bf16 ? &kMatmulNnAvx512Bf16 : nullptr;
 }
 
 void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool) { matmul_nn_bf16(args, pool, cpu_info().level); }
 
 void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, SimdLevel level) {
   if (args.M <= 0 || args.N <= 0) return;
-  // Kept per calling thread: the trainer calls this with the same few shapes every step, and fresh
-  // buffers of the LM head's size would be faulted in again each time.
-  thread_local MatmulNnBf16Scratch scratch;
   if (const MatmulNnBf16Kernels* kernels = matmul_nn_bf16_kernels_for(level)) {
-    const MatmulNnBf16Args packed = pack(*kernels, args, scratch, pool);
-    const int64_t units = (args.N + kMatmulNnColumnsPerUnit - 1) / kMatmulNnColumnsPerUnit;
-    pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
-      kernels->columns(packed, int64_t(begin) * kMatmulNnColumnsPerUnit,
-                       std::min(args.N, int64_t(end) * kMatmulNnColumnsPerUnit));
-    });
+    matmul_nn_bf16(args, pool, *kernels);
   } else {
-    matmul_nn(round_operands(args, scratch, pool), pool, *matmul_nn_kernels_for(level));
+    matmul_nn(round_operands(args, calling_thread_scratch(), pool), pool, *matmul_nn_kernels_for(level));
   }
+}
+
+void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, const MatmulNnBf16Kernels& kernels) {
+  if (args.M <= 0 || args.N <= 0) return;
+  const MatmulNnBf16Args packed = pack(kernels, args, calling_thread_scratch(), pool);
+  const int64_t units = (args.N + kMatmulNnColumnsPerUnit - 1) / kMatmulNnColumnsPerUnit;
+  pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
+    kernels.columns(packed, int64_t(begin) * kMatmulNnColumnsPerUnit, std::min(args.N, int64_t(end) * kMatmulNnColumnsPerUnit));
+  });
 }
 
 void matmul_nn(const MatmulNnArgs& args, MatmulPrecision precision, ThreadPool& pool) {

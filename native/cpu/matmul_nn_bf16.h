@@ -51,12 +51,24 @@ struct MatmulNnBf16Kernels {
   // One pair-interleaved row: out[2j] = bf16(even[j]), out[2j + 1] = bf16(odd[j]) (0 when odd is
   // null: the last, unpaired k) for j < n, rounded exactly as core/dtype.h's f32_to_bf16.
   void (*pack_pairs)(const float* even, const float* odd, int64_t n, uint16_t* out);
+  // The AMX tile layout (matmul_nn_amx_kernel.h): A always as BF16 rows (a_pair = 2, A read
+  // transposed is transposed while packing), a_row a multiple of 32 and M a multiple of 32 rows,
+  // B's pairs a multiple of 16 and ldb = 2 × N rounded up to 32, every padding value zero.
+  bool tiles = false;
 };
 
-// The VDPBF16PS kernels for `level`; nullptr below avx512bf16 (those levels take the portable path).
+// The BF16 kernels for `level`: VDPBF16PS at avx512bf16, AMX tiles at amx; nullptr below
+// avx512bf16 (those levels take the portable path).
 const MatmulNnBf16Kernels* matmul_nn_bf16_kernels_for(SimdLevel level);
 
 extern const MatmulNnBf16Kernels kMatmulNnAvx512Bf16;
+// TDPBF16PS on the tile registers (matmul_nn_amx.cpp): C tiles of 32 × 32 accumulate every step of
+// k in increasing order, each step the tile instruction's 16 pairs; the order depends only on K.
+extern const MatmulNnBf16Kernels kMatmulNnAmx;
+// The same kernel over the software tile model of matmul_amx_model.cpp (tests, on CPUs without AMX).
+extern const MatmulNnBf16Kernels kMatmulNnAmxModel;
+// The avx512bf16 level's pair packing, which the AMX tables share.
+void matmul_nn_pack_pairs_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out);
 
 // The rounded operands of one call (the driver keeps one per calling thread).
 struct MatmulNnBf16Scratch {
@@ -68,6 +80,8 @@ struct MatmulNnBf16Scratch {
 // pool rounds the operands and then splits C's columns as matmul_nn does.
 void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool);
 void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, SimdLevel level);
+// With a given kernel table (tests run kMatmulNnAmxModel this way).
+void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, const MatmulNnBf16Kernels& kernels);
 
 // matmul_nn (f32) or matmul_nn_bf16, by the trainer's precision.
 void matmul_nn(const MatmulNnArgs& args, MatmulPrecision precision, ThreadPool& pool);

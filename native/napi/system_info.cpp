@@ -66,8 +66,9 @@ Napi::Object cpu_object(Napi::Env env) {
   Napi::Object train = Napi::Object::New(env);
   train.Set("f32", std::string("f32 ") + cpu::matmul_nn_kernels().name);
   const cpu::MatmulNnBf16Kernels* bf16 = cpu::matmul_nn_bf16_kernels_for(info.level);
-  train.Set("bf16", bf16 != nullptr ? std::string("VDPBF16PS ") + bf16->name
-                                    : std::string("f32 ") + cpu::matmul_nn_kernels().name + " on BF16-rounded operands (no AVX512-BF16)");
+  train.Set("bf16", bf16 == nullptr ? std::string("f32 ") + cpu::matmul_nn_kernels().name + " on BF16-rounded operands (no AVX512-BF16)"
+                    : bf16->tiles  ? std::string("AMX tiles (TDPBF16PS) ") + bf16->name
+                                   : std::string("VDPBF16PS ") + bf16->name);
   cpu.Set("trainMatmul", train);
   return cpu;
 }

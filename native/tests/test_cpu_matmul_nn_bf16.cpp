@@ -6,6 +6,7 @@
 // pair's odd product, then its even one); and determinism: the bits do not depend on the thread
 // count, on which rows share the call (batch invariance) or on how the columns are split.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -68,17 +69,26 @@ const int64_t kShapes[][3] = {{1, 1, 1},     {5, 17, 3},   {6, 64, 32},        {
 // unrounded operands the results must differ by BF16 rounding: each operand is off by at most
 // 2⁻⁹ relative, a product by 2⁻⁸, so |C − C_f32| ≤ 2⁻⁸ Σ|a·b| (+ the f32 term), and on these random
 // shapes by more than 2⁻¹⁶ Σ|a·b| somewhere (that is, the operands really were rounded).
-TEST(matmul_nn_bf16_matches_the_reference_on_rounded_operands_at_every_level) {
-  s3::ThreadPool pool(2);
-  for (SimdLevel level : s3::tests::runnable_levels_with_bf16()) {
-    for (const auto& shape : kShapes) {
+// Every level this machine runs with BF16 products of its own: runnable_levels_with_bf16(), and amx
+// (its tile kernel) where the CPU has AMX.
+std::vector<SimdLevel> levels_with_tiles() {
+  std::vector<SimdLevel> levels = s3::tests::runnable_levels_with_bf16();
+  if (s3::cpu_info().supported_level >= SimdLevel::Amx) levels.push_back(SimdLevel::Amx);
+  return levels;
+}
+
+// run(args) computes C (+)= A·B with some level's or table's BF16 products; checked against the
+// double reference as described above.
+template <typename Run>
+void check_against_the_reference(const Run& run) {
+  for (const auto& shape : kShapes) {
       const Operands op(shape[0], shape[1], shape[2], 11);
       const std::vector<float> ar = rounded(op.a), br = rounded(op.b);
       const std::vector<float> c0 = random_vector(size_t(op.M * op.N), 3);
       for (int transposed = 0; transposed < 2; transposed++) {
         for (int accumulate = 0; accumulate < 2; accumulate++) {
           std::vector<float> c = c0;
-          s3::cpu::matmul_nn_bf16(op.args(c.data(), transposed != 0, accumulate != 0), pool, level);
+          run(op.args(c.data(), transposed != 0, accumulate != 0));
           double largest_rounding_effect = 0.0;
           for (int64_t i = 0; i < op.M; i++) {
             for (int64_t n = 0; n < op.N; n++) {
@@ -99,7 +109,45 @@ TEST(matmul_nn_bf16_matches_the_reference_on_rounded_operands_at_every_level) {
           if (op.K >= 32) CHECK(largest_rounding_effect > 0x1p-16);
         }
       }
+  }
+}
+
+TEST(matmul_nn_bf16_matches_the_reference_on_rounded_operands_at_every_level) {
+  s3::ThreadPool pool(2);
+  for (SimdLevel level : levels_with_tiles()) {
+    check_against_the_reference([&](const MatmulNnArgs& args) { s3::cpu::matmul_nn_bf16(args, pool, level); });
+  }
+}
+
+// The amx level's tile kernel (matmul_nn_amx_kernel.h) over the software tile model, on every CPU
+// with AVX512-BF16: its packing (A transposed into rows, padding of M, K and N), 32 × 32 blocks,
+// super-columns, edges and accumulation, against the reference; where the CPU has AMX, the hardware
+// against the model (they may differ in the last bits of a sum: the model adds a pair's two
+// products one after the other, as the SDM states it; the forward's tile test measures the same).
+TEST(matmul_nn_bf16_tile_kernel_matches_the_reference_on_the_tile_model) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the tile model is compiled for it");
+  s3::ThreadPool pool(2);
+  check_against_the_reference([&](const MatmulNnArgs& args) { s3::cpu::matmul_nn_bf16(args, pool, s3::cpu::kMatmulNnAmxModel); });
+  if (s3::cpu_info().supported_level < SimdLevel::Amx) return;
+  for (int transposed = 0; transposed < 2; transposed++) {
+    const Operands op(45, 150, 333, 61);
+    std::vector<float> model(size_t(op.M * op.N)), hardware(model.size());
+    s3::cpu::matmul_nn_bf16(op.args(model.data(), transposed != 0, false), pool, s3::cpu::kMatmulNnAmxModel);
+    s3::cpu::matmul_nn_bf16(op.args(hardware.data(), transposed != 0, false), pool, s3::cpu::kMatmulNnAmx);
+    int64_t differ = 0;
+    double worst = 0.0;
+    for (int64_t i = 0; i < op.M; i++) {
+      for (int64_t n = 0; n < op.N; n++) {
+        double scale = 0.0;
+        for (int64_t k = 0; k < op.K; k++) scale += std::fabs(double(bf16(op.a[size_t(i * op.K + k)])) * double(bf16(op.b[size_t(k * op.N + n)])));
+        const double d = std::fabs(double(model[size_t(i * op.N + n)]) - double(hardware[size_t(i * op.N + n)]));
+        differ += d != 0.0;
+        worst = std::fmax(worst, d / scale);
+      }
     }
+    std::printf("  amx matmul_nn%s: hardware and model differ at %lld of %lld outputs, at most %.3g of sum |a b|\n",
+                transposed ? " (A transposed)" : "", (long long)differ, (long long)(op.M * op.N), worst);
+    CHECK(worst < 1e-6);
   }
 }
 
@@ -180,7 +228,7 @@ TEST(matmul_nn_bf16_pair_packing_rounds_like_f32_to_bf16) {
 // (a column range computed as its own product), at each level.
 TEST(matmul_nn_bf16_bits_do_not_depend_on_threads_batch_or_column_split) {
   s3::ThreadPool pool1(1), pool2(2);
-  for (SimdLevel level : s3::tests::runnable_levels_with_bf16()) {
+  for (SimdLevel level : levels_with_tiles()) {
     for (int transposed = 0; transposed < 2; transposed++) {
       const Operands op(37, 200, 601, 41);
       std::vector<float> one(size_t(op.M * op.N)), two(one.size());

@@ -40,9 +40,10 @@ describe('swarm doctor --json', () => {
     if (bf16Products) expect(report.cpu.features.avx512bf16).toBe(true);
     if (level === 'amx') expect(report.cpu.features.amxTile && report.cpu.features.amxBf16).toBe(true);
     if (level !== 'scalar') expect(report.cpu.features.avx2 && report.cpu.features.fma).toBe(true);
-    // The trainer's BF16 products use VDPBF16PS at the avx512bf16 and amx levels, and say so.
+    // The trainer's BF16 products use VDPBF16PS at the avx512bf16 level and AMX tiles at amx, and say so.
     expect(report.cpu.trainMatmul.f32).toBe(`f32 ${bf16Products ? 'avx512' : level}`);
-    expect(report.cpu.trainMatmul.bf16.startsWith('VDPBF16PS')).toBe(bf16Products);
+    expect(report.cpu.trainMatmul.bf16.startsWith('VDPBF16PS')).toBe(level === 'avx512bf16');
+    expect(report.cpu.trainMatmul.bf16.startsWith('AMX tiles')).toBe(level === 'amx');
   });
 
   it('caps the SIMD level with S3_SIMD', () => {

@@ -1,0 +1,124 @@
+// matmul_nn_amx_kernel.h: the amx level's C (+)= A·B of the trainer's BF16 products
+// (matmul_nn_bf16.h), written once over a tile interface `Tiles` (cpu/amx_tiles.h on the hardware,
+// matmul_amx_model.cpp's software model in the tests), like matmul_amx_kernel.h for the forward.
+// Include only from files compiled with the AVX512-BF16 flags; internal linkage.
+//
+// Operands in the tile layout the driver packs (MatmulNnBf16Kernels::tiles): A as BF16 rows of
+// a_row values (a multiple of 32, zero past K) for M rounded up to 32 rows (zero rows past M); B as
+// pair-interleaved rows (pair q holds B[2q][n], B[2q + 1][n] side by side), a multiple of 16 pairs,
+// ldb = 2 × N rounded up to 32, zero past K and N. An A tile is 16 rows × 32 values of k, loaded
+// straight from the rows; a B tile 16 pairs × 16 columns, straight from the pair rows (the layout
+// TDPBF16PS reads). Tiles 0–3 hold a 32 × 32 block of C (rows m, m + 16 × columns n, n + 16), tiles
+// 4–5 its A, 6–7 its B: per step of 32 values of k, 4 loads feed 4 TDPBF16PS.
+//
+// Numerics: each C element starts from C (accumulate) or 0 and takes the steps of k in increasing
+// order, in its tile, each step one TDPBF16PS over 16 pairs (products exact in f32, sums rounded to
+// nearest even, BF16 subnormal inputs read as zero, subnormal sums flushed). The order depends only
+// on K: not on M, on the 32 × 32 blocking, the column split or the thread count, so a row gets the
+// same bits in any batch. Rows and columns past M and past the caller's columns are computed on
+// the zero padding and never stored.
+#pragma once
+
+#include <cstdint>
+
+#include "cpu/matmul_nn_bf16.h"
+
+namespace s3::cpu {
+namespace {
+
+constexpr int kNnAmxRows = 16;                    // rows of a tile, and a C or B tile's columns
+constexpr int kNnAmxK = 32;                       // values of k per step (16 pairs)
+constexpr int64_t kNnAmxSuperColumns = 128;       // columns whose B rows (K × 128 × 2 bytes) stay in L2 while A passes
+constexpr int kNnAmxTileFloats = kNnAmxRows * kNnAmxRows;
+
+inline int64_t nn_amx_smaller(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// C rows [m, m + 16) × columns [n, n + 16): whole when both lie inside M and n_end.
+inline bool nn_amx_whole(const MatmulNnBf16Args& p, int64_t m, int64_t n, int64_t n_end) {
+  return m + kNnAmxRows <= p.M && n + kNnAmxRows <= n_end;
+}
+
+// Tile T ← C's block (rows m, columns n), from C itself or, at the edges, through `edge` (zeros
+// past M and n_end).
+template <int T, typename Tiles>
+inline void nn_amx_load_c(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64_t n, int64_t n_end, float* edge) {
+  if (nn_amx_whole(p, m, n, n_end)) {
+    t.template load<T>(p.c + m * p.ldc + n, p.ldc * 4);
+    return;
+  }
+  for (int r = 0; r < kNnAmxRows; r++) {
+    for (int j = 0; j < kNnAmxRows; j++) {
+      edge[r * kNnAmxRows + j] = m + r < p.M && n + j < n_end ? p.c[(m + r) * p.ldc + n + j] : 0.0f;
+    }
+  }
+  t.template load<T>(edge, kNnAmxRows * 4);
+}
+
+// C's block (rows m, columns n) ← tile T, the parts inside M and n_end only.
+template <int T, typename Tiles>
+inline void nn_amx_store_c(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64_t n, int64_t n_end, float* edge) {
+  if (nn_amx_whole(p, m, n, n_end)) {
+    t.template store<T>(p.c + m * p.ldc + n, p.ldc * 4);
+    return;
+  }
+  if (m >= p.M || n >= n_end) return;
+  t.template store<T>(edge, kNnAmxRows * 4);
+  const int64_t rows = nn_amx_smaller(kNnAmxRows, p.M - m), cols = nn_amx_smaller(kNnAmxRows, n_end - n);
+  for (int64_t r = 0; r < rows; r++) {
+    for (int64_t j = 0; j < cols; j++) p.c[(m + r) * p.ldc + n + j] = edge[r * kNnAmxRows + j];
+  }
+}
+
+// The 32 × 32 block of C at (m, n) over every step of k.
+template <typename Tiles>
+void nn_amx_block(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64_t n, int64_t n_end, int64_t steps, float* edge) {
+  if (p.accumulate) {
+    nn_amx_load_c<0>(t, p, m, n, n_end, edge);
+    nn_amx_load_c<1>(t, p, m, n + kNnAmxRows, n_end, edge);
+    nn_amx_load_c<2>(t, p, m + kNnAmxRows, n, n_end, edge);
+    nn_amx_load_c<3>(t, p, m + kNnAmxRows, n + kNnAmxRows, n_end, edge);
+  } else {
+    t.template zero<0>();
+    t.template zero<1>();
+    t.template zero<2>();
+    t.template zero<3>();
+  }
+  const uint16_t* a0 = p.a + m * p.a_row;
+  const uint16_t* a1 = a0 + kNnAmxRows * p.a_row;
+  const uint16_t* b = p.b + 2 * n;
+  for (int64_t s = 0; s < steps; s++) {
+    t.template load<4>(a0 + s * kNnAmxK, p.a_row * 2);
+    t.template load<5>(a1 + s * kNnAmxK, p.a_row * 2);
+    const uint16_t* bs = b + s * (kNnAmxK / 2) * p.ldb;
+    t.template load<6>(bs, p.ldb * 2);
+    t.template load<7>(bs + 2 * kNnAmxRows, p.ldb * 2);
+    t.template dot<0, 4, 6>();
+    t.template dot<1, 4, 7>();
+    t.template dot<2, 5, 6>();
+    t.template dot<3, 5, 7>();
+  }
+  nn_amx_store_c<0>(t, p, m, n, n_end, edge);
+  nn_amx_store_c<1>(t, p, m, n + kNnAmxRows, n_end, edge);
+  nn_amx_store_c<2>(t, p, m + kNnAmxRows, n, n_end, edge);
+  nn_amx_store_c<3>(t, p, m + kNnAmxRows, n + kNnAmxRows, n_end, edge);
+}
+
+// Columns [n_begin, n_end) of C (n_begin a multiple of 32: the driver's units are 64 columns), in
+// super-columns of 128 whose B stays in L2 while every block row of A passes over it.
+template <typename Tiles>
+void nn_amx_columns(const MatmulNnBf16Args& p, int64_t n_begin, int64_t n_end) {
+  Tiles t;
+  t.configure();
+  alignas(64) float edge[kNnAmxTileFloats];
+  const int64_t steps = p.a_row / kNnAmxK;
+  for (int64_t ns = n_begin; ns < n_end; ns += kNnAmxSuperColumns) {
+    const int64_t ne = nn_amx_smaller(n_end, ns + kNnAmxSuperColumns);
+    for (int64_t m = 0; m < p.M; m += 2 * kNnAmxRows) {
+      for (int64_t n = ns; n < ne; n += 2 * kNnAmxRows) nn_amx_block(t, p, m, n, n_end, steps, edge);
+    }
+  }
+  t.release();
+}
+
+}  // namespace
+}  // namespace s3::cpu
