@@ -43,12 +43,12 @@ describe('swarm model init + logits', () => {
     expect(worstRelativeError(got, naiveQwen3Logits({ directory: path.join(work, 'tiny'), ids }))).toBeLessThan(1e-4);
   });
 
-  it('matches the reference on the small shape with bf16 weights (f32 inputs, or BF16 ones at the avx512bf16 level)', () => {
+  it('matches the reference on the small shape with bf16 weights (f32 inputs, or BF16 ones at the avx512bf16 and amx levels)', () => {
     const smallIds = [1, 4000, 77, 1500, 3, 3];
     const got = logitsJson(path.join(work, 'small'), smallIds);
-    // At avx512bf16 the matmul rounds its inputs to BF16 (docs/determinism.md) and the reference does the same
-    // (measured 7.4e-6 with the rounding, 4.9e-3 without it).
-    const bf16Level = loadAddon().binding.systemInfo().cpu.simdLevel === 'avx512bf16';
+    // At avx512bf16 and amx the matmul rounds its inputs to BF16 (docs/determinism.md) and the reference does the
+    // same (measured 7.4e-6 with the rounding, 4.9e-3 without it).
+    const bf16Level = ['avx512bf16', 'amx'].includes(loadAddon().binding.systemInfo().cpu.simdLevel);
     const reference = naiveQwen3Logits({ directory: path.join(work, 'small'), ids: smallIds, bf16LinearInputs: bf16Level });
     expect(worstRelativeError(got, reference)).toBeLessThan(1e-4);
   });
