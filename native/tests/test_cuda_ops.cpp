@@ -117,7 +117,7 @@ TEST(cuda_embedding_and_gather_are_exact) {
   for (int64_t c = 0; c < C; c++) CHECK_EQ(gathered[size_t(c)], want[size_t(5 * C + c)]);
 }
 
-TEST(cuda_kv_store_writes_the_cpu_caches_bytes_and_scales) {
+TEST(cuda_kv_store_writes_the_cpu_caches_bytes_and_scales_and_skips_padding_rows) {
   s3test::require_gpu();
   s3::model::Qwen3Config c = s3test::small_qwen3_config();
   c.num_hidden_layers = 1;
@@ -139,9 +139,17 @@ TEST(cuda_kv_store_writes_the_cpu_caches_bytes_and_scales) {
     cpu.store(0, seqs, 2, k.data(), v.data());
     s3::cuda::DeviceAllocator allocator("test");
     s3::cuda::DeviceKvCache gpu(allocator, 1, NKV, HD, bs, blocks, dtype, nullptr);
-    DeviceArray<float> dk(k), dv(v);
-    DeviceArray<int64_t> drows(rows);
-    s3::cuda::kv_store(gpu.pages(0), dk.get(), dv.get(), drows.get(), T, nullptr);
+    // Three padding tokens (row −1, as a replayed decode step's) after the real ones: nothing of
+    // theirs may reach the cache, so its bytes must still equal the CPU's.
+    std::vector<float> padded_k = k, padded_v = v;
+    const std::vector<float> noise = s3test::random_floats(size_t(3 * NKV * HD), 8, 3.0f);
+    padded_k.insert(padded_k.end(), noise.begin(), noise.end());
+    padded_v.insert(padded_v.end(), noise.begin(), noise.end());
+    std::vector<int64_t> padded_rows = rows;
+    padded_rows.insert(padded_rows.end(), 3, -1);
+    DeviceArray<float> dk(padded_k), dv(padded_v);
+    DeviceArray<int64_t> drows(padded_rows);
+    s3::cuda::kv_store(gpu.pages(0), dk.get(), dv.get(), drows.get(), T + 3, nullptr);
     const s3::cpu::KvPages want = cpu.pages(0);
     const size_t bytes = size_t(blocks * NKV * bs * HD * s3::kv_dtype_size(dtype));
     std::vector<uint8_t> keys(bytes), values(bytes);
