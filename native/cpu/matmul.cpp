@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aligned_allocator.h"
 #include "cpu/convert.h"
 #include "cpu/kernel_select.h"
 
@@ -91,7 +92,7 @@ void round_rows_into_panels(const float* inp, int64_t M, int64_t K, int64_t stri
 
 // The rounded rows repacked into AMX B tiles (matmul.h, MatmulInput::tiles): a 16 × 16 transpose of
 // dwords per (row group, k step), zero rows past M.
-void pack_input_tiles(const uint16_t* rounded, int64_t M, int64_t stride, std::vector<uint32_t>& tiles) {
+void pack_input_tiles(const uint16_t* rounded, int64_t M, int64_t stride, CacheLineVector<uint32_t>& tiles) {
   const int64_t groups = (M + kMatmulTileRows - 1) / kMatmulTileRows, steps = stride / kMatmulTileK;
   const int64_t pairs = kMatmulTileK / 2;
   tiles.assign(size_t(groups * steps * kMatmulTileRows * pairs), 0);
@@ -150,7 +151,7 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   for (int64_t i = 0; i < count; i++) any_bf16_weight = any_bf16_weight || multiplies_in_bf16(outputs[i].w->dtype);
   // The calling thread's copy: the pass below only reads it, and returns before the next call.
   thread_local std::vector<uint16_t> rounded;
-  thread_local std::vector<uint32_t> tiles;
+  thread_local CacheLineVector<uint32_t> tiles;
   if (kernels.rounds_input_to_bf16 && any_bf16_weight && kernels.packs_input_into_panels) {
     input.bf16_stride = padded_row(K);
     round_rows_into_panels(inp, M, K, input.bf16_stride, rounded, pool);

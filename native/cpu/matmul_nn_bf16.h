@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/aligned_allocator.h"
 #include "core/cpu_features.h"
 #include "core/matmul_precision.h"
 #include "core/thread_pool.h"
@@ -72,7 +73,7 @@ void matmul_nn_pack_pairs_avx512bf16(const float* even, const float* odd, int64_
 
 // The rounded operands of one call (the driver keeps one per calling thread).
 struct MatmulNnBf16Scratch {
-  std::vector<uint16_t> a, b;        // avx512bf16: packed as MatmulNnBf16Args describes
+  CacheLineVector<uint16_t> a, b;    // avx512bf16 and amx: packed as MatmulNnBf16Args describes (tile rows on cache lines)
   std::vector<float> a_f32, b_f32;   // other levels: A [M × K] and B [K × N] as BF16 values in f32
 };
 
