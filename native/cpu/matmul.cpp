@@ -175,7 +175,7 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   pool.parallel_claim(size_t(blocks * chunks), [&](size_t item, size_t) {
     // Allocated here, in baseline code: a std::vector instantiated in an AVX-512 file could be the
     // copy the linker keeps for everyone, and fault on CPUs without AVX-512.
-    thread_local std::vector<float> scratch;
+    thread_local CacheLineVector<float> scratch;  // the amx level packs weight tiles into it
     scratch.resize(size_t(kMatmulScratchRows * padded_row(K)));
     const int64_t block = int64_t(item) / chunks, chunk = int64_t(item) % chunks;
     int64_t i = 0;

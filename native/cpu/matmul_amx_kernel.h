@@ -5,11 +5,18 @@
 // with the AVX512-BF16 flags; internal linkage, as in the other SIMD headers.
 //
 // out = x · Wᵀ is computed transposed, as C = W · xᵀ: the A operand is 16 weight rows × 32 values
-// of k, loaded straight from the checkpoint's BF16 rows (no packing per weight version), the B
-// operand 32 values of k × 16 input rows, from the tiles matmul.cpp packs once per call
-// (MatmulInput::tiles). C tile (i, j) is output (input row j, weight row i). Tiles 0–3 hold a 2 × 2
-// block of C (32 weight rows × 32 input rows), tiles 4–5 the two weight panels' A, tiles 6–7 the two
-// input groups' B: per step of k, 2 + 2 loads feed 4 TDPBF16PS.
+// of k, the B operand 32 values of k × 16 input rows, from the tiles matmul.cpp packs once per call
+// (MatmulInput::tiles). C tile (i, j) is output (input row j, weight row i), transposed into the
+// output rows in registers. Tiles 0–3 hold a 2 × 2 block of C (32 weight rows × 32 input rows),
+// tiles 4–5 the two weight panels' A, tiles 6–7 the two input groups' B: per step of k, 2 + 2 loads
+// feed 4 TDPBF16PS.
+//
+// Where more than two groups of input rows pass over a pair of weight panels, the panels are first
+// copied into scratch as whole tiles, one contiguous kilobyte per step of k (FP8 widened on the way):
+// loaded from the checkpoint's rows instead, a tile's 16 rows lie K × 2 bytes apart, which maps them
+// onto two sets of L1 (and a borrowed checkpoint row need not start on a cache line), so the panels
+// fell out of L1 between the groups. With fewer groups (decode) each tile is read once, and straight
+// from the rows (FP8 still through scratch, in the same tile layout).
 //
 // Numerics: each output is accumulated in its C tile over the steps of k in increasing order, by
 // TDPBF16PS (products of BF16 values, exact in f32, added with round-to-nearest-even; BF16 subnormal
@@ -45,35 +52,47 @@ static_assert(kFp8BlockSize % kAmxK == 0 && kFp8BlockSize % kAmxRows == 0, "scal
 static_assert(kMatmulRowAlign == kAmxK, "the rounded input rows are whole steps of k");
 static_assert(kMatmulScratchRows * 2 >= 2 * kAmxRows, "two 16-row BF16 panels fit the caller's scratch");
 
-// 16 weight rows as BF16, `stride` elements apart, whole steps of k readable: the checkpoint's rows
-// where they allow it, else a zero-padded copy (FP8 widened) in scratch.
+// 16 weight rows as BF16 A tiles: tile s (step s of k) at rows + s × step, its rows `stride`
+// elements apart (the checkpoint's rows: step 32, stride K; or whole tiles packed in scratch: step
+// 512, stride 32).
 struct AmxPanel {
   const uint16_t* rows;
-  int64_t stride;
+  int64_t step, stride;
 };
 
-// Weight rows [n, n + 16) ∩ [0, N) into `dst` (16 rows of `stride`, zero past N and past K).
-inline AmxPanel copy_bf16_panel(const uint16_t* w, int64_t N, int64_t K, int64_t n, int64_t stride, uint16_t* dst) {
+constexpr int64_t kAmxTileValues = int64_t(kAmxRows) * kAmxK;  // BF16 values of one A tile
+
+// Weight rows [n, n + 16) ∩ [0, N) as `steps` whole A tiles in `dst` (zero past N and past K).
+inline AmxPanel pack_bf16_panel(const uint16_t* w, int64_t N, int64_t K, int64_t n, int64_t steps, uint16_t* dst) {
   for (int64_t r = 0; r < kAmxRows; r++) {
-    for (int64_t k = 0; k < stride; k++) dst[r * stride + k] = (n + r < N && k < K) ? w[(n + r) * K + k] : uint16_t(0);
+    uint16_t* out = dst + r * kAmxK;
+    if (n + r >= N) {
+      for (int64_t s = 0; s < steps; s++) _mm512_storeu_si512(out + s * kAmxTileValues, _mm512_setzero_si512());
+      continue;
+    }
+    const uint16_t* src = w + (n + r) * K;
+    for (int64_t s = 0, k = 0; s < steps; s++, k += kAmxK) {
+      const __mmask32 mask = k < K ? value_mask(K - k) : __mmask32(0);
+      _mm512_storeu_si512(out + s * kAmxTileValues, _mm512_maskz_loadu_epi16(mask, src + k));
+    }
   }
-  return {dst, stride};
+  return {dst, kAmxTileValues, kAmxK};
 }
 
-inline AmxPanel widen_fp8_panel(const uint8_t* codes, int64_t N, int64_t K, int64_t n, int64_t stride, uint16_t* dst) {
+inline AmxPanel widen_fp8_panel(const uint8_t* codes, int64_t N, int64_t K, int64_t n, int64_t steps, uint16_t* dst) {
   for (int64_t r = 0; r < kAmxRows; r++) {
-    uint16_t* row = dst + r * stride;
+    uint16_t* out = dst + r * kAmxK;
     if (n + r >= N) {
-      for (int64_t k = 0; k < stride; k += kAmxK) _mm512_storeu_si512(row + k, _mm512_setzero_si512());
+      for (int64_t s = 0; s < steps; s++) _mm512_storeu_si512(out + s * kAmxTileValues, _mm512_setzero_si512());
       continue;
     }
     const uint8_t* src = codes + (n + r) * K;
-    for (int64_t k = 0; k < stride; k += kAmxK) {
+    for (int64_t s = 0, k = 0; s < steps; s++, k += kAmxK) {
       const __mmask32 mask = k < K ? value_mask(K - k) : __mmask32(0);
-      _mm512_storeu_si512(row + k, widen_fp8(_mm256_maskz_loadu_epi8(mask, src + k)));
+      _mm512_storeu_si512(out + s * kAmxTileValues, widen_fp8(_mm256_maskz_loadu_epi8(mask, src + k)));
     }
   }
-  return {dst, stride};
+  return {dst, kAmxTileValues, kAmxK};
 }
 
 // The kernel's view of one call.
@@ -88,20 +107,47 @@ inline const uint32_t* b_tile(const AmxCall& call, int64_t g, int64_t s) {
   return call.tiles + (g * call.steps + s) * kAmxTileFloats;
 }
 
-// out[(16 g + j) × N + n + i] = c[i][j] for the rows and columns that exist.
+// out[(16 g + j) × N + n + i] = c[i][j] for the rows and columns that exist: the 16 × 16 tile
+// transposed in registers (pairs of rows interleaved, then pairs of pairs, then 128-bit quarters
+// twice), each output row one masked store.
 inline void scatter_tile(const AmxCall& call, const float* c, int64_t n, int64_t n_end, int64_t g) {
   const int64_t rows = amx_smaller(kAmxRows, n_end - n), cols = amx_smaller(kAmxRows, call.M - g * kAmxRows);
-  for (int64_t j = 0; j < cols; j++) {
-    float* y = call.out + (g * kAmxRows + j) * call.N + n;
-    for (int64_t i = 0; i < rows; i++) y[i] = c[i * kAmxRows + j];
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; i++) r[i] = _mm512_load_ps(c + 16 * i);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
   }
+  for (int i = 0; i < 16; i += 4) {
+    const __m512d t0 = _mm512_castps_pd(t[i]), t1 = _mm512_castps_pd(t[i + 1]);
+    const __m512d t2 = _mm512_castps_pd(t[i + 2]), t3 = _mm512_castps_pd(t[i + 3]);
+    r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
+    r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+    r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
+    r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+  }
+  // r[4q + e] now holds, per 128-bit quarter h, column 4h + e of rows 4q … 4q + 3.
+  for (int i = 0; i < 4; i++) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+    r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
+    r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd);
+  }
+  const __mmask16 mask = __mmask16((1u << rows) - 1);
+  for (int64_t j = 0; j < cols; j++) _mm512_mask_storeu_ps(call.out + (g * kAmxRows + j) * call.N + n, mask, r[j]);
 }
 
 // One step of k for the P × G block: A tiles 4 + p, B tiles 6 + g, C tiles 2p + g.
 template <int P, int G, typename Tiles>
 inline void amx_step(Tiles& t, const AmxPanel (&panels)[2], const AmxCall& call, int64_t g0, int64_t s) {
-  t.template load<4>(panels[0].rows + s * kAmxK, panels[0].stride * 2);
-  if constexpr (P == 2) t.template load<5>(panels[1].rows + s * kAmxK, panels[1].stride * 2);
+  t.template load<4>(panels[0].rows + s * panels[0].step, panels[0].stride * 2);
+  if constexpr (P == 2) t.template load<5>(panels[1].rows + s * panels[1].step, panels[1].stride * 2);
   t.template load<6>(b_tile(call, g0, s), kAmxRows * 4);
   if constexpr (G == 2) t.template load<7>(b_tile(call, g0 + 1, s), kAmxRows * 4);
   t.template dot<0, 4, 6>();
@@ -208,9 +254,10 @@ struct AmxFp8Blocks {
 template <typename Tiles>
 void amx_columns(Tiles& t, float* out, const MatmulInput& input, const MatrixView& view, int64_t M, int64_t n_begin,
                  int64_t n_end, float* scratch) {
-  const int64_t K = view.cols, N = view.rows, stride = input.bf16_stride;
-  const AmxCall call{out, input.tiles, M, N, stride / kAmxK};
+  const int64_t K = view.cols, N = view.rows;
+  const AmxCall call{out, input.tiles, M, N, input.bf16_stride / kAmxK};
   uint16_t* panel_scratch = reinterpret_cast<uint16_t*>(scratch);
+  const int64_t steps = call.steps, groups = (M + kAmxRows - 1) / kAmxRows;
   t.configure();
   for (int64_t n = n_begin; n < n_end; n += 2 * kAmxRows) {
     const int P = n_end - n > kAmxRows ? 2 : 1;
@@ -219,10 +266,11 @@ void amx_columns(Tiles& t, float* out, const MatmulInput& input, const MatrixVie
       const uint16_t* w = static_cast<const uint16_t*>(view.data);
       for (int p = 0; p < P; p++) {
         const int64_t first = n + p * kAmxRows;
-        // Straight from the checkpoint when all 16 rows exist and every step of k lies inside a row.
-        panels[p] = first + kAmxRows <= N && K % kAmxK == 0
-                        ? AmxPanel{w + first * K, K}
-                        : copy_bf16_panel(w, N, K, first, stride, panel_scratch + p * kAmxRows * stride);
+        // Straight from the checkpoint when each tile is read once (two groups at most), all 16
+        // rows exist and every step of k lies inside a row; else whole tiles in scratch.
+        panels[p] = groups <= 2 && first + kAmxRows <= N && K % kAmxK == 0
+                        ? AmxPanel{w + first * K, kAmxK, K}
+                        : pack_bf16_panel(w, N, K, first, steps, panel_scratch + p * steps * kAmxTileValues);
       }
       if (P == 1) panels[1] = panels[0];
       const AmxBf16Blocks<Tiles> blocks{t, panels, call, n, n_end};
@@ -235,7 +283,7 @@ void amx_columns(Tiles& t, float* out, const MatmulInput& input, const MatrixVie
     const float* scales[2];
     for (int p = 0; p < P; p++) {
       const int64_t first = n + p * kAmxRows;
-      panels[p] = widen_fp8_panel(codes, N, K, first, stride, panel_scratch + p * kAmxRows * stride);
+      panels[p] = widen_fp8_panel(codes, N, K, first, steps, panel_scratch + p * steps * kAmxTileValues);
       scales[p] = view.block_scales + (first / kFp8BlockSize) * scale_cols;
     }
     if (P == 1) panels[1] = panels[0], scales[1] = scales[0];
