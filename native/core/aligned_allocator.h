@@ -1,8 +1,8 @@
 // aligned_allocator.h: a std::allocator replacement whose storage starts on a cache line (64 bytes),
 // for buffers that AMX tiles or full-width vector loads read row by row: std::vector's default
 // storage is only 16-byte aligned, and a 64-byte tile row that straddles two cache lines costs a
-// second line on every load (measured: the amx matmul's input tiles at 16 bytes past a line ran
-// 0.7x as fast).
+// second line on every load (measured: with its input tiles 16 bytes past a line, one thread's amx
+// matmul of 512 rows by 3,072 × 1,024 weights ran at 0.55x the speed).
 #pragma once
 
 #include <cstddef>
