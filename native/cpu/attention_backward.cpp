@@ -4,12 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "core/ops/packed_attention.h"
 #include "cpu/attention_backward_rows.h"
 #include "cpu/kernel_select.h"
-#include "cpu/matmul_nn.h"
+#include "cpu/attention_train_products.h"
 
 namespace s3::cpu {
 
@@ -160,30 +161,16 @@ void transpose_into(float* dst, const float* src, int64_t rows, int64_t cols, in
   }
 }
 
-// C[M × N] (+)= A · B on this thread, every operand addressed through its strides (see matmul_nn.h).
-void product(float* c, int64_t ldc, const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M,
-             int64_t N, int64_t K, bool accumulate) {
-  MatmulNnArgs args;
-  args.c = c;
-  args.a = a;
-  args.b = b;
-  args.M = M;
-  args.N = N;
-  args.K = K;
-  args.a_row = a_row;
-  args.a_col = a_col;
-  args.ldb = ldb;
-  args.ldc = ldc;
-  args.accumulate = accumulate;
-  matmul_nn_serial(args);
-}
-
 // The keys and values of KV head g that sequence seq's queries see, gathered contiguously: the
 // parent's rows (P of them, none without a parent) and then the sequence's own L rows, each as
 // [rows × HD] and transposed as [HD × rows].
 struct VisibleKeys {
   std::vector<float> k, v, kt, vt;
   int64_t P = 0, L = 0;
+
+  AttentionUnitKeys view(int64_t HD) const {
+    return {k.data(), v.data(), kt.data(), vt.empty() ? nullptr : vt.data(), P + L, HD};
+  }
 
   void gather(const PackedAttentionShape& shape, const float* keys, const float* values, int64_t seq, int64_t g,
               bool transpose_values) {
@@ -213,7 +200,8 @@ struct VisibleKeys {
 }  // namespace
 
 void causal_attention_train_forward(float* out, float* lse, const float* q, const float* k, const float* v,
-                                    const PackedAttentionShape& shape, ThreadPool& pool) {
+                                    const PackedAttentionShape& shape, ThreadPool& pool,
+                                    const AttentionTrainPrecision& products_precision) {
   const int64_t NH = shape.NH, NKV = shape.NKV, HD = shape.HD, group = NH / NKV;
   const int64_t B = shape.block > 0 ? shape.block : 64;
   const float scale = 1.0f / std::sqrt(float(HD));
@@ -221,18 +209,20 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
   const int64_t units = NH * shape.n_seq;
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
     VisibleKeys keys;
+    const std::unique_ptr<AttentionTrainProducts> products = make_attention_train_products(products_precision);
     std::vector<float> s;
     for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
       const int64_t h = u / shape.n_seq, seq = u % shape.n_seq, g = h / group;
       const int64_t s0 = shape.seq_begins[seq];
       keys.gather(shape, k, v, seq, g, false);
-      const int64_t P = keys.P, L = keys.L, n = P + L;
+      products->start_unit(keys.view(HD));
+      const int64_t P = keys.P, L = keys.L;
       for (int64_t b0 = 0; b0 < L; b0 += B) {
         const int64_t nb = std::min(B, L - b0), nk = P + b0 + nb;
         const float* qb = q + ((s0 + b0) * NH + h) * HD;
         // S = Q_b · Kᵀ over the first nk visible keys: [nb × nk].
         s.resize(size_t(nb * nk));
-        product(s.data(), nk, qb, NH * HD, 1, keys.kt.data(), n, nb, nk, HD, false);
+        products->scores(s.data(), qb, NH * HD, nb, nk);
         for (int64_t i = 0; i < nb; i++) {
           float* row = s.data() + i * nk;
           const int64_t valid = P + b0 + i + 1;
@@ -244,7 +234,7 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
           lse[(s0 + b0 + i) * NH + h] = max + std::log(total);
         }
         // O_b = P · V, written straight into out's rows of head h.
-        product(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), nk, 1, keys.v.data(), HD, nb, HD, nk, false);
+        products->weighted_values(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), nb, nk);
       }
     }
   });
@@ -252,7 +242,7 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
 
 void causal_attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                                const float* q, const float* k, const float* v, const PackedAttentionShape& shape,
-                               ThreadPool& pool) {
+                               ThreadPool& pool, const AttentionTrainPrecision& products_precision) {
   const int64_t T = shape.T, NH = shape.NH, NKV = shape.NKV, HD = shape.HD, group = NH / NKV;
   const int64_t B = shape.block > 0 ? shape.block : 64;
   const float scale = 1.0f / std::sqrt(float(HD));
@@ -273,14 +263,16 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
   const int64_t units = NKV * shape.n_seq;
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
     VisibleKeys keys;
+    const std::unique_ptr<AttentionTrainProducts> products = make_attention_train_products(products_precision);
     std::vector<float> p, ds, dkv, dvv;
     for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
       const int64_t g = u / shape.n_seq, seq = u % shape.n_seq;
       const int64_t s0 = shape.seq_begins[seq];
       keys.gather(shape, k, v, seq, g, true);
+      products->start_unit(keys.view(HD));
       const int64_t P = keys.P, L = keys.L, n = P + L;
-      dkv.assign(size_t(n * HD), 0.0f);  // dK, dV of the visible rows
-      dvv.assign(size_t(n * HD), 0.0f);
+      dkv.resize(size_t(n * HD));  // dK, dV of the visible rows
+      dvv.resize(size_t(n * HD));
       for (int64_t h = g * group; h < (g + 1) * group; h++) {
         for (int64_t b0 = 0; b0 < L; b0 += B) {
           const int64_t nb = std::min(B, L - b0), nk = P + b0 + nb;
@@ -289,8 +281,8 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
           // P from the saved log-sum-exp; dP = dO · Vᵀ; dS = P ⊙ (dP − Δ) · scale.
           p.resize(size_t(nb * nk));
           ds.resize(size_t(nb * nk));
-          product(p.data(), nk, qb, NH * HD, 1, keys.kt.data(), n, nb, nk, HD, false);
-          product(ds.data(), nk, dob, NH * HD, 1, keys.vt.data(), n, nb, nk, HD, false);
+          products->scores(p.data(), qb, NH * HD, nb, nk);
+          products->value_scores(ds.data(), dob, NH * HD, nb, nk);
           for (int64_t i = 0; i < nb; i++) {
             const int64_t t = s0 + b0 + i, valid = P + b0 + i + 1;
             const float l = lse[t * NH + h];
@@ -301,11 +293,11 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
             for (int64_t j = valid; j < nk; j++) prow[j] = dsrow[j] = 0.0f;
           }
           // dQ_b = dS · K; dK += dSᵀ · Q_b; dV += Pᵀ · dO_b (the transposes read through strides).
-          product(dq + ((s0 + b0) * NH + h) * HD, NH * HD, ds.data(), nk, 1, keys.k.data(), HD, nb, HD, nk, false);
-          product(dkv.data(), HD, ds.data(), 1, nk, qb, NH * HD, nk, HD, nb, true);
-          product(dvv.data(), HD, p.data(), 1, nk, dob, NH * HD, nk, HD, nb, true);
+          products->weighted_keys(dq + ((s0 + b0) * NH + h) * HD, NH * HD, ds.data(), nb, nk);
+          products->add_key_value_grads(ds.data(), p.data(), qb, NH * HD, dob, NH * HD, nb, nk);
         }
       }
+      products->key_value_grads(dkv.data(), dvv.data());
       for (int64_t r = 0; r < L; r++) {
         std::memcpy(dk + ((s0 + r) * NKV + g) * HD, dkv.data() + (P + r) * HD, size_t(HD) * sizeof(float));
         std::memcpy(dv + ((s0 + r) * NKV + g) * HD, dvv.data() + (P + r) * HD, size_t(HD) * sizeof(float));

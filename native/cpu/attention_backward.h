@@ -12,6 +12,10 @@
 // its children and has no parent itself (seq_parent[p] = −1). The backward adds every child's
 // gradient with respect to the parent's keys and values to the parent's rows, child by child in
 // index order, so the sums stay deterministic.
+// Products: f32, or BF16 operands summed in f32 (`products`, cpu/attention_train_products.h;
+// attention_train_precision picks this CPU's kernels for a trainer's precision). The forward and
+// the backward must be given the same, as the backward recomputes the probabilities from the
+// forward's log-sum-exp.
 // The *_rowwise variants are the plain one-query-at-a-time reference the tests compare against.
 #pragma once
 
@@ -19,6 +23,7 @@
 
 #include "core/ops/packed_attention.h"
 #include "core/thread_pool.h"
+#include "cpu/attention_train_products.h"
 
 namespace s3::cpu {
 
@@ -34,12 +39,13 @@ struct PackedAttentionShape {
 inline int64_t attention_parent(const PackedAttentionShape& shape, int64_t s) { return ops::packed_parent(shape.seq_parent, s); }
 
 void causal_attention_train_forward(float* out, float* lse, const float* q, const float* k, const float* v,
-                                    const PackedAttentionShape& shape, ThreadPool& pool);
+                                    const PackedAttentionShape& shape, ThreadPool& pool,
+                                    const AttentionTrainPrecision& products = {});
 
 // dq [T×NH×HD], dk, dv [T×NKV×HD] overwritten.
 void causal_attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                                const float* q, const float* k, const float* v, const PackedAttentionShape& shape,
-                               ThreadPool& pool);
+                               ThreadPool& pool, const AttentionTrainPrecision& products = {});
 
 void causal_attention_train_forward_rowwise(float* out, float* lse, const float* q, const float* k, const float* v,
                                             const PackedAttentionShape& shape, ThreadPool& pool);

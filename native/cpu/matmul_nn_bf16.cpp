@@ -31,23 +31,11 @@ void for_row_units(ThreadPool& pool, int64_t n, Fn fn) {
 
 inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-// The `count` columns of the rows k = 0 … K − 1 of a row-major f32 matrix (row k at src + k·ld)
-// as pair-interleaved BF16 rows, pair q at out + q·out_row (the odd row of a last, unpaired pair
-// zero); with out_row > 2·count the rest of each row, and pair rows [⌈K/2⌉, pair_rows), are zeros.
+// Every pair row of `out` over the pool (matmul_nn_pack_pair_row, matmul_nn_bf16.h).
 void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
                     uint16_t* out, int64_t out_row, int64_t pair_rows, ThreadPool& pool) {
-  const int64_t pairs = (K + 1) / 2;
   for_row_units(pool, pair_rows, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; q++) {
-      uint16_t* row = out + q * out_row;
-      int64_t filled = 0;
-      if (q < pairs) {
-        const float* even = src + 2 * q * ld;
-        kernels.pack_pairs(even, 2 * q + 1 < K ? even + ld : nullptr, count, row);
-        filled = 2 * count;
-      }
-      std::fill(row + filled, row + out_row, uint16_t(0));
-    }
+    for (int64_t q = q0; q < q1; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, out + q * out_row, out_row, q);
   });
 }
 
@@ -166,6 +154,17 @@ MatmulNnBf16Scratch& calling_thread_scratch() {
 }
 
 }  // namespace
+
+void matmul_nn_pack_pair_row(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
+                             uint16_t* row, int64_t out_row, int64_t q) {
+  int64_t filled = 0;
+  if (q < (K + 1) / 2) {
+    const float* even = src + 2 * q * ld;
+    kernels.pack_pairs(even, 2 * q + 1 < K ? even + ld : nullptr, count, row);
+    filled = 2 * count;
+  }
+  std::fill(row + filled, row + out_row, uint16_t(0));
+}
 
 const MatmulNnBf16Kernels* matmul_nn_bf16_kernels_for(SimdLevel level) {
   if (level >= SimdLevel::Amx) return &kMatmulNnAmx;

@@ -71,6 +71,12 @@ extern const MatmulNnBf16Kernels kMatmulNnAmxModel;
 // The avx512bf16 level's pair packing, which the AMX tables share.
 void matmul_nn_pack_pairs_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out);
 
+// Pair row q of the pair-interleaved layout, `out_row` values at `row`: the `count` columns of rows
+// 2q and 2q + 1 (src rows ld apart; the odd row zero when 2q + 1 = K) side by side, then zeros;
+// all zeros when q ≥ ⌈K/2⌉ (the padding pairs of the tile layout).
+void matmul_nn_pack_pair_row(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
+                             uint16_t* row, int64_t out_row, int64_t q);
+
 // The rounded operands of one call (the driver keeps one per calling thread).
 struct MatmulNnBf16Scratch {
   CacheLineVector<uint16_t> a, b;    // avx512bf16 and amx: packed as MatmulNnBf16Args describes (tile rows on cache lines)

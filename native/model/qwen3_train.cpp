@@ -158,7 +158,7 @@ void layer_forward(const Qwen3Config& c, const Dims& d, const Qwen3ParamLayout::
   cpu::rope_forward(a.qr.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
   cpu::rope_forward(a.kr.data(), state.cos.data(), state.sin.data(), d.T, d.NKV, d.HD);
   cpu::causal_attention_train_forward(a.att.data(), a.lse.data(), a.qr.data(), a.kr.data(), a.v.data(),
-                                      attention_shape(d, batch), pool);
+                                      attention_shape(d, batch), pool, cpu::attention_train_precision(mp));
   scratch.resize(size_t(d.T * d.C));
   linear(scratch.data(), a.att.data(), params, L.o_proj, d.T, d.C, d.QD, linear_scratch, mp, pool);
   add(a.xmid.data(), xin, scratch.data(), d.T * d.C, pool);
@@ -315,7 +315,7 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
     cpu::matmul_backward(datt.data(), grads + W.o_proj, dxmid.data(), a.att.data(), params + W.o_proj, d.T, d.C, d.QD,
                          pool, mp);
     cpu::causal_attention_backward(dq.data(), dk.data(), dv.data(), datt.data(), a.att.data(), a.lse.data(),
-                                   a.qr.data(), a.kr.data(), a.v.data(), shape, pool);
+                                   a.qr.data(), a.kr.data(), a.v.data(), shape, pool, cpu::attention_train_precision(mp));
     cpu::rope_backward(dq.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
     cpu::rope_backward(dk.data(), state.cos.data(), state.sin.data(), d.T, d.NKV, d.HD);
     rmsnorm_backward_rows(dq_raw.data(), grads + W.q_norm, dq.data(), a.q_raw.data(), params + W.q_norm, d.T * d.NH,

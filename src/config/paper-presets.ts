@@ -123,8 +123,9 @@ export const PAPER_EXPLORATION: TrainConfig = {
   pgCorrection: { icePopLow: 0.2, icePopHigh: 5.0, klCoefficient: 0, klEstimator: 'none', scoreCenteringDraws: 32 },
   // Appendix A.1: "model weights use blockwise FP8 quantization and the KV cache uses FP8 E4M3 with computed
   // scales; activations use BF16. Training uses BF16 forward and backward computation with FP32 optimization
-  // parameters" — the trainer's matmuls take BF16 operands with f32 sums (native/cpu/matmul_nn_bf16.h), its master
-  // weights, AdamW states and reductions are f32; attention stays f32 (train-plan.ts: implementationDeviations).
+  // parameters" — the trainer's matmuls and attention products take BF16 operands with f32 sums
+  // (native/cpu/matmul_nn_bf16.h, native/cpu/attention_train_products.h); its master weights, AdamW states,
+  // softmax and reductions are f32 (train-plan.ts: implementationDeviations).
   precision: { rolloutWeights: 'fp8', rolloutKvCache: 'fp8', train: 'bf16' },
   // Table 4: checkpoints — every update.
   checkpointEvery: 1,

@@ -79,7 +79,7 @@ export interface PrecisionConfig {
   rolloutWeights: RolloutWeightFormat;
   /** The rollout engine's KV cache. */
   rolloutKvCache: (typeof ROLLOUT_KV_CACHE_DTYPES)[number];
-  /** The trainer's forward, backward and LM-head products (master weights, AdamW, attention and reductions are f32 always). */
+  /** The trainer's forward, backward, attention and LM-head products (master weights, AdamW, softmax and reductions are f32 always). */
   train: (typeof TRAIN_PRECISIONS)[number];
 }
 

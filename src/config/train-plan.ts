@@ -34,7 +34,7 @@ export function implementationDeviations(config: TrainConfig): string[] {
   }
   if (config.precision.train === 'bf16') {
     deviations.push(
-      'precision.train = bf16: the linear layers\' and the LM head\'s products (forward and backward) take BF16-rounded operands with f32 sums, but attention (QKᵀ, PV and their gradients), the norms, RoPE and SwiGLU compute in f32 and activations are kept in f32 (App. A.1: BF16 forward and backward)',
+      'precision.train = bf16: the linear layers\', the LM head\'s and attention\'s products (QKᵀ, PV and their gradients; forward and backward) take BF16-rounded operands with f32 sums, but the softmax, the norms, RoPE and SwiGLU compute in f32 and activations are kept in f32 (App. A.1: BF16 forward and backward)',
     );
   }
   return deviations;

@@ -144,7 +144,7 @@ describe('swarm train --dry-run', () => {
     const exploration = train(['--dry-run', '--preset', 'paper-exploration']);
     expect(exploration.stdout).not.toMatch(/deviations from the paper: none/);
     expect(exploration.stdout).not.toMatch(/- precision\.train = f32/);
-    expect(exploration.stdout).toMatch(/- precision\.train = bf16: the linear layers' and the LM head's products .* but attention .* compute in f32/);
+    expect(exploration.stdout).toMatch(/- precision\.train = bf16: the linear layers', the LM head's and attention's products .* but the softmax, the norms, RoPE and SwiGLU compute in f32/);
     expect(exploration.stdout).toMatch(/- precision: rollouts sample from fp8 weights with a fp8 KV cache, but the engine \(CPU and CUDA alike\) computes activations in f32/);
     const aggregation = train(['--dry-run', '--preset', 'paper-aggregation']);
     expect(aggregation.stdout).toMatch(/- precision: rollouts sample from bf16 weights with a bf16 KV cache/);

@@ -1,0 +1,243 @@
+// attention_train_products.cpp: the f32 and BF16 products of cpu/attention_train_products.h.
+#include "cpu/attention_train_products.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/aligned_allocator.h"
+#include "core/cpu_features.h"
+#include "core/dtype.h"
+#include "cpu/convert.h"
+#include "cpu/matmul_nn.h"
+
+namespace s3::cpu {
+namespace {
+
+// C[M × N] (+)= A · B on this thread, every operand addressed through its strides (see matmul_nn.h).
+void product(float* c, int64_t ldc, const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M,
+             int64_t N, int64_t K, bool accumulate) {
+  MatmulNnArgs args;
+  args.c = c;
+  args.a = a;
+  args.b = b;
+  args.M = M;
+  args.N = N;
+  args.K = K;
+  args.a_row = a_row;
+  args.a_col = a_col;
+  args.ldb = ldb;
+  args.ldc = ldc;
+  args.accumulate = accumulate;
+  matmul_nn_serial(args);
+}
+
+class F32Products : public AttentionTrainProducts {
+ public:
+  void start_unit(const AttentionUnitKeys& keys) override {
+    keys_ = keys;
+    dk_.assign(size_t(keys.n * keys.HD), 0.0f);
+    dv_.assign(size_t(keys.n * keys.HD), 0.0f);
+  }
+  void scores(float* s, const float* q, int64_t ldq, int64_t nb, int64_t nk) override {
+    product(s, nk, q, ldq, 1, keys_.kt, keys_.n, nb, nk, keys_.HD, false);
+  }
+  void value_scores(float* dp, const float* dout, int64_t ld, int64_t nb, int64_t nk) override {
+    product(dp, nk, dout, ld, 1, keys_.vt, keys_.n, nb, nk, keys_.HD, false);
+  }
+  void weighted_values(float* o, int64_t ldo, const float* p, int64_t nb, int64_t nk) override {
+    product(o, ldo, p, nk, 1, keys_.v, keys_.HD, nb, keys_.HD, nk, false);
+  }
+  void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) override {
+    product(dq, ldq, ds, nk, 1, keys_.k, keys_.HD, nb, keys_.HD, nk, false);
+  }
+  void add_key_value_grads(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout, int64_t ld,
+                           int64_t nb, int64_t nk) override {
+    const int64_t HD = keys_.HD;
+    product(dk_.data(), HD, ds, 1, nk, q, ldq, nk, HD, nb, true);
+    product(dv_.data(), HD, p, 1, nk, dout, ld, nk, HD, nb, true);
+  }
+  void key_value_grads(float* dk, float* dv) override {
+    std::copy(dk_.begin(), dk_.end(), dk);
+    std::copy(dv_.begin(), dv_.end(), dv);
+  }
+
+ private:
+  AttentionUnitKeys keys_{};
+  std::vector<float> dk_, dv_;
+};
+
+// F32Products on copies of the operands rounded to BF16 (the levels without BF16 kernels).
+class RoundedF32Products final : public F32Products {
+ public:
+  void start_unit(const AttentionUnitKeys& keys) override {
+    round(k_, keys.k, keys.n * keys.HD);
+    round(v_, keys.v, keys.n * keys.HD);
+    round(kt_, keys.kt, keys.n * keys.HD);
+    if (keys.vt != nullptr) round(vt_, keys.vt, keys.n * keys.HD);
+    HD_ = keys.HD;
+    F32Products::start_unit({k_.data(), v_.data(), kt_.data(), keys.vt != nullptr ? vt_.data() : nullptr, keys.n, keys.HD});
+  }
+  void scores(float* s, const float* q, int64_t ldq, int64_t nb, int64_t nk) override {
+    F32Products::scores(s, round_rows(a_, q, ldq, nb, HD_), HD_, nb, nk);
+  }
+  void value_scores(float* dp, const float* dout, int64_t ld, int64_t nb, int64_t nk) override {
+    F32Products::value_scores(dp, round_rows(a_, dout, ld, nb, HD_), HD_, nb, nk);
+  }
+  void weighted_values(float* o, int64_t ldo, const float* p, int64_t nb, int64_t nk) override {
+    F32Products::weighted_values(o, ldo, round_rows(a_, p, nk, nb, nk), nb, nk);
+  }
+  void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) override {
+    F32Products::weighted_keys(dq, ldq, round_rows(a_, ds, nk, nb, nk), nb, nk);
+  }
+  void add_key_value_grads(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout, int64_t ld,
+                           int64_t nb, int64_t nk) override {
+    const float* dsr = round_rows(a_, ds, nk, nb, nk);
+    const float* pr = round_rows(b_, p, nk, nb, nk);
+    const float* qr = round_rows(c_, q, ldq, nb, HD_);
+    const float* doutr = round_rows(d_, dout, ld, nb, HD_);
+    F32Products::add_key_value_grads(dsr, pr, qr, HD_, doutr, HD_, nb, nk);
+  }
+
+ private:
+  static void round(std::vector<float>& out, const float* in, int64_t count) {
+    out.resize(size_t(count));
+    for (int64_t i = 0; i < count; i++) out[size_t(i)] = bf16_to_f32(f32_to_bf16(in[i]));
+  }
+  // rows [M × K] of src (rows ld apart) rounded, contiguous.
+  static const float* round_rows(std::vector<float>& out, const float* src, int64_t ld, int64_t M, int64_t K) {
+    out.resize(size_t(M * K));
+    for (int64_t i = 0; i < M; i++) {
+      for (int64_t k = 0; k < K; k++) out[size_t(i * K + k)] = bf16_to_f32(f32_to_bf16(src[i * ld + k]));
+    }
+    return out.data();
+  }
+  std::vector<float> k_, v_, kt_, vt_, a_, b_, c_, d_;
+  int64_t HD_ = 0;
+};
+
+inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
+// The tile layout of matmul_nn_bf16.h (MatmulNnBf16Kernels::tiles), which the VDPBF16PS kernels read
+// as well: A as BF16 rows of a multiple of 32 values for a multiple of 32 rows, B as pair rows, a
+// multiple of 16 of them, 2 × (columns rounded up to 32) values each; zeros in every padding.
+constexpr int64_t kRowValues = 32, kRowsMultiple = 32, kPairRowsMultiple = 16;
+
+// B operand: pair rows of a row-major f32 matrix [K × count] (rows ld apart).
+struct PairRows {
+  CacheLineVector<uint16_t> values;
+  int64_t ldb = 0;
+  void pack(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count) {
+    ldb = 2 * round_up(count, kRowValues);
+    const int64_t rows = round_up((K + 1) / 2, kPairRowsMultiple);
+    values.resize(size_t(rows * ldb));
+    for (int64_t q = 0; q < rows; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, values.data() + q * ldb, ldb, q);
+  }
+};
+
+// A operand: BF16 rows of an f32 matrix [M × K] read through its strides (element (i, k) at
+// src[i × row + k × col]).
+struct BF16Rows {
+  CacheLineVector<uint16_t> values;
+  int64_t a_row = 0;
+  void pack(const float* src, int64_t row, int64_t col, int64_t M, int64_t K) {
+    a_row = round_up(K, kRowValues);
+    const int64_t rows = round_up(M, kRowsMultiple);
+    values.assign(size_t(rows * a_row), 0);
+    for (int64_t i = 0; i < M; i++) {
+      uint16_t* out = values.data() + i * a_row;
+      if (col == 1) {
+        convert_kernels().f32_to_bf16(src + i * row, out, size_t(K));
+      } else {
+        for (int64_t k = 0; k < K; k++) out[k] = f32_to_bf16(src[i * row + k * col]);
+      }
+    }
+  }
+};
+
+class Bf16Products final : public AttentionTrainProducts {
+ public:
+  explicit Bf16Products(const MatmulNnBf16Kernels& kernels) : kernels_(kernels) {}
+
+  void start_unit(const AttentionUnitKeys& keys) override {
+    n_ = keys.n;
+    HD_ = keys.HD;
+    kt_pairs_.pack(kernels_, keys.kt, n_, HD_, n_);  // B of S = Q·Kᵀ: pairs of head dimensions
+    k_pairs_.pack(kernels_, keys.k, HD_, n_, HD_);   // B of dQ = dS·K: pairs of keys
+    v_pairs_.pack(kernels_, keys.v, HD_, n_, HD_);   // B of O = P·V
+    if (keys.vt != nullptr) vt_pairs_.pack(kernels_, keys.vt, n_, HD_, n_);  // B of dP = dO·Vᵀ (backward only)
+    dkt_.assign(size_t(HD_ * n_), 0.0f);
+    dvt_.assign(size_t(HD_ * n_), 0.0f);
+  }
+  void scores(float* s, const float* q, int64_t ldq, int64_t nb, int64_t nk) override {
+    a_.pack(q, ldq, 1, nb, HD_);
+    run(s, nk, a_, kt_pairs_, nb, nk, HD_, false);
+  }
+  void value_scores(float* dp, const float* dout, int64_t ld, int64_t nb, int64_t nk) override {
+    a_.pack(dout, ld, 1, nb, HD_);
+    run(dp, nk, a_, vt_pairs_, nb, nk, HD_, false);
+  }
+  void weighted_values(float* o, int64_t ldo, const float* p, int64_t nb, int64_t nk) override {
+    a_.pack(p, nk, 1, nb, nk);
+    run(o, ldo, a_, v_pairs_, nb, HD_, nk, false);
+  }
+  void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) override {
+    a_.pack(ds, nk, 1, nb, nk);
+    run(dq, ldq, a_, k_pairs_, nb, HD_, nk, false);
+  }
+  // dKᵀ [HD × nk] += Q_bᵀ · dS and dVᵀ += dO_bᵀ · P: A the block's queries read transposed, B the
+  // score rows paired over the block's queries.
+  void add_key_value_grads(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout, int64_t ld,
+                           int64_t nb, int64_t nk) override {
+    a_.pack(q, 1, ldq, HD_, nb);
+    b_.pack(kernels_, ds, nk, nb, nk);
+    run(dkt_.data(), n_, a_, b_, HD_, nk, nb, true);
+    a_.pack(dout, 1, ld, HD_, nb);
+    b_.pack(kernels_, p, nk, nb, nk);
+    run(dvt_.data(), n_, a_, b_, HD_, nk, nb, true);
+  }
+  void key_value_grads(float* dk, float* dv) override {
+    for (int64_t j = 0; j < n_; j++) {
+      for (int64_t d = 0; d < HD_; d++) {
+        dk[j * HD_ + d] = dkt_[size_t(d * n_ + j)];
+        dv[j * HD_ + d] = dvt_[size_t(d * n_ + j)];
+      }
+    }
+  }
+
+ private:
+  void run(float* c, int64_t ldc, const BF16Rows& a, const PairRows& b, int64_t M, int64_t N, int64_t K, bool accumulate) {
+    MatmulNnBf16Args args;
+    args.c = c;
+    args.a = a.values.data();
+    args.b = b.values.data();
+    args.M = M;
+    args.N = N;
+    args.K = K;
+    args.a_row = a.a_row;
+    args.a_pair = 2;
+    args.ldb = b.ldb;
+    args.ldc = ldc;
+    args.accumulate = accumulate;
+    kernels_.columns(args, 0, N);
+  }
+
+  const MatmulNnBf16Kernels& kernels_;
+  int64_t n_ = 0, HD_ = 0;
+  PairRows kt_pairs_, k_pairs_, v_pairs_, vt_pairs_, b_;
+  BF16Rows a_;
+  std::vector<float> dkt_, dvt_;
+};
+
+}  // namespace
+
+AttentionTrainPrecision attention_train_precision(MatmulPrecision precision) {
+  return {precision, precision == MatmulPrecision::Bf16 ? matmul_nn_bf16_kernels_for(cpu_info().level) : nullptr};
+}
+
+std::unique_ptr<AttentionTrainProducts> make_attention_train_products(const AttentionTrainPrecision& precision) {
+  if (precision.precision == MatmulPrecision::F32) return std::make_unique<F32Products>();
+  if (precision.bf16_kernels != nullptr) return std::make_unique<Bf16Products>(*precision.bf16_kernels);
+  return std::make_unique<RoundedF32Products>();
+}
+
+}  // namespace s3::cpu
