@@ -90,19 +90,43 @@ void round_rows_into_panels(const float* inp, int64_t M, int64_t K, int64_t stri
   }
 }
 
-// The rounded rows repacked into AMX B tiles (matmul.h, MatmulInput::tiles): a 16 × 16 transpose of
-// dwords per (row group, k step), zero rows past M.
-void pack_input_tiles(const uint16_t* rounded, int64_t M, int64_t stride, CacheLineVector<uint32_t>& tiles) {
+// inp's rows rounded to BF16 (RNE) straight into AMX B tiles (matmul.h, MatmulInput::tiles): each
+// group of 16 rows is rounded into a zero-padded buffer, then each step's 16 × 16 dwords (BF16
+// pairs) are transposed into its tile; zero rows past M. Per group on the pool from
+// kParallelRoundValues values on, as the panels are (rounding is per element: no bit depends on
+// the split).
+void round_rows_into_tiles(const float* inp, int64_t M, int64_t K, int64_t stride, CacheLineVector<uint32_t>& tiles,
+                           ThreadPool& pool) {
   const int64_t groups = (M + kMatmulTileRows - 1) / kMatmulTileRows, steps = stride / kMatmulTileK;
-  const int64_t pairs = kMatmulTileK / 2;
-  tiles.assign(size_t(groups * steps * kMatmulTileRows * pairs), 0);
-  for (int64_t m = 0; m < M; m++) {
-    const int64_t g = m / kMatmulTileRows, j = m % kMatmulTileRows;
-    for (int64_t s = 0; s < steps; s++) {
-      uint32_t* tile = tiles.data() + (g * steps + s) * kMatmulTileRows * pairs;
-      const uint16_t* x = rounded + m * stride + s * kMatmulTileK;
-      for (int64_t r = 0; r < pairs; r++) tile[r * kMatmulTileRows + j] = uint32_t(x[2 * r]) | (uint32_t(x[2 * r + 1]) << 16);
+  const int64_t pairs = kMatmulTileK / 2, tile_dwords = kMatmulTileRows * pairs;
+  tiles.resize(size_t(groups * steps * tile_dwords));
+  const ConvertKernels& convert = convert_kernels();
+  auto round_groups = [&](size_t begin, size_t end, size_t) {
+    thread_local std::vector<uint32_t> rows;  // 16 rounded rows, stride / 2 dwords each
+    rows.assign(size_t(kMatmulTileRows * stride / 2), 0);
+    for (int64_t g = int64_t(begin); g < int64_t(end); g++) {
+      for (int64_t j = 0; j < kMatmulTileRows; j++) {
+        uint16_t* row = reinterpret_cast<uint16_t*>(rows.data() + j * stride / 2);
+        const int64_t m = g * kMatmulTileRows + j;
+        if (m < M) {
+          convert.f32_to_bf16(inp + m * K, row, size_t(K));
+          std::fill(row + K, row + stride, uint16_t(0));
+        } else {
+          std::fill(row, row + stride, uint16_t(0));
+        }
+      }
+      for (int64_t s = 0; s < steps; s++) {
+        uint32_t* tile = tiles.data() + (g * steps + s) * tile_dwords;
+        for (int64_t r = 0; r < pairs; r++) {
+          for (int64_t j = 0; j < kMatmulTileRows; j++) tile[r * kMatmulTileRows + j] = rows[size_t(j * stride / 2 + s * pairs + r)];
+        }
+      }
     }
+  };
+  if (M * K >= kParallelRoundValues) {
+    pool.parallel_for(size_t(groups), round_groups);
+  } else {
+    round_groups(0, size_t(groups), 0);
   }
 }
 
@@ -158,11 +182,12 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
     input.panels = rounded.data();
   } else if (kernels.rounds_input_to_bf16 && any_bf16_weight) {
     input.bf16_stride = padded_row(K);
-    round_rows_to_bf16(inp, M, K, input.bf16_stride, rounded);
-    input.bf16 = rounded.data();
     if (kernels.packs_input_into_tiles) {
-      pack_input_tiles(rounded.data(), M, input.bf16_stride, tiles);
+      round_rows_into_tiles(inp, M, K, input.bf16_stride, tiles, pool);
       input.tiles = tiles.data();
+    } else {
+      round_rows_to_bf16(inp, M, K, input.bf16_stride, rounded);
+      input.bf16 = rounded.data();
     }
   }
   // Work items (block of input rows, chunk of one weight's output columns), block-major, claimed by

@@ -55,8 +55,8 @@ int64_t matmul_panel_block_rows(int64_t bf16_stride, int64_t M);
 // BF16 the same rows rounded to BF16 once per call (round-to-nearest-even; padded with zeros to
 // bf16_stride = K rounded up to kMatmulRowAlign), so no tile rounds them again.
 //
-// For tile kernels the rounded rows are also repacked once per call into AMX B tiles ("VNNI"
-// order): for each group of kMatmulTileRows input rows (the last padded with zero rows) and each
+// For tile kernels the rounded rows go once per call into AMX B tiles instead ("VNNI" order): for
+// each group of kMatmulTileRows input rows (the last padded with zero rows) and each
 // kMatmulTileK-wide step s of k, one 16 × 16 tile of dwords whose row r, column j holds the BF16
 // pair (x[j][32s + 2r], x[j][32s + 2r + 1]), the even k in the low half. Tile (g, s) starts at
 // tiles + (g × steps + s) × 256, steps = bf16_stride / kMatmulTileK.
@@ -68,9 +68,9 @@ int64_t matmul_panel_block_rows(int64_t bf16_stride, int64_t M);
 // + r) × kMatmulRowAlign, steps = bf16_stride / kMatmulRowAlign.
 struct MatmulInput {
   const float* f32 = nullptr;     // [M × K] row-major
-  const uint16_t* bf16 = nullptr;  // [M × bf16_stride]; null unless the kernels round the input (and read no panels) and a weight is BF16 or FP8
+  const uint16_t* bf16 = nullptr;  // [M × bf16_stride]; null unless the kernels round the input (and read neither panels nor tiles) and a weight is BF16 or FP8
   int64_t bf16_stride = 0;         // K rounded up to kMatmulRowAlign wherever bf16 or panels is set
-  const uint32_t* tiles = nullptr;  // the B tiles above; null unless the kernels pack them and bf16 is set
+  const uint32_t* tiles = nullptr;  // the B tiles above; null unless the kernels pack them and a weight is BF16 or FP8
   const uint16_t* panels = nullptr;  // the panels above; null unless the kernels read them and a weight is BF16 or FP8
 };
 
@@ -86,7 +86,7 @@ struct MatmulKernels {
   // scratch: [kMatmulScratchRows × (K rounded up to kMatmulRowAlign)] f32.
   void (*columns)(float* out, const MatmulInput& inp, const MatrixView& w, int64_t M, int64_t n_begin, int64_t n_end,
                   float* scratch);
-  // Whether `columns` also reads inp.tiles (the amx level's kernels).
+  // Whether `columns` reads inp.tiles rather than inp.bf16 (the amx level's kernels).
   bool packs_input_into_tiles = false;
   // Whether `columns` reads the rounded input as inp.panels rather than inp.bf16 (the avx512bf16 level).
   bool packs_input_into_panels = false;
