@@ -115,41 +115,42 @@ class RoundedF32Products final : public F32Products {
   int64_t HD_ = 0;
 };
 
-inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
-
-// The tile layout of matmul_nn_bf16.h (MatmulNnBf16Kernels::tiles), which the VDPBF16PS kernels read
-// as well: A as BF16 rows of a multiple of 32 values for a multiple of 32 rows, B as pair rows, a
-// multiple of 16 of them, 2 × (columns rounded up to 32) values each; zeros in every padding.
-constexpr int64_t kRowValues = 32, kRowsMultiple = 32, kPairRowsMultiple = 16;
-
-// B operand: pair rows of a row-major f32 matrix [K × count] (rows ld apart).
+// B operand: pair rows of a row-major f32 matrix [K × count] (rows ld apart), in the kernels' layout.
 struct PairRows {
   CacheLineVector<uint16_t> values;
-  int64_t ldb = 0;
+  std::vector<uint16_t> row;
+  int64_t ldb = 0, panel = 0;  // panel: MatmulNnBf16Args::b_panel (a product may use fewer than K rows)
   void pack(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count) {
-    ldb = 2 * round_up(count, kRowValues);
-    const int64_t rows = round_up((K + 1) / 2, kPairRowsMultiple);
-    values.resize(size_t(rows * ldb));
-    for (int64_t q = 0; q < rows; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, values.data() + q * ldb, ldb, q);
+    const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, 1, count, K);
+    ldb = sizes.ldb;
+    panel = kernels.tiles ? sizes.pair_rows / kMatmulNnTileRows * kMatmulNnTileValues : 0;
+    values.resize(size_t(sizes.b_values));
+    row.resize(size_t(ldb));
+    for (int64_t q = 0; q < sizes.pair_rows; q++) {
+      matmul_nn_pack_pair_row(kernels, src, ld, K, count, values.data(), ldb, sizes.pair_rows, q, row.data());
+    }
   }
 };
 
 // A operand: BF16 rows of an f32 matrix [M × K] read through its strides (element (i, k) at
-// src[i × row + k × col]).
+// src[i × row + k × col]), in the kernels' layout.
 struct BF16Rows {
   CacheLineVector<uint16_t> values;
+  std::vector<uint16_t> row;
   int64_t a_row = 0;
-  void pack(const float* src, int64_t row, int64_t col, int64_t M, int64_t K) {
-    a_row = round_up(K, kRowValues);
-    const int64_t rows = round_up(M, kRowsMultiple);
-    values.assign(size_t(rows * a_row), 0);
-    for (int64_t i = 0; i < M; i++) {
-      uint16_t* out = values.data() + i * a_row;
-      if (col == 1) {
-        convert_kernels().f32_to_bf16(src + i * row, out, size_t(K));
-      } else {
-        for (int64_t k = 0; k < K; k++) out[k] = f32_to_bf16(src[i * row + k * col]);
+  void pack(const MatmulNnBf16Kernels& kernels, const float* src, int64_t row_stride, int64_t col, int64_t M, int64_t K) {
+    const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, M, 1, K);
+    a_row = sizes.a_row;
+    values.resize(size_t(sizes.a_values));
+    row.resize(size_t(a_row));
+    for (int64_t i = 0; i < sizes.a_rows; i++) {
+      std::fill(row.begin(), row.end(), uint16_t(0));
+      if (i < M && col == 1) {
+        convert_kernels().f32_to_bf16(src + i * row_stride, row.data(), size_t(K));
+      } else if (i < M) {
+        for (int64_t k = 0; k < K; k++) row[size_t(k)] = f32_to_bf16(src[i * row_stride + k * col]);
       }
+      matmul_nn_place_a_row(kernels, row.data(), i, a_row, values.data());
     }
   }
 };
@@ -169,29 +170,29 @@ class Bf16Products final : public AttentionTrainProducts {
     dvt_.assign(size_t(HD_ * n_), 0.0f);
   }
   void scores(float* s, const float* q, int64_t ldq, int64_t nb, int64_t nk) override {
-    a_.pack(q, ldq, 1, nb, HD_);
+    a_.pack(kernels_, q, ldq, 1, nb, HD_);
     run(s, nk, a_, kt_pairs_, nb, nk, HD_, false);
   }
   void value_scores(float* dp, const float* dout, int64_t ld, int64_t nb, int64_t nk) override {
-    a_.pack(dout, ld, 1, nb, HD_);
+    a_.pack(kernels_, dout, ld, 1, nb, HD_);
     run(dp, nk, a_, vt_pairs_, nb, nk, HD_, false);
   }
   void weighted_values(float* o, int64_t ldo, const float* p, int64_t nb, int64_t nk) override {
-    a_.pack(p, nk, 1, nb, nk);
+    a_.pack(kernels_, p, nk, 1, nb, nk);
     run(o, ldo, a_, v_pairs_, nb, HD_, nk, false);
   }
   void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) override {
-    a_.pack(ds, nk, 1, nb, nk);
+    a_.pack(kernels_, ds, nk, 1, nb, nk);
     run(dq, ldq, a_, k_pairs_, nb, HD_, nk, false);
   }
   // dKᵀ [HD × nk] += Q_bᵀ · dS and dVᵀ += dO_bᵀ · P: A the block's queries read transposed, B the
   // score rows paired over the block's queries.
   void add_key_value_grads(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout, int64_t ld,
                            int64_t nb, int64_t nk) override {
-    a_.pack(q, 1, ldq, HD_, nb);
+    a_.pack(kernels_, q, 1, ldq, HD_, nb);
     b_.pack(kernels_, ds, nk, nb, nk);
     run(dkt_.data(), n_, a_, b_, HD_, nk, nb, true);
-    a_.pack(dout, 1, ld, HD_, nb);
+    a_.pack(kernels_, dout, 1, ld, HD_, nb);
     b_.pack(kernels_, p, nk, nb, nk);
     run(dvt_.data(), n_, a_, b_, HD_, nk, nb, true);
   }
@@ -216,6 +217,7 @@ class Bf16Products final : public AttentionTrainProducts {
     args.a_row = a.a_row;
     args.a_pair = 2;
     args.ldb = b.ldb;
+    args.b_panel = b.panel;
     args.ldc = ldc;
     args.accumulate = accumulate;
     kernels_.columns(args, 0, N);

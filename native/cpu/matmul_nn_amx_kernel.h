@@ -3,12 +3,11 @@
 // matmul_amx_model.cpp's software model in the tests), like matmul_amx_kernel.h for the forward.
 // Include only from files compiled with the AVX512-BF16 flags; internal linkage.
 //
-// Operands in the tile layout the driver packs (MatmulNnBf16Kernels::tiles): A as BF16 rows of
-// a_row values (a multiple of 32, zero past K) for M rounded up to 32 rows (zero rows past M); B as
-// pair-interleaved rows (pair q holds B[2q][n], B[2q + 1][n] side by side), a multiple of 16 pairs,
-// ldb = 2 × N rounded up to 32, zero past K and N. An A tile is 16 rows × 32 values of k, loaded
-// straight from the rows; a B tile 16 pairs × 16 columns, straight from the pair rows (the layout
-// TDPBF16PS reads). Tiles 0–3 hold a 32 × 32 block of C (rows m, m + 16 × columns n, n + 16), tiles
+// Operands in the tile layout the driver packs (MatmulNnBf16Kernels::tiles): every tile one
+// contiguous kilobyte, loaded with a 64-byte stride. An A tile is 16 rows × 32 values of k (a_row
+// / 32 of them per 16 rows, M rounded up to 32 rows, zero past M and K); a B tile 16 pairs × 16
+// columns (pair q holds B[2q][n], B[2q + 1][n] side by side: the layout TDPBF16PS reads), zero past
+// K and N. Tiles 0–3 hold a 32 × 32 block of C (rows m, m + 16 × columns n, n + 16), tiles
 // 4–5 its A, 6–7 its B: per step of 32 values of k, 4 loads feed 4 TDPBF16PS.
 //
 // Numerics: each C element starts from C (accumulate) or 0 and takes the steps of k in increasing
@@ -83,15 +82,17 @@ void nn_amx_block(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64_t n, int
     t.template zero<2>();
     t.template zero<3>();
   }
-  const uint16_t* a0 = p.a + m * p.a_row;
-  const uint16_t* a1 = a0 + kNnAmxRows * p.a_row;
-  const uint16_t* b = p.b + 2 * n;
+  const int64_t panel = steps * kMatmulNnTileValues;  // one 16-row (or 16-column) block's tiles
+  const uint16_t* a0 = p.a + (m / kNnAmxRows) * panel;
+  const uint16_t* a1 = a0 + panel;
+  const int64_t b_panel = p.b_panel > 0 ? p.b_panel : panel;
+  const uint16_t* b0 = p.b + (n / kNnAmxRows) * b_panel;
+  const uint16_t* b1 = b0 + b_panel;
   for (int64_t s = 0; s < steps; s++) {
-    t.template load<4>(a0 + s * kNnAmxK, p.a_row * 2);
-    t.template load<5>(a1 + s * kNnAmxK, p.a_row * 2);
-    const uint16_t* bs = b + s * (kNnAmxK / 2) * p.ldb;
-    t.template load<6>(bs, p.ldb * 2);
-    t.template load<7>(bs + 2 * kNnAmxRows, p.ldb * 2);
+    t.template load<4>(a0 + s * kMatmulNnTileValues, kNnAmxK * 2);
+    t.template load<5>(a1 + s * kMatmulNnTileValues, kNnAmxK * 2);
+    t.template load<6>(b0 + s * kMatmulNnTileValues, kNnAmxK * 2);
+    t.template load<7>(b1 + s * kMatmulNnTileValues, kNnAmxK * 2);
     t.template dot<0, 4, 6>();
     t.template dot<1, 4, 7>();
     t.template dot<2, 5, 6>();

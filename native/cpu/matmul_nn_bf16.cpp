@@ -4,6 +4,7 @@
 #include "cpu/matmul_nn_bf16.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/dtype.h"
 #include "cpu/convert.h"
@@ -31,42 +32,46 @@ void for_row_units(ThreadPool& pool, int64_t n, Fn fn) {
 
 inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-// Every pair row of `out` over the pool (matmul_nn_pack_pair_row, matmul_nn_bf16.h).
+// Every pair row of B over the pool, in the kernels' layout (matmul_nn_pack_pair_row).
 void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
-                    uint16_t* out, int64_t out_row, int64_t pair_rows, ThreadPool& pool) {
+                    uint16_t* out, int64_t ldb, int64_t pair_rows, ThreadPool& pool) {
   for_row_units(pool, pair_rows, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, out + q * out_row, out_row, q);
+    thread_local std::vector<uint16_t> row;
+    row.resize(size_t(ldb));
+    for (int64_t q = q0; q < q1; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, out, ldb, pair_rows, q, row.data());
   });
 }
 
 // A [M × K] (or stored [K × M]: a_row = 1) as BF16 rows of `row` values, zero past K, for `rows`
-// rows (zero past M); stored transposed, a block of 16 rows × 64 values of k at a time, so each
-// stored row is read 64 bytes at a time.
-void pack_a_rows(const MatmulNnArgs& p, uint16_t* a, int64_t row, int64_t rows, ThreadPool& pool) {
+// rows (zero past M), each placed in the kernels' layout (matmul_nn_place_a_row); stored
+// transposed, a unit's rows are filled a block of 64 values of k at a time, so each stored row is
+// read 64 bytes at a time.
+void pack_a_rows(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, uint16_t* a, int64_t row, int64_t rows,
+                 ThreadPool& pool) {
   const ConvertKernels& convert = convert_kernels();
   for_row_units(pool, rows, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; i++) {
-      uint16_t* out = a + i * row;
-      int64_t filled = 0;
-      if (i < p.M && p.a_col == 1) {  // contiguous: the bulk SIMD rounding (bit-identical to f32_to_bf16)
+    thread_local std::vector<uint16_t> unit;  // the unit's rows before placing
+    unit.assign(size_t((i1 - i0) * row), 0);
+    for (int64_t i = i0; i < std::min(i1, p.M); i++) {
+      uint16_t* out = unit.data() + (i - i0) * row;
+      if (p.a_col == 1) {  // contiguous: the bulk SIMD rounding (bit-identical to f32_to_bf16)
         convert.f32_to_bf16(p.a + i * p.a_row, out, size_t(p.K));
-        filled = p.K;
-      } else if (i < p.M && p.a_row != 1) {
+      } else if (p.a_row != 1) {
         for (int64_t k = 0; k < p.K; k++) out[k] = f32_to_bf16(a_at(p, i, k));
-        filled = p.K;
-      }
-      std::fill(out + filled, out + row, uint16_t(0));
-    }
-    if (p.a_row != 1) return;
-    constexpr int64_t kBlockK = 64;
-    const int64_t i_end = std::min(i1, p.M);
-    for (int64_t k0 = 0; k0 < p.K; k0 += kBlockK) {
-      const int64_t k1 = std::min(p.K, k0 + kBlockK);
-      for (int64_t i = i0; i < i_end; i++) {
-        uint16_t* out = a + i * row;
-        for (int64_t k = k0; k < k1; k++) out[k] = f32_to_bf16(p.a[i + k * p.a_col]);
       }
     }
+    if (p.a_row == 1 && p.a_col != 1) {
+      constexpr int64_t kBlockK = 64;
+      const int64_t i_end = std::min(i1, p.M);
+      for (int64_t k0 = 0; k0 < p.K; k0 += kBlockK) {
+        const int64_t k1 = std::min(p.K, k0 + kBlockK);
+        for (int64_t i = i0; i < i_end; i++) {
+          uint16_t* out = unit.data() + (i - i0) * row;
+          for (int64_t k = k0; k < k1; k++) out[k] = f32_to_bf16(p.a[i + k * p.a_col]);
+        }
+      }
+    }
+    for (int64_t i = i0; i < i1; i++) matmul_nn_place_a_row(kernels, unit.data() + (i - i0) * row, i, row, a);
   });
 }
 
@@ -82,14 +87,14 @@ MatmulNnBf16Args pack(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p,
   out.accumulate = p.accumulate;
   const int64_t pairs = (p.K + 1) / 2;
   if (kernels.tiles) {  // the AMX layout (MatmulNnBf16Kernels::tiles)
-    const int64_t pair_rows = round_up(pairs, 16), rows = round_up(p.M, 32);
-    out.ldb = 2 * round_up(p.N, 32);
-    out.a_row = 2 * pair_rows;
+    const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, p.M, p.N, p.K);
+    out.ldb = sizes.ldb;
+    out.a_row = sizes.a_row;
     out.a_pair = 2;
-    scratch.a.resize(size_t(rows * out.a_row));
-    scratch.b.resize(size_t(pair_rows * out.ldb));
-    pack_a_rows(p, scratch.a.data(), out.a_row, rows, pool);
-    pack_pair_rows(kernels, p.b, p.ldb, p.K, p.N, scratch.b.data(), out.ldb, pair_rows, pool);
+    scratch.a.resize(size_t(sizes.a_values));
+    scratch.b.resize(size_t(sizes.b_values));
+    pack_a_rows(kernels, p, scratch.a.data(), out.a_row, sizes.a_rows, pool);
+    pack_pair_rows(kernels, p.b, p.ldb, p.K, p.N, scratch.b.data(), out.ldb, sizes.pair_rows, pool);
     out.a = scratch.a.data();
     out.b = scratch.b.data();
     return out;
@@ -155,15 +160,54 @@ MatmulNnBf16Scratch& calling_thread_scratch() {
 
 }  // namespace
 
+MatmulNnBf16Sizes matmul_nn_bf16_sizes(const MatmulNnBf16Kernels& kernels, int64_t M, int64_t N, int64_t K) {
+  MatmulNnBf16Sizes sizes;
+  const int64_t pairs = (K + 1) / 2;
+  if (kernels.tiles) {
+    sizes.pair_rows = round_up(pairs, kMatmulNnTileRows);
+    sizes.a_row = 2 * sizes.pair_rows;
+    sizes.a_rows = round_up(M, 2 * kMatmulNnTileRows);
+    sizes.ldb = 2 * round_up(N, 2 * kMatmulNnTileRows);
+  } else {
+    sizes.pair_rows = pairs;
+    sizes.a_row = 2 * pairs;
+    sizes.a_rows = M;
+    sizes.ldb = 2 * N;
+  }
+  sizes.a_values = sizes.a_rows * sizes.a_row;
+  sizes.b_values = sizes.pair_rows * sizes.ldb;
+  return sizes;
+}
+
+void matmul_nn_place_a_row(const MatmulNnBf16Kernels& kernels, const uint16_t* row, int64_t i, int64_t a_row, uint16_t* a) {
+  if (!kernels.tiles) {
+    std::copy(row, row + a_row, a + i * a_row);
+    return;
+  }
+  const int64_t steps = a_row / kMatmulNnTileK;
+  uint16_t* tiles = a + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues + (i % kMatmulNnTileRows) * kMatmulNnTileK;
+  for (int64_t s = 0; s < steps; s++) {
+    std::memcpy(tiles + s * kMatmulNnTileValues, row + s * kMatmulNnTileK, kMatmulNnTileK * sizeof(uint16_t));
+  }
+}
+
 void matmul_nn_pack_pair_row(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
-                             uint16_t* row, int64_t out_row, int64_t q) {
+                             uint16_t* b, int64_t ldb, int64_t pair_rows, int64_t q, uint16_t* row) {
+  uint16_t* out = kernels.tiles ? row : b + q * ldb;
   int64_t filled = 0;
   if (q < (K + 1) / 2) {
     const float* even = src + 2 * q * ld;
-    kernels.pack_pairs(even, 2 * q + 1 < K ? even + ld : nullptr, count, row);
+    kernels.pack_pairs(even, 2 * q + 1 < K ? even + ld : nullptr, count, out);
     filled = 2 * count;
   }
-  std::fill(row + filled, row + out_row, uint16_t(0));
+  std::fill(out + filled, out + ldb, uint16_t(0));
+  if (!kernels.tiles) return;
+  // Column block c's 16 pairs of this row: row q % 16 of tile (c, q / 16).
+  const int64_t steps = pair_rows / kMatmulNnTileRows, blocks = ldb / kMatmulNnTileK;
+  uint16_t* tiles = b + (q / kMatmulNnTileRows) * kMatmulNnTileValues + (q % kMatmulNnTileRows) * kMatmulNnTileK;
+  for (int64_t c = 0; c < blocks; c++) {
+    std::memcpy(tiles + c * steps * kMatmulNnTileValues, row + c * kMatmulNnTileK, kMatmulNnTileK * sizeof(uint16_t));
+  }
 }
 
 const MatmulNnBf16Kernels* matmul_nn_bf16_kernels_for(SimdLevel level) {

@@ -42,6 +42,9 @@ struct MatmulNnBf16Args {
   const uint16_t* b = nullptr;  // BF16 k pairs: element (k, n) at b[(k / 2)·ldb + 2n + k % 2]
   int64_t M = 0, N = 0, K = 0;
   int64_t a_row = 0, a_pair = 0, ldb = 0, ldc = 0;  // ldb ≥ 2N
+  // The tile layout only: values from one 16-column block of B's tiles to the next, when B holds
+  // more pair rows than K needs (0: exactly a_row / 32 tiles per block).
+  int64_t b_panel = 0;
   bool accumulate = false;
 };
 
@@ -52,9 +55,14 @@ struct MatmulNnBf16Kernels {
   // One pair-interleaved row: out[2j] = bf16(even[j]), out[2j + 1] = bf16(odd[j]) (0 when odd is
   // null: the last, unpaired k) for j < n, rounded exactly as core/dtype.h's f32_to_bf16.
   void (*pack_pairs)(const float* even, const float* odd, int64_t n, uint16_t* out);
-  // The AMX tile layout (matmul_nn_amx_kernel.h): A always as BF16 rows (a_pair = 2, A read
-  // transposed is transposed while packing), a_row a multiple of 32 and M a multiple of 32 rows,
-  // B's pairs a multiple of 16 and ldb = 2 × N rounded up to 32, every padding value zero.
+  // The AMX tile layout (matmul_nn_amx_kernel.h), every tile 16 rows × 64 bytes in one contiguous
+  // kilobyte, every padding value zero: A as BF16 rows (a_pair = 2; A read transposed is
+  // transposed while packing) of a_row values (a multiple of 32: `steps` = a_row / 32 tiles per 16
+  // rows), M padded to a multiple of 32 rows, tile (row block r, step s) at a + (r × steps + s) ×
+  // 512; B's pair rows padded to a multiple of 16 (steps × 16) and its columns to a multiple of 32
+  // (ldb = 2 × that), tile (column block c, step s), rows = 16 pairs × 16 columns, at
+  // b + (c × steps + s) × 512. Contiguous tiles rather than rows: rows K × 2 (or N × 4) bytes apart
+  // fall on one or two sets of L1, so a tile's rows evict each other.
   bool tiles = false;
 };
 
@@ -71,11 +79,25 @@ extern const MatmulNnBf16Kernels kMatmulNnAmxModel;
 // The avx512bf16 level's pair packing, which the AMX tables share.
 void matmul_nn_pack_pairs_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out);
 
-// Pair row q of the pair-interleaved layout, `out_row` values at `row`: the `count` columns of rows
-// 2q and 2q + 1 (src rows ld apart; the odd row zero when 2q + 1 = K) side by side, then zeros;
-// all zeros when q ≥ ⌈K/2⌉ (the padding pairs of the tile layout).
+// The tile layout's units (MatmulNnBf16Kernels::tiles).
+constexpr int64_t kMatmulNnTileRows = 16, kMatmulNnTileK = 32, kMatmulNnTileValues = kMatmulNnTileRows * kMatmulNnTileK;
+
+// The packed operands' shape in the kernels' layout, for A as BF16 rows (not the avx512bf16
+// level's pair-interleaved A): a_row values per row for a_rows rows (a_values in all), pair_rows
+// rows of ldb values for B (b_values in all).
+struct MatmulNnBf16Sizes {
+  int64_t a_row = 0, a_rows = 0, a_values = 0, pair_rows = 0, ldb = 0, b_values = 0;
+};
+MatmulNnBf16Sizes matmul_nn_bf16_sizes(const MatmulNnBf16Kernels& kernels, int64_t M, int64_t N, int64_t K);
+
+// Row i of A, given as a_row BF16 values (zero past K), into `a` in the kernels' layout.
+void matmul_nn_place_a_row(const MatmulNnBf16Kernels& kernels, const uint16_t* row, int64_t i, int64_t a_row, uint16_t* a);
+
+// Pair row q of B into `b` in the kernels' layout (ldb and pair_rows from matmul_nn_bf16_sizes):
+// the `count` columns of rows 2q and 2q + 1 of src (rows ld apart; the odd row zero when
+// 2q + 1 = K) side by side, then zeros; all zeros when q ≥ ⌈K/2⌉. `row` is scratch of ldb values.
 void matmul_nn_pack_pair_row(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
-                             uint16_t* row, int64_t out_row, int64_t q);
+                             uint16_t* b, int64_t ldb, int64_t pair_rows, int64_t q, uint16_t* row);
 
 // The rounded operands of one call (the driver keeps one per calling thread).
 struct MatmulNnBf16Scratch {
