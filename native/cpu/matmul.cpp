@@ -146,6 +146,13 @@ int64_t matmul_panel_block_rows(int64_t bf16_stride, int64_t M) {
   return (panels + blocks - 1) / blocks * kMatmulPanelRows;
 }
 
+int64_t matmul_tile_block_rows(int64_t bf16_stride, int64_t M) {
+  const int64_t group_bytes = bf16_stride * int64_t(sizeof(uint16_t)) * kMatmulTileRows;
+  const int64_t most = std::max<int64_t>(1, kMatmulTileBlockBytes / group_bytes);
+  const int64_t groups = (M + kMatmulTileRows - 1) / kMatmulTileRows, blocks = (groups + most - 1) / most;
+  return (groups + blocks - 1) / blocks * kMatmulTileRows;
+}
+
 void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp, int64_t M, ThreadPool& pool,
                     const MatmulKernels& kernels) {
   if (M <= 0) return;
@@ -192,10 +199,12 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   }
   // Work items (block of input rows, chunk of one weight's output columns), block-major, claimed by
   // whichever thread is free: every thread works on the same block of rows at a time, so a block of
-  // panels stays in each core's L2 while the weights stream past it. Each output element is computed
+  // panels (or input tiles) stays in each core's L2 while the weights stream past it. Each output element is computed
   // the same whatever its item or thread (its order depends only on K), so the bits do not depend
   // on the claiming.
-  const int64_t rows_per_block = input.panels != nullptr ? matmul_panel_block_rows(input.bf16_stride, M) : M;
+  const int64_t rows_per_block = input.panels != nullptr  ? matmul_panel_block_rows(input.bf16_stride, M)
+                                 : input.tiles != nullptr ? matmul_tile_block_rows(input.bf16_stride, M)
+                                                          : M;
   const int64_t blocks = (M + rows_per_block - 1) / rows_per_block;
   pool.parallel_claim(size_t(blocks * chunks), [&](size_t item, size_t) {
     // Allocated here, in baseline code: a std::vector instantiated in an AVX-512 file could be the
@@ -209,9 +218,10 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
     const int64_t n_begin = (chunk - first_chunk[i]) * columns_per_chunk;
     const int64_t n_end = std::min(w.rows, n_begin + columns_per_chunk);
     const int64_t m_begin = block * rows_per_block, m_end = std::min(M, m_begin + rows_per_block);
-    MatmulInput rows = input;  // the block's rows (blocks > 1 only with panels, whose blocks are whole panels)
+    MatmulInput rows = input;  // the block's rows (blocks > 1 only with panels or tiles, in whole panels or groups)
     rows.f32 = input.f32 + m_begin * w.cols;
     if (input.panels != nullptr) rows.panels = input.panels + m_begin * input.bf16_stride;
+    if (input.tiles != nullptr) rows.tiles = input.tiles + (m_begin / kMatmulTileRows) * (input.bf16_stride / kMatmulTileK) * kMatmulTileRows * (kMatmulTileK / 2);
     kernels.columns(outputs[i].out + m_begin * w.rows, rows, w, m_end - m_begin, n_begin, n_end, scratch.data());
   });
 }

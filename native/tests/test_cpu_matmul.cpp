@@ -163,6 +163,29 @@ TEST(matmul_row_results_do_not_depend_on_the_batch_or_threads) {
   }
 }
 
+// The amx level splits a large input into blocks of rows whose tiles fit in L2
+// (matmul_tile_block_rows): rows in the second and third block must get the bits they get alone.
+TEST(matmul_tile_row_blocks_leave_each_row_its_bits) {
+  const int64_t K = 4096, N = 40, M = 300;  // 8 groups of 16 rows per 1 MiB block: 3 blocks
+  CHECK(s3::cpu::matmul_tile_block_rows(K, M) < M);
+  s3::ThreadPool one(1), two(2);
+  for (const s3::cpu::MatmulKernels* kernels : bf16_product_kernels()) {
+    if (!kernels->packs_input_into_tiles) continue;
+    for (DType dtype : {DType::BF16, DType::F8_E4M3}) {
+      const RandomWeight w(dtype, N, K, 17);
+      const std::vector<float> x = random_input(M, K, 18);
+      std::vector<float> batched(size_t(M * N));
+      s3::cpu::matmul_forward(batched.data(), x.data(), w.view, M, two, *kernels);
+      for (int64_t m : {0, 127, 128, 150, 255, 256, 299}) {
+        std::vector<float> alone(static_cast<size_t>(N));
+        s3::cpu::matmul_forward(alone.data(), &x[size_t(m * K)], w.view, 1, one, *kernels);
+        CHECK(std::equal(alone.begin(), alone.end(), batched.begin() + m * N));
+      }
+      check_against_f64_products(batched, rounded_to_bf16(x), w, M, N, K);
+    }
+  }
+}
+
 TEST(matmul_fused_pass_equals_one_pass_per_weight) {
   s3::ThreadPool one(1), two(2), three(3);
   const int64_t K = 200, rows[] = {70, 33, 17};
