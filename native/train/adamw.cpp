@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/ops/adamw.h"
+#include "cpu/adamw_update.h"
 
 namespace s3::train {
 
@@ -70,8 +71,10 @@ AdamWStepResult adamw_step(float* params, const float* grads, size_t n, AdamWSta
   if (!bf16) {
     float* m = state.m.data();
     float* v = state.v.data();
+    const cpu::AdamwUpdateKernels& kernels = cpu::adamw_update_kernels();  // ops::adamw_update on vectors
     pool.parallel_for(blocks, [&](size_t begin, size_t end, size_t) {
-      for (size_t i = begin * kBlock; i < std::min(n, end * kBlock); i++) ops::adamw_update(k, grads[i], m[i], v[i], params[i]);
+      const size_t first = begin * kBlock, last = std::min(n, end * kBlock);
+      kernels.update(k, grads + first, m + first, v + first, params + first, int64_t(last - first));
     });
     return result;
   }
