@@ -16,18 +16,11 @@ namespace {
 // C[M × N] (+)= A · B on this thread, every operand addressed through its strides (see matmul_nn.h).
 void product(float* c, int64_t ldc, const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M,
              int64_t N, int64_t K, bool accumulate) {
-  MatmulNnArgs args;
-  args.c = c;
-  args.a = a;
-  args.b = b;
-  args.M = M;
-  args.N = N;
-  args.K = K;
+  MatmulNnArgs args = matmul_nn_args(c, a, b, M, N, K, accumulate);
   args.a_row = a_row;
   args.a_col = a_col;
   args.ldb = ldb;
   args.ldc = ldc;
-  args.accumulate = accumulate;
   matmul_nn_serial(args);
 }
 

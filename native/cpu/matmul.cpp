@@ -41,15 +41,6 @@ int64_t padded_row(int64_t K) { return (K + kMatmulRowAlign - 1) / kMatmulRowAli
 
 bool multiplies_in_bf16(DType dtype) { return dtype == DType::BF16 || dtype == DType::F8_E4M3; }
 
-// inp's rows rounded to BF16 (RNE) into `rounded`, each padded with zeros to `stride`; done by the
-// calling thread before the pass, as it costs M × K conversions against the pass's M × K × N
-// products.
-void round_rows_to_bf16(const float* inp, int64_t M, int64_t K, int64_t stride, std::vector<uint16_t>& rounded) {
-  rounded.assign(size_t(M * stride), 0);
-  const ConvertKernels& convert = convert_kernels();
-  for (int64_t m = 0; m < M; m++) convert.f32_to_bf16(inp + m * K, rounded.data() + m * stride, size_t(K));
-}
-
 // inp's rows rounded to BF16 (RNE) straight into the panel layout (matmul.h, MatmulInput::panels),
 // zero rows and zero values past M and K: each row is rounded whole into a zero-padded row buffer,
 // then its steps are copied to their places. Rounding is per element, so the pool's split of the
@@ -177,7 +168,7 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   }
   const int64_t chunks = first_chunk[count];
   if (chunks == 0) return;
-  MatmulInput input{inp, nullptr, 0};
+  MatmulInput input{inp, 0};
   bool any_bf16_weight = false;
   for (int64_t i = 0; i < count; i++) any_bf16_weight = any_bf16_weight || multiplies_in_bf16(outputs[i].w->dtype);
   // The calling thread's copy: the pass below only reads it, and returns before the next call.
@@ -187,21 +178,16 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
     input.bf16_stride = padded_row(K);
     round_rows_into_panels(inp, M, K, input.bf16_stride, rounded, pool);
     input.panels = rounded.data();
-  } else if (kernels.rounds_input_to_bf16 && any_bf16_weight) {
+  } else if (kernels.rounds_input_to_bf16 && any_bf16_weight && kernels.packs_input_into_tiles) {
     input.bf16_stride = padded_row(K);
-    if (kernels.packs_input_into_tiles) {
-      round_rows_into_tiles(inp, M, K, input.bf16_stride, tiles, pool);
-      input.tiles = tiles.data();
-    } else {
-      round_rows_to_bf16(inp, M, K, input.bf16_stride, rounded);
-      input.bf16 = rounded.data();
-    }
+    round_rows_into_tiles(inp, M, K, input.bf16_stride, tiles, pool);
+    input.tiles = tiles.data();
   }
   // Work items (block of input rows, chunk of one weight's output columns), block-major, claimed by
   // whichever thread is free: every thread works on the same block of rows at a time, so a block of
-  // panels (or input tiles) stays in each core's L2 while the weights stream past it. Each output element is computed
-  // the same whatever its item or thread (its order depends only on K), so the bits do not depend
-  // on the claiming.
+  // panels (or input tiles) stays in each core's L2 while the weights stream past it. Each output
+  // element is computed the same whatever its item or thread (its order depends only on K), so the
+  // bits do not depend on the claiming.
   const int64_t rows_per_block = input.panels != nullptr  ? matmul_panel_block_rows(input.bf16_stride, M)
                                  : input.tiles != nullptr ? matmul_tile_block_rows(input.bf16_stride, M)
                                                           : M;
@@ -221,7 +207,10 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
     MatmulInput rows = input;  // the block's rows (blocks > 1 only with panels or tiles, in whole panels or groups)
     rows.f32 = input.f32 + m_begin * w.cols;
     if (input.panels != nullptr) rows.panels = input.panels + m_begin * input.bf16_stride;
-    if (input.tiles != nullptr) rows.tiles = input.tiles + (m_begin / kMatmulTileRows) * (input.bf16_stride / kMatmulTileK) * kMatmulTileRows * (kMatmulTileK / 2);
+    if (input.tiles != nullptr) {
+      const int64_t group_dwords = (input.bf16_stride / kMatmulTileK) * kMatmulTileRows * (kMatmulTileK / 2);
+      rows.tiles = input.tiles + (m_begin / kMatmulTileRows) * group_dwords;
+    }
     kernels.columns(outputs[i].out + m_begin * w.rows, rows, w, m_end - m_begin, n_begin, n_end, scratch.data());
   });
 }

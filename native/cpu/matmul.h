@@ -65,23 +65,23 @@ int64_t matmul_panel_block_rows(int64_t bf16_stride, int64_t M);
 
 // The input of one call as the kernels read it: the f32 rows, and for kernels that multiply in
 // BF16 the same rows rounded to BF16 once per call (round-to-nearest-even; padded with zeros to
-// bf16_stride = K rounded up to kMatmulRowAlign), so no tile rounds them again.
+// bf16_stride = K rounded up to kMatmulRowAlign), so no tile rounds them again, in one of two
+// layouts.
 //
-// For tile kernels the rounded rows go once per call into AMX B tiles instead ("VNNI" order): for
+// For tile kernels the rounded rows go once per call into AMX B tiles ("VNNI" order): for
 // each group of kMatmulTileRows input rows (the last padded with zero rows) and each
 // kMatmulTileK-wide step s of k, one 16 × 16 tile of dwords whose row r, column j holds the BF16
 // pair (x[j][32s + 2r], x[j][32s + 2r + 1]), the even k in the low half. Tile (g, s) starts at
 // tiles + (g × steps + s) × 256, steps = bf16_stride / kMatmulTileK.
 //
-// Kernels that read panels get the rounded rows in that layout instead of row-major: for each group
+// Kernels that read panels get the rounded rows in this layout: for each group
 // of kMatmulPanelRows input rows (the last padded with zero rows) and each kMatmulRowAlign-wide step
 // s of k, the group's rows' 32 values of that step one after another, so a register tile's input
 // is one contiguous stream: row r of group g, step s at panels + ((g × steps + s) × kMatmulPanelRows
 // + r) × kMatmulRowAlign, steps = bf16_stride / kMatmulRowAlign.
 struct MatmulInput {
   const float* f32 = nullptr;     // [M × K] row-major
-  const uint16_t* bf16 = nullptr;  // [M × bf16_stride]; null unless the kernels round the input (and read neither panels nor tiles) and a weight is BF16 or FP8
-  int64_t bf16_stride = 0;         // K rounded up to kMatmulRowAlign wherever bf16 or panels is set
+  int64_t bf16_stride = 0;         // K rounded up to kMatmulRowAlign wherever tiles or panels is set
   const uint32_t* tiles = nullptr;  // the B tiles above; null unless the kernels pack them and a weight is BF16 or FP8
   const uint16_t* panels = nullptr;  // the panels above; null unless the kernels read them and a weight is BF16 or FP8
 };
@@ -92,15 +92,16 @@ struct MatmulInput {
 // files allocate nothing; see matmul.cpp).
 struct MatmulKernels {
   const char* name;
-  // Whether `columns` reads inp.bf16 for BF16 and FP8 weights (the avx512bf16 level).
+  // Whether `columns` multiplies BF16 and FP8 weights by the input rounded to BF16 (the
+  // avx512bf16 and amx levels), which it then reads as inp.tiles or inp.panels.
   bool rounds_input_to_bf16;
   // out: [M × N] f32 (N = w.rows), row-major; inp: M rows of K = w.cols;
   // scratch: [kMatmulScratchRows × (K rounded up to kMatmulRowAlign)] f32.
   void (*columns)(float* out, const MatmulInput& inp, const MatrixView& w, int64_t M, int64_t n_begin, int64_t n_end,
                   float* scratch);
-  // Whether `columns` reads inp.tiles rather than inp.bf16 (the amx level's kernels).
+  // Whether `columns` reads the rounded input as inp.tiles (the amx level's kernels).
   bool packs_input_into_tiles = false;
-  // Whether `columns` reads the rounded input as inp.panels rather than inp.bf16 (the avx512bf16 level).
+  // Whether `columns` reads the rounded input as inp.panels (the avx512bf16 level).
   bool packs_input_into_panels = false;
   // Output columns per work item of a prefill-sized input (M ≥ 16): a multiple of the level's
   // register tile (48 covers 4, 6, 3 and 16 columns; the amx level's 2 × 2 block of tiles needs 32).
