@@ -13,7 +13,8 @@
 // Numerics: each C element starts from C (accumulate) or 0 and takes the steps of k in increasing
 // order, in its tile, each step one TDPBF16PS over 16 pairs (products exact in f32, sums rounded to
 // nearest even, BF16 subnormal inputs read as zero, subnormal sums flushed). The order depends only
-// on K: not on M, on the 32 × 32 blocking, the column split or the thread count, so a row gets the
+// on K: not on M, on the 32 × 32 blocking, the super-columns, the chunks of k (C is written
+// between them, exactly, in f32), the column split or the thread count, so a row gets the
 // same bits in any batch. Rows and columns past M and past the caller's columns are computed on
 // the zero padding and never stored.
 #pragma once
@@ -27,7 +28,16 @@ namespace {
 
 constexpr int kNnAmxRows = 16;                    // rows of a tile, and a C or B tile's columns
 constexpr int kNnAmxK = 32;                       // values of k per step (16 pairs)
-constexpr int64_t kNnAmxSuperColumns = 128;       // columns whose B rows (K × 128 × 2 bytes) stay in L2 while A passes
+// B's tiles for one super-column of C and one chunk of k stay in L2 while every block row of A
+// passes over them: at most kNnAmxBBytes, with super-columns of 128 to 512 columns (64 bytes per
+// column per step). Up to kNnAmxWholeKSteps steps (4,096 values of k: every layer's product) k
+// is one chunk; past it (the LM head's K = vocabulary) chunks of kNnAmxChunkSteps, whose A block
+// rows also stay near the core while the wide super-column passes.
+constexpr int64_t kNnAmxBBytes = int64_t(1) << 20;
+constexpr int64_t kNnAmxStepColumnBytes = kNnAmxK * 2;
+constexpr int64_t kNnAmxNarrowest = 128, kNnAmxWidest = 512;
+constexpr int64_t kNnAmxWholeKSteps = kNnAmxBBytes / (kNnAmxNarrowest * kNnAmxStepColumnBytes);
+constexpr int64_t kNnAmxChunkSteps = 32;
 constexpr int kNnAmxTileFloats = kNnAmxRows * kNnAmxRows;
 
 inline int64_t nn_amx_smaller(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -68,10 +78,12 @@ inline void nn_amx_store_c(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64
   }
 }
 
-// The 32 × 32 block of C at (m, n) over every step of k.
+// The 32 × 32 block of C at (m, n) over steps [s_begin, s_end) of k, continuing from C when it
+// accumulates or an earlier chunk of k wrote it (C holds f32 exactly, so the chain is the same).
 template <typename Tiles>
-void nn_amx_block(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64_t n, int64_t n_end, int64_t steps, float* edge) {
-  if (p.accumulate) {
+void nn_amx_block(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64_t n, int64_t n_end, int64_t s_begin,
+                  int64_t s_end, float* edge) {
+  if (p.accumulate || s_begin > 0) {
     nn_amx_load_c<0>(t, p, m, n, n_end, edge);
     nn_amx_load_c<1>(t, p, m, n + kNnAmxRows, n_end, edge);
     nn_amx_load_c<2>(t, p, m + kNnAmxRows, n, n_end, edge);
@@ -82,13 +94,13 @@ void nn_amx_block(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64_t n, int
     t.template zero<2>();
     t.template zero<3>();
   }
-  const int64_t panel = steps * kMatmulNnTileValues;  // one 16-row (or 16-column) block's tiles
+  const int64_t panel = p.a_row / kNnAmxK * kMatmulNnTileValues;  // one 16-row (or 16-column) block's tiles
   const uint16_t* a0 = p.a + (m / kNnAmxRows) * panel;
   const uint16_t* a1 = a0 + panel;
   const int64_t b_panel = p.b_panel > 0 ? p.b_panel : panel;
   const uint16_t* b0 = p.b + (n / kNnAmxRows) * b_panel;
   const uint16_t* b1 = b0 + b_panel;
-  for (int64_t s = 0; s < steps; s++) {
+  for (int64_t s = s_begin; s < s_end; s++) {
     t.template load<4>(a0 + s * kMatmulNnTileValues, kNnAmxK * 2);
     t.template load<5>(a1 + s * kMatmulNnTileValues, kNnAmxK * 2);
     t.template load<6>(b0 + s * kMatmulNnTileValues, kNnAmxK * 2);
@@ -105,17 +117,25 @@ void nn_amx_block(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64_t n, int
 }
 
 // Columns [n_begin, n_end) of C (n_begin a multiple of 32: the driver's units are 64 columns), in
-// super-columns of 128 whose B stays in L2 while every block row of A passes over it.
+// super-columns whose B chunk (kNnAmxBBytes) stays in L2 while every block row of A passes over it.
 template <typename Tiles>
 void nn_amx_columns(const MatmulNnBf16Args& p, int64_t n_begin, int64_t n_end) {
   Tiles t;
   t.configure();
   alignas(64) float edge[kNnAmxTileFloats];
   const int64_t steps = p.a_row / kNnAmxK;
-  for (int64_t ns = n_begin; ns < n_end; ns += kNnAmxSuperColumns) {
-    const int64_t ne = nn_amx_smaller(n_end, ns + kNnAmxSuperColumns);
-    for (int64_t m = 0; m < p.M; m += 2 * kNnAmxRows) {
-      for (int64_t n = ns; n < ne; n += 2 * kNnAmxRows) nn_amx_block(t, p, m, n, n_end, steps, edge);
+  // K = 0 still passes once, writing C (0, or C itself when it accumulates).
+  const int64_t passes_of_k = steps > 0 ? steps : 1;
+  const int64_t chunk = passes_of_k <= kNnAmxWholeKSteps ? passes_of_k : kNnAmxChunkSteps;
+  int64_t width = kNnAmxNarrowest;
+  while (width < kNnAmxWidest && chunk * 2 * width * kNnAmxStepColumnBytes <= kNnAmxBBytes) width *= 2;
+  for (int64_t ns = n_begin; ns < n_end; ns += width) {
+    const int64_t ne = nn_amx_smaller(n_end, ns + width);
+    for (int64_t s0 = 0; s0 < passes_of_k; s0 += chunk) {
+      const int64_t s1 = nn_amx_smaller(steps, s0 + chunk);
+      for (int64_t m = 0; m < p.M; m += 2 * kNnAmxRows) {
+        for (int64_t n = ns; n < ne; n += 2 * kNnAmxRows) nn_amx_block(t, p, m, n, n_end, s0, s1, edge);
+      }
     }
   }
   t.release();

@@ -151,6 +151,30 @@ TEST(matmul_nn_bf16_tile_kernel_matches_the_reference_on_the_tile_model) {
   }
 }
 
+// Past 4,096 values of k (the LM head's products, K = the vocabulary) the tile kernel runs k in
+// chunks, writing C between them: C holds each sum exactly in f32, so one call gives the bits of
+// the same product split by hand at a chunk boundary (the first 4,096 values, then the rest added
+// into C). On the tile model everywhere with AVX512-BF16, and on the hardware where there is AMX.
+TEST(matmul_nn_bf16_tile_kernel_chunks_of_k_keep_each_sum_chain) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the tile model is compiled for it");
+  s3::ThreadPool pool(2);
+  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = {&s3::cpu::kMatmulNnAmxModel};
+  if (s3::cpu_info().supported_level >= SimdLevel::Amx) tables.push_back(&s3::cpu::kMatmulNnAmx);
+  const int64_t M = 35, N = 70, K = 4096 + 1000, split = 4096;
+  const std::vector<float> a = random_vector(size_t(M * K), 71), b = random_vector(size_t(K * N), 72);
+  for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
+    std::vector<float> whole(size_t(M * N)), parts(whole.size());
+    s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(whole.data(), a.data(), b.data(), M, N, K, false), pool, *table);
+    MatmulNnArgs first = s3::cpu::matmul_nn_args(parts.data(), a.data(), b.data(), M, N, split, false);
+    first.a_row = K;
+    s3::cpu::matmul_nn_bf16(first, pool, *table);
+    MatmulNnArgs rest = s3::cpu::matmul_nn_args(parts.data(), a.data() + split, b.data() + split * N, M, N, K - split, true);
+    rest.a_row = K;
+    s3::cpu::matmul_nn_bf16(rest, pool, *table);
+    CHECK(std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(float)) == 0);
+  }
+}
+
 // The portable path (every level below avx512bf16) is the level's f32 FMA chain on the rounded
 // operands; at the scalar level that is std::fma in increasing k, bit for bit.
 TEST(matmul_nn_bf16_scalar_level_is_the_fma_chain_on_rounded_operands) {
