@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "core/dtype.h"
 #include "cpu/convert.h"
@@ -75,9 +77,22 @@ void pack_a_rows(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, uint
   });
 }
 
-// A and B packed for the VDPBF16PS kernels into scratch.
-MatmulNnBf16Args pack(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, MatmulNnBf16Scratch& scratch,
-                      ThreadPool& pool) {
+// B [K × N] (rows ldb apart) packed into `out` as the kernels read it.
+void pack_b(const MatmulNnBf16Kernels& kernels, const float* b, int64_t ldb, int64_t K, int64_t N,
+            MatmulNnBf16PackedB& out, ThreadPool& pool) {
+  const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, 1, N, K);
+  out.kernels = &kernels;
+  out.K = K;
+  out.N = N;
+  out.ldb = sizes.ldb;
+  out.values.resize(size_t(sizes.b_values));
+  pack_pair_rows(kernels, b, ldb, K, N, out.values.data(), out.ldb, sizes.pair_rows, pool);
+}
+
+// A packed for the kernels into scratch, with B already packed: the kernels' arguments.
+MatmulNnBf16Args pack_a(const MatmulNnArgs& p, const MatmulNnBf16PackedB& b, MatmulNnBf16Scratch& scratch,
+                        ThreadPool& pool) {
+  const MatmulNnBf16Kernels& kernels = *b.kernels;
   MatmulNnBf16Args out;
   out.M = p.M;
   out.N = p.N;
@@ -85,23 +100,19 @@ MatmulNnBf16Args pack(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p,
   out.c = p.c;
   out.ldc = p.ldc;
   out.accumulate = p.accumulate;
+  out.b = b.values.data();
+  out.ldb = b.ldb;
   const int64_t pairs = (p.K + 1) / 2;
   if (kernels.tiles) {  // the AMX layout (MatmulNnBf16Kernels::tiles)
     const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, p.M, p.N, p.K);
-    out.ldb = sizes.ldb;
     out.a_row = sizes.a_row;
     out.a_pair = 2;
     scratch.a.resize(size_t(sizes.a_values));
-    scratch.b.resize(size_t(sizes.b_values));
     pack_a_rows(kernels, p, scratch.a.data(), out.a_row, sizes.a_rows, pool);
-    pack_pair_rows(kernels, p.b, p.ldb, p.K, p.N, scratch.b.data(), out.ldb, sizes.pair_rows, pool);
     out.a = scratch.a.data();
-    out.b = scratch.b.data();
     return out;
   }
-  out.ldb = 2 * p.N;
   scratch.a.resize(size_t(p.M * 2 * pairs));
-  scratch.b.resize(size_t(pairs * out.ldb));
   uint16_t* a = scratch.a.data();
   if (p.a_row == 1) {  // A stored [K × M] (dW = doutᵀ·inp): its stored rows are B-like, pair them
     out.a_row = 2;
@@ -123,10 +134,16 @@ MatmulNnBf16Args pack(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p,
       }
     });
   }
-  pack_pair_rows(kernels, p.b, p.ldb, p.K, p.N, scratch.b.data(), out.ldb, pairs, pool);
   out.a = a;
-  out.b = scratch.b.data();
   return out;
+}
+
+// The product on packed operands, C's columns split over the pool.
+void run_columns(const MatmulNnBf16Kernels& kernels, const MatmulNnBf16Args& packed, ThreadPool& pool) {
+  const int64_t units = (packed.N + kMatmulNnColumnsPerUnit - 1) / kMatmulNnColumnsPerUnit;
+  pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
+    kernels.columns(packed, int64_t(begin) * kMatmulNnColumnsPerUnit, std::min(packed.N, int64_t(end) * kMatmulNnColumnsPerUnit));
+  });
 }
 
 // A [M × K] and B [K × N] rounded to BF16 values in f32 (row-major, contiguous) into scratch, as
@@ -228,11 +245,23 @@ void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, SimdLevel level)
 
 void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, const MatmulNnBf16Kernels& kernels) {
   if (args.M <= 0 || args.N <= 0) return;
-  const MatmulNnBf16Args packed = pack(kernels, args, calling_thread_scratch(), pool);
-  const int64_t units = (args.N + kMatmulNnColumnsPerUnit - 1) / kMatmulNnColumnsPerUnit;
-  pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
-    kernels.columns(packed, int64_t(begin) * kMatmulNnColumnsPerUnit, std::min(args.N, int64_t(end) * kMatmulNnColumnsPerUnit));
-  });
+  MatmulNnBf16Scratch& scratch = calling_thread_scratch();
+  pack_b(kernels, args.b, args.ldb, args.K, args.N, scratch.b, pool);
+  run_columns(kernels, pack_a(args, scratch.b, scratch, pool), pool);
+}
+
+void matmul_nn_bf16_pack_b(MatmulNnBf16PackedB& out, const float* b, int64_t ldb, int64_t K, int64_t N,
+                           const MatmulNnBf16Kernels& kernels, ThreadPool& pool) {
+  pack_b(kernels, b, ldb, K, N, out, pool);
+}
+
+void matmul_nn_bf16(const MatmulNnArgs& args, const MatmulNnBf16PackedB& b, ThreadPool& pool) {
+  if (b.kernels == nullptr || args.K != b.K || args.N != b.N) {
+    throw std::invalid_argument("matmul_nn_bf16: B packed for K = " + std::to_string(b.K) + ", N = " + std::to_string(b.N) +
+                                ", used for K = " + std::to_string(args.K) + ", N = " + std::to_string(args.N));
+  }
+  if (args.M <= 0 || args.N <= 0) return;
+  run_columns(*b.kernels, pack_a(args, b, calling_thread_scratch(), pool), pool);
 }
 
 void matmul_nn(const MatmulNnArgs& args, MatmulPrecision precision, ThreadPool& pool) {

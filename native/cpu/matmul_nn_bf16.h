@@ -99,9 +99,19 @@ void matmul_nn_place_a_row(const MatmulNnBf16Kernels& kernels, const uint16_t* r
 void matmul_nn_pack_pair_row(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
                              uint16_t* b, int64_t ldb, int64_t pair_rows, int64_t q, uint16_t* row);
 
+// B [K × N] rounded and packed for one table of kernels, as MatmulNnBf16Args describes (tile rows
+// on cache lines): packed once, it serves every product that shares it (the LM head's dX, one per
+// chunk of rows).
+struct MatmulNnBf16PackedB {
+  const MatmulNnBf16Kernels* kernels = nullptr;
+  CacheLineVector<uint16_t> values;
+  int64_t K = 0, N = 0, ldb = 0;
+};
+
 // The rounded operands of one call (the driver keeps one per calling thread).
 struct MatmulNnBf16Scratch {
-  CacheLineVector<uint16_t> a, b;    // avx512bf16 and amx: packed as MatmulNnBf16Args describes (tile rows on cache lines)
+  CacheLineVector<uint16_t> a;       // avx512bf16 and amx: packed as MatmulNnBf16Args describes
+  MatmulNnBf16PackedB b;
   std::vector<float> a_f32, b_f32;   // other levels: A [M × K] and B [K × N] as BF16 values in f32
 };
 
@@ -111,6 +121,13 @@ void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool);
 void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, SimdLevel level);
 // With a given kernel table (tests run kMatmulNnAmxModel this way).
 void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, const MatmulNnBf16Kernels& kernels);
+
+// B [K × N] (rows ldb apart) packed for `kernels` into `out`, and C (+)= A·B on it: the bits of
+// matmul_nn_bf16(args with that B, pool, kernels). args.b and args.ldb are not read; K and N must
+// be the packed ones (std::invalid_argument otherwise).
+void matmul_nn_bf16_pack_b(MatmulNnBf16PackedB& out, const float* b, int64_t ldb, int64_t K, int64_t N,
+                           const MatmulNnBf16Kernels& kernels, ThreadPool& pool);
+void matmul_nn_bf16(const MatmulNnArgs& args, const MatmulNnBf16PackedB& b, ThreadPool& pool);
 
 // matmul_nn (f32) or matmul_nn_bf16, by the trainer's precision.
 void matmul_nn(const MatmulNnArgs& args, MatmulPrecision precision, ThreadPool& pool);

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/cpu_features.h"
@@ -172,6 +174,43 @@ TEST(matmul_nn_bf16_tile_kernel_chunks_of_k_keep_each_sum_chain) {
     rest.a_row = K;
     s3::cpu::matmul_nn_bf16(rest, pool, *table);
     CHECK(std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(float)) == 0);
+  }
+}
+
+// B packed once (the LM head's dh = dlogits · head, one product per chunk of rows) gives each
+// product the bits of the call that packs B itself, at each level with BF16 kernels (A as rows or
+// transposed, C overwritten or accumulated); a B packed for other K or N is refused.
+TEST(matmul_nn_bf16_on_a_packed_b_gives_the_bits_of_packing_per_call) {
+  s3::ThreadPool pool(2);
+  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables;
+  for (SimdLevel level : levels_with_tiles()) {
+    if (const s3::cpu::MatmulNnBf16Kernels* k = s3::cpu::matmul_nn_bf16_kernels_for(level)) tables.push_back(k);
+  }
+  if (s3::cpu_info().supported_level >= SimdLevel::Avx512Bf16) tables.push_back(&s3::cpu::kMatmulNnAmxModel);
+  if (tables.empty()) SKIP("this CPU has no BF16 kernels (below avx512bf16)");
+  for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
+    const Operands op(37, 70, 301, 81);
+    s3::cpu::MatmulNnBf16PackedB packed;
+    s3::cpu::matmul_nn_bf16_pack_b(packed, op.b.data(), op.N, op.K, op.N, *table, pool);
+    for (int transposed = 0; transposed < 2; transposed++) {
+      for (int accumulate = 0; accumulate < 2; accumulate++) {
+        const std::vector<float> c0 = random_vector(size_t(op.M * op.N), 82);
+        std::vector<float> want = c0, got = c0;
+        s3::cpu::matmul_nn_bf16(op.args(want.data(), transposed != 0, accumulate != 0), pool, *table);
+        s3::cpu::matmul_nn_bf16(op.args(got.data(), transposed != 0, accumulate != 0), packed, pool);
+        CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
+      }
+    }
+    std::vector<float> c(size_t(op.M * op.N));
+    MatmulNnArgs other_k = op.args(c.data(), false, false);
+    other_k.K = op.K - 1;
+    bool refused = false;
+    try {
+      s3::cpu::matmul_nn_bf16(other_k, packed, pool);
+    } catch (const std::invalid_argument& e) {
+      refused = std::string(e.what()).find("K = 301") != std::string::npos;
+    }
+    CHECK(refused);
   }
 }
 

@@ -7,9 +7,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/ops/token_loss.h"
 #include "cpu/matmul_backward.h"
 #include "cpu/matmul_nn.h"
+#include "cpu/matmul_nn_bf16.h"
 #include "cpu/linear_bf16.h"
 
 namespace s3::train {
@@ -159,6 +161,9 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   head_bf16.resize(bf16 ? size_t(V * C) : 0);
   std::vector<float>& rounded_input = b.rounded_input;
   if (bf16) cpu::round_to_bf16(head_bf16.data(), head, V * C, pool);
+  // bf16 with BF16 kernels: the head also packed once as the B of every chunk's dh = dlogits · head.
+  const cpu::MatmulNnBf16Kernels* bf16_kernels = bf16 ? cpu::matmul_nn_bf16_kernels_for(cpu_info().level) : nullptr;
+  if (bf16_kernels != nullptr) cpu::matmul_nn_bf16_pack_b(b.head_packed, head, C, V, C, *bf16_kernels, pool);
   std::vector<ops::TokenLossRow> row_results(static_cast<size_t>(R));
   const double temperature = settings.temperature;
   // exp(z_v − max) of the row each thread is on, computed once for the sums and the gradient; and
@@ -209,7 +214,12 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
       }
     });
     for (int64_t i = 0; i < n; i++) add_token_loss_row(stats, row_results[size_t(i)], settings.policy_gradient);
-    cpu::matmul_backward(dhc.data(), dhead, logits.data(), hc.data(), head, n, V, C, pool, options.precision);
+    if (bf16_kernels != nullptr) {  // matmul_backward's two products, dh's on the packed head
+      cpu::matmul_nn_bf16(cpu::matmul_nn_args(dhc.data(), logits.data(), head, n, C, V, false), b.head_packed, pool);
+      cpu::matmul_backward(nullptr, dhead, logits.data(), hc.data(), head, n, V, C, pool, options.precision);
+    } else {
+      cpu::matmul_backward(dhc.data(), dhead, logits.data(), hc.data(), head, n, V, C, pool, options.precision);
+    }
     for (int64_t i = 0; i < n; i++) std::memcpy(dh + rows[r0 + size_t(i)] * C, &dhc[size_t(i * C)], size_t(C) * sizeof(float));
   }
   return stats;

@@ -27,6 +27,7 @@
 #include "core/matmul_precision.h"
 #include "core/ops/token_loss.h"
 #include "core/thread_pool.h"
+#include "cpu/matmul_nn_bf16.h"
 
 namespace s3::train {
 
@@ -115,6 +116,7 @@ void add_token_loss_row(LossStats& stats, const ops::TokenLossRow& row, bool pol
 struct HeadLossScratch {
   std::vector<float> hc, hc_t, logits, dhc, logits_scratch, rounded_input;
   std::vector<uint16_t> head_bf16;
+  cpu::MatmulNnBf16PackedB head_packed;  // bf16 with BF16 kernels: the head as dh's B
   std::vector<std::vector<double>> row_exp, row_draw_coef;
 };
 
