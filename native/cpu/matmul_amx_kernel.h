@@ -36,6 +36,7 @@
 #include "core/dtype.h"
 #include "cpu/fp8_to_bf16_avx512bf16.h"
 #include "cpu/matmul.h"
+#include "cpu/transpose16_avx512.h"
 
 namespace s3::cpu {
 namespace {
@@ -108,37 +109,12 @@ inline const uint32_t* b_tile(const AmxCall& call, int64_t g, int64_t s) {
 }
 
 // out[(16 g + j) × N + n + i] = c[i][j] for the rows and columns that exist: the 16 × 16 tile
-// transposed in registers (pairs of rows interleaved, then pairs of pairs, then 128-bit quarters
-// twice), each output row one masked store.
+// transposed in registers (transpose16_avx512.h), each output row one masked store.
 inline void scatter_tile(const AmxCall& call, const float* c, int64_t n, int64_t n_end, int64_t g) {
   const int64_t rows = amx_smaller(kAmxRows, n_end - n), cols = amx_smaller(kAmxRows, call.M - g * kAmxRows);
-  __m512 r[16], t[16];
+  __m512 r[16];
   for (int i = 0; i < 16; i++) r[i] = _mm512_load_ps(c + 16 * i);
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    const __m512d t0 = _mm512_castps_pd(t[i]), t1 = _mm512_castps_pd(t[i + 1]);
-    const __m512d t2 = _mm512_castps_pd(t[i + 2]), t3 = _mm512_castps_pd(t[i + 3]);
-    r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
-    r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
-    r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
-    r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
-  }
-  // r[4q + e] now holds, per 128-bit quarter h, column 4h + e of rows 4q … 4q + 3.
-  for (int i = 0; i < 4; i++) {
-    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
-    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
-  }
-  for (int i = 0; i < 4; i++) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-    r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
-    r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd);
-  }
+  transpose16x16(r);
   const __mmask16 mask = __mmask16((1u << rows) - 1);
   for (int64_t j = 0; j < cols; j++) _mm512_mask_storeu_ps(call.out + (g * kAmxRows + j) * call.N + n, mask, r[j]);
 }

@@ -12,6 +12,7 @@
 
 #include "cpu/f32_to_bf16_avx512.h"
 #include "cpu/matmul_nn_bf16.h"
+#include "cpu/transpose16_avx512.h"
 
 namespace s3::cpu {
 namespace {
@@ -136,6 +137,26 @@ void matmul_nn_pack_pairs_avx512bf16(const float* even, const float* odd, int64_
     const __m512i high = odd == nullptr ? _mm512_setzero_si512()
                                         : f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(mask, odd + j)));
     _mm512_mask_storeu_epi32(out + 2 * j, mask, _mm512_or_si512(low, _mm512_slli_epi32(high, 16)));
+  }
+}
+
+void matmul_nn_pack_transposed_block_avx512bf16(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps,
+                                                uint16_t* tiles) {
+  const __mmask16 mask = rows >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (rows > 0 ? rows : 0)) - 1u);
+  for (int64_t s = 0; s < steps; s++) {
+    // r[q] = the pairs (k, k + 1), k = 32 s + 2q, of the 16 rows (one 32-bit word per row); then
+    // transposed, r[i] = row i's 16 pairs: that row of the tile.
+    __m512 r[16];
+    for (int q = 0; q < 16; q++) {
+      const int64_t k = 32 * s + 2 * q;
+      const __m512i low = k < K ? f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(mask, src + k * ld)))
+                                : _mm512_setzero_si512();
+      const __m512i high = k + 1 < K ? f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(mask, src + (k + 1) * ld)))
+                                     : _mm512_setzero_si512();
+      r[q] = _mm512_castsi512_ps(_mm512_or_si512(low, _mm512_slli_epi32(high, 16)));
+    }
+    transpose16x16(r);
+    for (int i = 0; i < 16; i++) _mm512_storeu_ps(reinterpret_cast<float*>(tiles + s * kMatmulNnTileValues + i * kMatmulNnTileK), r[i]);
   }
 }
 

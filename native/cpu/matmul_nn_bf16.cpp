@@ -45,12 +45,23 @@ void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_
 }
 
 // A [M × K] (or stored [K × M]: a_row = 1) as BF16 rows of `row` values, zero past K, for `rows`
-// rows (zero past M), each placed in the kernels' layout (matmul_nn_place_a_row); stored
-// transposed, a unit's rows are filled a block of 64 values of k at a time, so each stored row is
-// read 64 bytes at a time.
+// rows (zero past M), each placed in the kernels' layout (matmul_nn_place_a_row). Stored
+// transposed: into the tiles by the kernels' pack_transposed_block where they have one, else a
+// unit's rows filled a block of 64 values of k at a time, so each stored row is read 64 bytes at
+// a time.
 void pack_a_rows(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, uint16_t* a, int64_t row, int64_t rows,
                  ThreadPool& pool) {
   const ConvertKernels& convert = convert_kernels();
+  if (p.a_row == 1 && p.a_col != 1 && kernels.pack_transposed_block != nullptr) {  // straight into the tiles
+    const int64_t steps = row / kMatmulNnTileK;
+    for_row_units(pool, rows, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; i += kMatmulNnTileRows) {
+        kernels.pack_transposed_block(p.a + std::min(i, p.M), p.a_col, p.K, std::min<int64_t>(kMatmulNnTileRows, p.M - i), steps,
+                                      a + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues);
+      }
+    });
+    return;
+  }
   for_row_units(pool, rows, [&](int64_t i0, int64_t i1) {
     thread_local std::vector<uint16_t> unit;  // the unit's rows before placing
     unit.assign(size_t((i1 - i0) * row), 0);

@@ -64,6 +64,11 @@ struct MatmulNnBf16Kernels {
   // b + (c × steps + s) × 512. Contiguous tiles rather than rows: rows K × 2 (or N × 4) bytes apart
   // fall on one or two sets of L1, so a tile's rows evict each other.
   bool tiles = false;
+  // The tile layout only (null elsewhere): rows [i0, i0 + rows), rows ≤ 16, of an A read
+  // transposed (element (i, k) at src[k × ld + i − i0], src pointing at column i0), as one 16-row
+  // block of `steps` tiles (16 rows × 32 values of k each), zero past K and past `rows`, rounded
+  // exactly as core/dtype.h's f32_to_bf16.
+  void (*pack_transposed_block)(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps, uint16_t* tiles) = nullptr;
 };
 
 // The BF16 kernels for `level`: VDPBF16PS at avx512bf16, AMX tiles at amx; nullptr below
@@ -76,8 +81,11 @@ extern const MatmulNnBf16Kernels kMatmulNnAvx512Bf16;
 extern const MatmulNnBf16Kernels kMatmulNnAmx;
 // The same kernel over the software tile model of matmul_amx_model.cpp (tests, on CPUs without AMX).
 extern const MatmulNnBf16Kernels kMatmulNnAmxModel;
-// The avx512bf16 level's pair packing, which the AMX tables share.
+// The avx512bf16 level's pair packing, and its packing of a transposed A into tiles (16 pair rows
+// of 16 columns transposed in registers), which the AMX tables use.
 void matmul_nn_pack_pairs_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out);
+void matmul_nn_pack_transposed_block_avx512bf16(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps,
+                                                uint16_t* tiles);
 
 // The tile layout's units (MatmulNnBf16Kernels::tiles).
 constexpr int64_t kMatmulNnTileRows = 16, kMatmulNnTileK = 32, kMatmulNnTileValues = kMatmulNnTileRows * kMatmulNnTileK;

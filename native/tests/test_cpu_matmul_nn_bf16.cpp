@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aligned_allocator.h"
 #include "core/cpu_features.h"
 #include "core/dtype.h"
 #include "core/thread_pool.h"
@@ -283,6 +284,33 @@ TEST(matmul_nn_bf16_pair_packing_rounds_like_f32_to_bf16) {
         CHECK_EQ(out[size_t(2 * j + 1)], with_odd ? s3::f32_to_bf16(odd[size_t(j)]) : uint16_t(0));
       }
       CHECK_EQ(out[size_t(2 * n)], uint16_t(0xBEEF));  // nothing written past the row
+    }
+  }
+}
+
+// The tile tables' transposed A (the dW products' doutᵀ) packed straight into a row block of
+// tiles: each value rounded as f32_to_bf16 (ties, NaN, infinities, subnormals), tile s row i
+// holding k = 32 s … 32 s + 31 of row i, zero past K and past the block's rows.
+TEST(matmul_nn_bf16_transposed_tile_packing_rounds_like_f32_to_bf16) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
+  const s3::cpu::MatmulNnBf16Kernels& kernels = s3::cpu::kMatmulNnAmxModel;
+  CHECK(kernels.pack_transposed_block != nullptr);
+  const uint32_t special[] = {0x3F808000u, 0x3F818000u, 0x3F80FFFFu, 0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu,
+                              0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFFC12345u, 0x00000000u, 0x80000000u};
+  const int64_t ld = 21, K = 70, steps = 3;  // stored [K × ld]
+  std::vector<float> src = random_vector(size_t(K * ld), 63);
+  for (size_t i = 0; i < 12; i++) std::memcpy(&src[i * 97], &special[i], 4);
+  for (int64_t rows : {16, 7, 0}) {
+    s3::CacheLineVector<uint16_t> tiles(size_t(steps * 512), 0xBEEF);
+    kernels.pack_transposed_block(src.data() + 3, ld, K, rows, steps, tiles.data());
+    for (int64_t s = 0; s < steps; s++) {
+      for (int64_t i = 0; i < 16; i++) {
+        for (int64_t j = 0; j < 32; j++) {
+          const int64_t k = 32 * s + j;
+          const uint16_t want = i < rows && k < K ? s3::f32_to_bf16(src[size_t(k * ld + 3 + i)]) : uint16_t(0);
+          CHECK_EQ(tiles[size_t(s * 512 + i * 32 + j)], want);
+        }
+      }
     }
   }
 }
