@@ -126,7 +126,8 @@ struct PairRows {
 };
 
 // A operand: BF16 rows of an f32 matrix [M × K] read through its strides (element (i, k) at
-// src[i × row + k × col]), in the kernels' layout.
+// src[i × row + k × col]), in the kernels' layout; read transposed (row = 1), straight into the
+// tiles by the kernels' pack_transposed_block where they have one.
 struct BF16Rows {
   CacheLineVector<uint16_t> values;
   std::vector<uint16_t> row;
@@ -136,6 +137,14 @@ struct BF16Rows {
     a_row = sizes.a_row;
     values.resize(size_t(sizes.a_values));
     row.resize(size_t(a_row));
+    if (col != 1 && row_stride == 1 && kernels.pack_transposed_block != nullptr) {  // transposed, straight into tiles
+      const int64_t steps = a_row / kMatmulNnTileK;
+      for (int64_t i = 0; i < sizes.a_rows; i += kMatmulNnTileRows) {
+        kernels.pack_transposed_block(src + std::min(i, M), col, K, std::min<int64_t>(kMatmulNnTileRows, M - i), steps,
+                                      values.data() + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues);
+      }
+      return;
+    }
     for (int64_t i = 0; i < sizes.a_rows; i++) {
       std::fill(row.begin(), row.end(), uint16_t(0));
       if (i < M && col == 1) {
