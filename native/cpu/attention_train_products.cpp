@@ -28,6 +28,7 @@ class F32Products : public AttentionTrainProducts {
  public:
   void start_unit(const AttentionUnitKeys& keys) override {
     keys_ = keys;
+    if (keys.vt == nullptr) return;  // the forward's unit: no gradients
     dk_.assign(size_t(keys.n * keys.HD), 0.0f);
     dv_.assign(size_t(keys.n * keys.HD), 0.0f);
   }
@@ -165,9 +166,10 @@ class Bf16Products final : public AttentionTrainProducts {
     n_ = keys.n;
     HD_ = keys.HD;
     kt_pairs_.pack(kernels_, keys.kt, n_, HD_, n_);  // B of S = Q·Kᵀ: pairs of head dimensions
-    k_pairs_.pack(kernels_, keys.k, HD_, n_, HD_);   // B of dQ = dS·K: pairs of keys
     v_pairs_.pack(kernels_, keys.v, HD_, n_, HD_);   // B of O = P·V
-    if (keys.vt != nullptr) vt_pairs_.pack(kernels_, keys.vt, n_, HD_, n_);  // B of dP = dO·Vᵀ (backward only)
+    if (keys.vt == nullptr) return;  // the forward's unit: no gradients
+    k_pairs_.pack(kernels_, keys.k, HD_, n_, HD_);   // B of dQ = dS·K: pairs of keys
+    vt_pairs_.pack(kernels_, keys.vt, n_, HD_, n_);  // B of dP = dO·Vᵀ
     dkt_.assign(size_t(HD_ * n_), 0.0f);
     dvt_.assign(size_t(HD_ * n_), 0.0f);
   }

@@ -32,7 +32,8 @@ struct AttentionUnitKeys {
 class AttentionTrainProducts {
  public:
   virtual ~AttentionTrainProducts() = default;
-  // A new unit: its keys (kept by reference until the next call) and dK = dV = 0.
+  // A new unit: its keys (kept by reference until the next call) and, for the backward's units
+  // (those with vt), dK = dV = 0.
   virtual void start_unit(const AttentionUnitKeys& keys) = 0;
   // S [nb × nk] (rows nk apart) = Q_b · K[0, nk)ᵀ; q's rows ldq apart.
   virtual void scores(float* s, const float* q, int64_t ldq, int64_t nb, int64_t nk) = 0;
