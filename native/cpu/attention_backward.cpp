@@ -210,7 +210,8 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
     VisibleKeys keys;
     const std::unique_ptr<AttentionTrainProducts> products = make_attention_train_products(products_precision);
-    std::vector<float> s;
+    std::vector<float> s, inv(static_cast<size_t>(B));
+    std::vector<int64_t> valid(static_cast<size_t>(B));
     for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
       const int64_t h = u / shape.n_seq, seq = u % shape.n_seq, g = h / group;
       const int64_t s0 = shape.seq_begins[seq];
@@ -225,16 +226,15 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
         products->scores(s.data(), qb, NH * HD, nb, nk);
         for (int64_t i = 0; i < nb; i++) {
           float* row = s.data() + i * nk;
-          const int64_t valid = P + b0 + i + 1;
+          valid[size_t(i)] = P + b0 + i + 1;
           float max;
-          const float total = rows.softmax_exp(row, valid, scale, &max);
-          const float inv = 1.0f / total;
-          for (int64_t j = 0; j < valid; j++) row[j] *= inv;
-          for (int64_t j = valid; j < nk; j++) row[j] = 0.0f;
+          const float total = rows.softmax_exp(row, valid[size_t(i)], scale, &max);
+          inv[size_t(i)] = 1.0f / total;
           lse[(s0 + b0 + i) * NH + h] = max + std::log(total);
         }
-        // O_b = P · V, written straight into out's rows of head h.
-        products->weighted_values(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), nb, nk);
+        // O_b = P · V (P = the exps × inv, normalized as the products read them), written straight
+        // into out's rows of head h.
+        products->weighted_values(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), inv.data(), valid.data(), nb, nk);
       }
     }
   });

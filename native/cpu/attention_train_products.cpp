@@ -24,6 +24,15 @@ void product(float* c, int64_t ldc, const float* a, int64_t a_row, int64_t a_col
   matmul_nn_serial(args);
 }
 
+// e's rows (nk apart) in place: e[j] × inv[i] for j < valid[i], then 0.
+void normalize_rows(float* e, const float* inv, const int64_t* valid, int64_t nb, int64_t nk) {
+  for (int64_t i = 0; i < nb; i++) {
+    float* row = e + i * nk;
+    for (int64_t j = 0; j < valid[i]; j++) row[j] *= inv[i];
+    for (int64_t j = valid[i]; j < nk; j++) row[j] = 0.0f;
+  }
+}
+
 class F32Products : public AttentionTrainProducts {
  public:
   void start_unit(const AttentionUnitKeys& keys) override {
@@ -38,8 +47,10 @@ class F32Products : public AttentionTrainProducts {
   void value_scores(float* dp, const float* dout, int64_t ld, int64_t nb, int64_t nk) override {
     product(dp, nk, dout, ld, 1, keys_.vt, keys_.n, nb, nk, keys_.HD, false);
   }
-  void weighted_values(float* o, int64_t ldo, const float* p, int64_t nb, int64_t nk) override {
-    product(o, ldo, p, nk, 1, keys_.v, keys_.HD, nb, keys_.HD, nk, false);
+  void weighted_values(float* o, int64_t ldo, float* e, const float* inv, const int64_t* valid, int64_t nb,
+                       int64_t nk) override {
+    normalize_rows(e, inv, valid, nb, nk);
+    probabilities_times_values(o, ldo, e, nb, nk);
   }
   void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) override {
     product(dq, ldq, ds, nk, 1, keys_.k, keys_.HD, nb, keys_.HD, nk, false);
@@ -53,6 +64,12 @@ class F32Products : public AttentionTrainProducts {
   void key_value_grads(float* dk, float* dv) override {
     std::copy(dk_.begin(), dk_.end(), dk);
     std::copy(dv_.begin(), dv_.end(), dv);
+  }
+
+ protected:
+  // O = P · V for normalized probabilities P [nb × nk].
+  void probabilities_times_values(float* o, int64_t ldo, const float* p, int64_t nb, int64_t nk) {
+    product(o, ldo, p, nk, 1, keys_.v, keys_.HD, nb, keys_.HD, nk, false);
   }
 
  private:
@@ -77,8 +94,10 @@ class RoundedF32Products final : public F32Products {
   void value_scores(float* dp, const float* dout, int64_t ld, int64_t nb, int64_t nk) override {
     F32Products::value_scores(dp, round_rows(a_, dout, ld, nb, HD_), HD_, nb, nk);
   }
-  void weighted_values(float* o, int64_t ldo, const float* p, int64_t nb, int64_t nk) override {
-    F32Products::weighted_values(o, ldo, round_rows(a_, p, nk, nb, nk), nb, nk);
+  void weighted_values(float* o, int64_t ldo, float* e, const float* inv, const int64_t* valid, int64_t nb,
+                       int64_t nk) override {
+    normalize_rows(e, inv, valid, nb, nk);
+    probabilities_times_values(o, ldo, round_rows(a_, e, nk, nb, nk), nb, nk);
   }
   void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) override {
     F32Products::weighted_keys(dq, ldq, round_rows(a_, ds, nk, nb, nk), nb, nk);
@@ -156,6 +175,22 @@ struct BF16Rows {
       matmul_nn_place_a_row(kernels, row.data(), i, a_row, values.data());
     }
   }
+  // The probabilities of weighted_values (e [M × K] rows K apart, row i scaled by inv[i] over its
+  // first valid[i] values, 0 past them), each scaled and rounded in one pass.
+  void pack_probabilities(const MatmulNnBf16Kernels& kernels, const float* e, const float* inv, const int64_t* valid,
+                          int64_t M, int64_t K) {
+    const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, M, 1, K);
+    a_row = sizes.a_row;
+    values.resize(size_t(sizes.a_values));
+    row.resize(size_t(a_row));
+    const ConvertKernels& convert = convert_kernels();
+    for (int64_t i = 0; i < sizes.a_rows; i++) {
+      const int64_t n = i < M ? valid[i] : 0;
+      convert.f32_to_bf16_scaled(e + i * K, i < M ? inv[i] : 0.0f, row.data(), size_t(n));
+      std::fill(row.begin() + n, row.end(), uint16_t(0));
+      matmul_nn_place_a_row(kernels, row.data(), i, a_row, values.data());
+    }
+  }
 };
 
 class Bf16Products final : public AttentionTrainProducts {
@@ -181,8 +216,9 @@ class Bf16Products final : public AttentionTrainProducts {
     a_.pack(kernels_, dout, ld, 1, nb, HD_);
     run(dp, nk, a_, vt_pairs_, nb, nk, HD_, false);
   }
-  void weighted_values(float* o, int64_t ldo, const float* p, int64_t nb, int64_t nk) override {
-    a_.pack(kernels_, p, nk, 1, nb, nk);
+  void weighted_values(float* o, int64_t ldo, float* e, const float* inv, const int64_t* valid, int64_t nb,
+                       int64_t nk) override {
+    a_.pack_probabilities(kernels_, e, inv, valid, nb, nk);
     run(o, ldo, a_, v_pairs_, nb, HD_, nk, false);
   }
   void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) override {

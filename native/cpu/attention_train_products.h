@@ -39,8 +39,11 @@ class AttentionTrainProducts {
   virtual void scores(float* s, const float* q, int64_t ldq, int64_t nb, int64_t nk) = 0;
   // dP [nb × nk] = dO_b · V[0, nk)ᵀ.
   virtual void value_scores(float* dp, const float* dout, int64_t ld, int64_t nb, int64_t nk) = 0;
-  // O [nb × HD] (rows ldo apart) = P [nb × nk] · V[0, nk).
-  virtual void weighted_values(float* o, int64_t ldo, const float* p, int64_t nb, int64_t nk) = 0;
+  // O [nb × HD] (rows ldo apart) = P [nb × nk] · V[0, nk), P's row i the softmax's exps of row i
+  // of e (rows nk apart) times inv[i] for its first valid[i] keys, 0 past them: each probability
+  // one f32 multiply, as a normalizing pass over e would give. e may be overwritten.
+  virtual void weighted_values(float* o, int64_t ldo, float* e, const float* inv, const int64_t* valid, int64_t nb,
+                               int64_t nk) = 0;
   // dQ_b [nb × HD] (rows ldq apart) = dS [nb × nk] · K[0, nk).
   virtual void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) = 0;
   // dK[0, nk) += dSᵀ · Q_b and dV[0, nk) += Pᵀ · dO_b.

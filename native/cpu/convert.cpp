@@ -7,7 +7,12 @@
 namespace s3::cpu {
 namespace {
 
-const ConvertKernels kConvertScalar = {"scalar", convert_bf16_to_f32, convert_f32_to_bf16, convert_fp8e4m3_to_f32};
+void f32_to_bf16_scaled_scalar(const float* src, float scale, uint16_t* dst, size_t n) {
+  for (size_t i = 0; i < n; i++) dst[i] = f32_to_bf16(src[i] * scale);
+}
+
+const ConvertKernels kConvertScalar = {"scalar", convert_bf16_to_f32, convert_f32_to_bf16, f32_to_bf16_scaled_scalar,
+                                       convert_fp8e4m3_to_f32};
 
 }  // namespace
 

@@ -14,6 +14,9 @@ struct ConvertKernels {
   const char* name;
   void (*bf16_to_f32)(const uint16_t* src, float* dst, size_t n);
   void (*f32_to_bf16)(const float* src, uint16_t* dst, size_t n);
+  // dst[i] = f32_to_bf16(src[i] × scale), the product one IEEE f32 multiply (the training
+  // attention's probabilities: exps × 1 / row total, rounded as a normalizing pass then rounding would).
+  void (*f32_to_bf16_scaled)(const float* src, float scale, uint16_t* dst, size_t n);
   void (*fp8e4m3_to_f32)(const uint8_t* src, float* dst, size_t n);
 };
 

@@ -39,6 +39,20 @@ void f32_to_bf16_avx512(const float* src, uint16_t* dst, size_t n) {
   }
 }
 
+void f32_to_bf16_scaled_avx512(const float* src, float scale, uint16_t* dst, size_t n) {
+  const __m512 factor = _mm512_set1_ps(scale);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i bits = _mm512_castps_si512(_mm512_mul_ps(_mm512_loadu_ps(src + i), factor));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), f32_to_bf16_block(bits));
+  }
+  if (i < n) {
+    const __mmask16 mask = __mmask16((1u << (n - i)) - 1);
+    const __m512i bits = _mm512_castps_si512(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, src + i), factor));
+    _mm256_mask_storeu_epi16(dst + i, mask, f32_to_bf16_block(bits));
+  }
+}
+
 void fp8e4m3_to_f32_avx512(const uint8_t* src, float* dst, size_t n) {
   const float* table = fp8e4m3_table();
   size_t i = 0;
@@ -51,6 +65,7 @@ void fp8e4m3_to_f32_avx512(const uint8_t* src, float* dst, size_t n) {
 
 }  // namespace
 
-const ConvertKernels kConvertAvx512 = {"avx512", bf16_to_f32_avx512, f32_to_bf16_avx512, fp8e4m3_to_f32_avx512};
+const ConvertKernels kConvertAvx512 = {"avx512", bf16_to_f32_avx512, f32_to_bf16_avx512, f32_to_bf16_scaled_avx512,
+                                       fp8e4m3_to_f32_avx512};
 
 }  // namespace s3::cpu

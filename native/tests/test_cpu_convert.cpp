@@ -66,6 +66,33 @@ TEST(convert_f32_to_bf16_matches_scalar_rne_every_level) {
   }
 }
 
+// The scaled rounding (the training attention's normalized probabilities): the scalar product
+// and rounding, bit for bit, at every length (vector body and tail) and for specials, subnormal
+// products, overflow to infinity and NaN.
+TEST(convert_f32_to_bf16_scaled_matches_the_scalar_product_and_rounding_every_level) {
+  std::mt19937 rng(777);
+  std::vector<float> inputs;
+  const uint32_t edges[] = {0x00000000, 0x80000000, 0x00000001, 0x007FFFFF, 0x3F808000, 0x7F7FFFFF, 0x7F800000, 0x7FC00000};
+  for (uint32_t e : edges) {
+    float f;
+    std::memcpy(&f, &e, 4);
+    inputs.push_back(f);
+  }
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  for (int i = 0; i < 5000; ++i) inputs.push_back(unit(rng));
+  for (float scale : {1.0f / 3.0f, 1.0f / 1234.5f, 3.0e38f, 1.0e-30f}) {
+    for (s3::SimdLevel level : runnable_levels()) {
+      const s3::cpu::ConvertKernels* k = s3::cpu::convert_kernels_for(level);
+      for (size_t n : {size_t(0), size_t(1), size_t(15), size_t(17), size_t(255), size_t(257), inputs.size()}) {
+        std::vector<uint16_t> out(n + 4, 0xDEAD);
+        k->f32_to_bf16_scaled(inputs.data(), scale, out.data(), n);
+        for (size_t i = 0; i < n; ++i) CHECK_EQ(out[i], s3::f32_to_bf16(inputs[i] * scale));
+        for (size_t i = n; i < n + 4; ++i) CHECK_EQ(out[i], uint16_t(0xDEAD));
+      }
+    }
+  }
+}
+
 TEST(convert_fp8_to_f32_every_value_every_level) {
   std::vector<uint8_t> all(256);
   for (int i = 0; i < 256; ++i) all[i] = uint8_t(i);
