@@ -193,6 +193,10 @@ struct BF16Rows {
   }
 };
 
+// Floats added to the row stride of the tile products' C buffers whose rows would otherwise lie a
+// multiple of 4 KiB apart (keys × 4 bytes, 1,024 keys and up): rows on one L1 set evict each other.
+constexpr int64_t kRowPadding = 16;
+
 class Bf16Products final : public AttentionTrainProducts {
  public:
   explicit Bf16Products(const MatmulNnBf16Kernels& kernels) : kernels_(kernels) {}
@@ -205,8 +209,9 @@ class Bf16Products final : public AttentionTrainProducts {
     if (keys.vt == nullptr) return;  // the forward's unit: no gradients
     k_pairs_.pack(kernels_, keys.k, HD_, n_, HD_);   // B of dQ = dS·K: pairs of keys
     vt_pairs_.pack(kernels_, keys.vt, n_, HD_, n_);  // B of dP = dO·Vᵀ
-    dkt_.assign(size_t(HD_ * n_), 0.0f);
-    dvt_.assign(size_t(HD_ * n_), 0.0f);
+    ldt_ = n_ + kRowPadding;
+    dkt_.assign(size_t(HD_ * ldt_), 0.0f);
+    dvt_.assign(size_t(HD_ * ldt_), 0.0f);
   }
   void scores(float* s, const float* q, int64_t ldq, int64_t nb, int64_t nk) override {
     a_.pack(kernels_, q, ldq, 1, nb, HD_);
@@ -231,16 +236,16 @@ class Bf16Products final : public AttentionTrainProducts {
                            int64_t nb, int64_t nk) override {
     a_.pack(kernels_, q, 1, ldq, HD_, nb);
     b_.pack(kernels_, ds, nk, nb, nk);
-    run(dkt_.data(), n_, a_, b_, HD_, nk, nb, true);
+    run(dkt_.data(), ldt_, a_, b_, HD_, nk, nb, true);
     a_.pack(kernels_, dout, 1, ld, HD_, nb);
     b_.pack(kernels_, p, nk, nb, nk);
-    run(dvt_.data(), n_, a_, b_, HD_, nk, nb, true);
+    run(dvt_.data(), ldt_, a_, b_, HD_, nk, nb, true);
   }
   void key_value_grads(float* dk, float* dv) override {
     for (int64_t j = 0; j < n_; j++) {
       for (int64_t d = 0; d < HD_; d++) {
-        dk[j * HD_ + d] = dkt_[size_t(d * n_ + j)];
-        dv[j * HD_ + d] = dvt_[size_t(d * n_ + j)];
+        dk[j * HD_ + d] = dkt_[size_t(d * ldt_ + j)];
+        dv[j * HD_ + d] = dvt_[size_t(d * ldt_ + j)];
       }
     }
   }
@@ -265,6 +270,7 @@ class Bf16Products final : public AttentionTrainProducts {
 
   const MatmulNnBf16Kernels& kernels_;
   int64_t n_ = 0, HD_ = 0;
+  int64_t ldt_ = 0;  // dKᵀ's and dVᵀ's rows: n_ plus a cache line, so a C tile's 16 rows do not share one L1 set
   PairRows kt_pairs_, k_pairs_, v_pairs_, vt_pairs_, b_;
   BF16Rows a_;
   std::vector<float> dkt_, dvt_;
