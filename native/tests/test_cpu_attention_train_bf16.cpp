@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -18,20 +17,16 @@
 #include "core/thread_pool.h"
 #include "cpu/attention_backward.h"
 #include "cpu/matmul_nn_bf16.h"
+#include "tests/random_values.h"
 #include "tests/test_framework.h"
 
 namespace {
 
+using s3::tests::normal_values;
+
 using s3::cpu::MatmulNnBf16Kernels;
 using s3::cpu::PackedAttentionShape;
 
-std::vector<float> randn(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 std::vector<float> rounded(const std::vector<float>& x) {
   std::vector<float> r(x.size());
@@ -102,8 +97,8 @@ TEST(attention_train_bf16_products_match_the_reference_on_rounded_operands) {
   const std::vector<int64_t> begins = {0, 150, 151, 215, 300};
   const std::vector<int64_t> parents = {-1, 0, -1, -1};
   const int64_t T = begins.back();
-  const std::vector<float> q = randn(size_t(T * NH * HD), 31), k = randn(size_t(T * NKV * HD), 32);
-  const std::vector<float> v = randn(size_t(T * NKV * HD), 33), dout = randn(size_t(T * NH * HD), 34);
+  const std::vector<float> q = normal_values(size_t(T * NH * HD), 31), k = normal_values(size_t(T * NKV * HD), 32);
+  const std::vector<float> v = normal_values(size_t(T * NKV * HD), 33), dout = normal_values(size_t(T * NH * HD), 34);
   const std::vector<float> qr = rounded(q), kr = rounded(k), vr = rounded(v), doutr = rounded(dout);
   for (const int64_t* parent : {static_cast<const int64_t*>(nullptr), parents.data()}) {
     for (int64_t block : {64, 7, 1000}) {
@@ -133,8 +128,8 @@ TEST(attention_train_bf16_products_do_not_depend_on_the_thread_count) {
   const int64_t NH = 4, NKV = 2, HD = 64;
   const std::vector<int64_t> begins = {0, 97, 160, 161, 300};
   const int64_t T = begins.back();
-  const std::vector<float> q = randn(size_t(T * NH * HD), 41), k = randn(size_t(T * NKV * HD), 42);
-  const std::vector<float> v = randn(size_t(T * NKV * HD), 43), dout = randn(size_t(T * NH * HD), 44);
+  const std::vector<float> q = normal_values(size_t(T * NH * HD), 41), k = normal_values(size_t(T * NKV * HD), 42);
+  const std::vector<float> v = normal_values(size_t(T * NKV * HD), 43), dout = normal_values(size_t(T * NH * HD), 44);
   const PackedAttentionShape shape{T, NH, NKV, HD, begins.data(), 4, 64};
   s3::ThreadPool one(1), three(3);
   for (const Kernels& set : sets) {

@@ -3,7 +3,6 @@
 // double) and compared with the kernel's gradients. Attention runs packed sequences with GQA.
 #include <cmath>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -18,17 +17,12 @@
 #include "cpu/rope_backward.h"
 #include "cpu/swiglu.h"
 #include "cpu/swiglu_backward.h"
+#include "tests/random_values.h"
 #include "tests/test_framework.h"
 
 namespace {
 
-std::vector<float> randn(size_t n, uint64_t seed, float mean = 0.0f, float stddev = 1.0f) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(mean, stddev);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+using s3::tests::normal_values;
 
 double weighted_sum(const std::vector<float>& out, const std::vector<float>& r) {
   double s = 0.0;
@@ -65,7 +59,8 @@ void check_grad(const std::string& what, std::vector<float>& x, const std::vecto
 TEST(backward_kernel_matmul) {
   s3::ThreadPool pool(2);
   const int64_t M = 7, N = 19, K = 13;
-  std::vector<float> inp = randn(size_t(M * K), 1), w = randn(size_t(N * K), 2), r = randn(size_t(M * N), 3);
+  std::vector<float> inp = normal_values(size_t(M * K), 1), w = normal_values(size_t(N * K), 2);
+  const std::vector<float> r = normal_values(size_t(M * N), 3);
   auto loss = [&] {
     std::vector<float> out(size_t(M * N));
     s3::cpu::matmul_forward(out.data(), inp.data(), s3::cpu::MatrixView{w.data(), s3::DType::F32, N, K, nullptr}, M, pool);
@@ -80,7 +75,8 @@ TEST(backward_kernel_matmul) {
 
 TEST(backward_kernel_rmsnorm) {
   const int64_t N = 6, C = 16;
-  std::vector<float> x = randn(size_t(N * C), 4), w = randn(size_t(C), 5, 1.0f, 0.2f), r = randn(size_t(N * C), 6);
+  std::vector<float> x = normal_values(size_t(N * C), 4), w = normal_values(size_t(C), 5, 1.0f, 0.2f);
+  const std::vector<float> r = normal_values(size_t(N * C), 6);
   auto loss = [&] {
     std::vector<float> out(size_t(N * C));
     s3::cpu::rmsnorm_forward(out.data(), x.data(), w.data(), N, C, 1e-6f);
@@ -97,7 +93,7 @@ TEST(backward_kernel_rope) {
   std::vector<int64_t> positions = {0, 1, 2, 7, 100};
   std::vector<float> cos(size_t(T * HD / 2)), sin(size_t(T * HD / 2));
   s3::cpu::rope_tables(cos.data(), sin.data(), positions.data(), T, HD, 10000.0f);
-  std::vector<float> x = randn(size_t(T * NH * HD), 7), r = randn(size_t(T * NH * HD), 8);
+  std::vector<float> x = normal_values(size_t(T * NH * HD), 7), r = normal_values(size_t(T * NH * HD), 8);
   auto loss = [&] {
     std::vector<float> out = x;
     s3::cpu::rope_forward(out.data(), cos.data(), sin.data(), T, NH, HD);
@@ -110,7 +106,8 @@ TEST(backward_kernel_rope) {
 
 TEST(backward_kernel_swiglu) {
   const int64_t N = 40;
-  std::vector<float> g = randn(size_t(N), 9, 0.0f, 2.0f), u = randn(size_t(N), 10), r = randn(size_t(N), 11);
+  std::vector<float> g = normal_values(size_t(N), 9, 0.0f, 2.0f), u = normal_values(size_t(N), 10);
+  const std::vector<float> r = normal_values(size_t(N), 11);
   auto loss = [&] {
     std::vector<float> out(static_cast<size_t>(N));
     s3::cpu::swiglu_forward(out.data(), g.data(), u.data(), N);
@@ -127,8 +124,8 @@ TEST(backward_kernel_packed_gqa_attention) {
   const int64_t T = 9, NH = 4, NKV = 2, HD = 8;
   const std::vector<int64_t> begins = {0, 4, 5, 9};  // three sequences: 4, 1 and 4 tokens
   const s3::cpu::PackedAttentionShape shape{T, NH, NKV, HD, begins.data(), 3, /*block=*/3};  // blocks cross sequences' rows
-  std::vector<float> q = randn(size_t(T * NH * HD), 12), k = randn(size_t(T * NKV * HD), 13);
-  std::vector<float> v = randn(size_t(T * NKV * HD), 14), r = randn(size_t(T * NH * HD), 15);
+  std::vector<float> q = normal_values(size_t(T * NH * HD), 12), k = normal_values(size_t(T * NKV * HD), 13);
+  std::vector<float> v = normal_values(size_t(T * NKV * HD), 14), r = normal_values(size_t(T * NH * HD), 15);
   std::vector<float> out(size_t(T * NH * HD)), lse(size_t(T * NH));
   auto loss = [&] {
     s3::cpu::causal_attention_train_forward(out.data(), lse.data(), q.data(), k.data(), v.data(), shape, pool);
@@ -152,8 +149,8 @@ TEST(backward_kernel_blocked_attention_matches_rowwise_reference) {
   const int64_t NH = 4, NKV = 2, HD = 16;
   const std::vector<int64_t> begins = {0, 150, 151, 215, 300};  // lengths 150, 1, 64, 85
   const int64_t T = begins.back();
-  std::vector<float> q = randn(size_t(T * NH * HD), 21), k = randn(size_t(T * NKV * HD), 22);
-  std::vector<float> v = randn(size_t(T * NKV * HD), 23), dout = randn(size_t(T * NH * HD), 24);
+  std::vector<float> q = normal_values(size_t(T * NH * HD), 21), k = normal_values(size_t(T * NKV * HD), 22);
+  std::vector<float> v = normal_values(size_t(T * NKV * HD), 23), dout = normal_values(size_t(T * NH * HD), 24);
   for (int64_t block : {64, 7, 1000}) {
     const s3::cpu::PackedAttentionShape shape{T, NH, NKV, HD, begins.data(), 4, block};
     std::vector<float> out(q.size()), lse(size_t(T * NH)), out_r(q.size()), lse_r(size_t(T * NH));
@@ -183,8 +180,8 @@ TEST(backward_kernel_attention_shared_prefix_matches_duplicated_prefix) {
   const std::vector<int64_t> begins = {0, P, P + 20, P + 21, P + 91, P + 100};
   const std::vector<int64_t> parent = {-1, 0, 0, 0, -1};
   const int64_t T = begins.back();
-  std::vector<float> q = randn(size_t(T * NH * HD), 31), k = randn(size_t(T * NKV * HD), 32);
-  std::vector<float> v = randn(size_t(T * NKV * HD), 33), dout = randn(size_t(T * NH * HD), 34);
+  std::vector<float> q = normal_values(size_t(T * NH * HD), 31), k = normal_values(size_t(T * NKV * HD), 32);
+  std::vector<float> v = normal_values(size_t(T * NKV * HD), 33), dout = normal_values(size_t(T * NH * HD), 34);
   for (int64_t r = 0; r < P; r++) {  // the prefix has no loss: nothing flows into its outputs
     for (int64_t i = 0; i < NH * HD; i++) dout[size_t(r * NH * HD + i)] = 0.0f;
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -13,24 +12,19 @@
 #include "cpu/swiglu.h"
 #include "tests/naive_qwen3.h"
 #include "tests/simd_levels.h"
+#include "tests/random_values.h"
 #include "tests/test_framework.h"
 
 namespace {
 
-std::vector<float> random_vector(size_t count, float mean, float stddev, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal(mean, stddev);
-  std::vector<float> v(count);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
+using s3::tests::normal_values;
 
 }  // namespace
 
 TEST(rmsnorm_normalizes_each_row_then_applies_the_weight) {
   const int64_t N = 5, C = 37;
-  const std::vector<float> x = random_vector(size_t(N * C), 0.3f, 4.0f, 1);
-  const std::vector<float> weight = random_vector(size_t(C), 1.0f, 0.2f, 2);
+  const std::vector<float> x = normal_values(size_t(N * C), 1, 0.3f, 4.0f);
+  const std::vector<float> weight = normal_values(size_t(C), 2, 1.0f, 0.2f);
   std::vector<float> out(x.size()), in_place = x;
   s3::cpu::rmsnorm_forward(out.data(), x.data(), weight.data(), N, C, 1e-6f);
   s3::cpu::rmsnorm_forward(in_place.data(), in_place.data(), weight.data(), N, C, 1e-6f);
@@ -57,7 +51,7 @@ TEST(rope_is_rotate_half_with_qwen3_frequencies) {
   const int64_t positions[] = {0, 1, 40000};
   std::vector<float> cos(size_t(T * HD / 2)), sin(cos.size());
   s3::cpu::rope_tables(cos.data(), sin.data(), positions, T, HD, 1e6f);
-  const std::vector<float> x = random_vector(size_t(T * NH * HD), 0.0f, 1.0f, 3);
+  const std::vector<float> x = normal_values(size_t(T * NH * HD), 3, 0.0f, 1.0f);
   std::vector<float> rotated = x;
   s3::cpu::rope_forward(rotated.data(), cos.data(), sin.data(), T, NH, HD);
   // Position 0 is the identity.
@@ -75,7 +69,7 @@ TEST(rope_is_rotate_half_with_qwen3_frequencies) {
 }
 
 TEST(swiglu_and_residual) {
-  const std::vector<float> gate = random_vector(100, 0.0f, 3.0f, 4), up = random_vector(100, 0.0f, 1.0f, 5);
+  const std::vector<float> gate = normal_values(100, 4, 0.0f, 3.0f), up = normal_values(100, 5, 0.0f, 1.0f);
   std::vector<float> out(100);
   s3::cpu::swiglu_forward(out.data(), gate.data(), up.data(), 100);
   for (size_t i = 0; i < 100; i++) {
@@ -144,7 +138,7 @@ TEST(swiglu_levels_agree_bit_for_bit_and_stay_within_4_ulp) {
 
 TEST(embedding_reads_rows_of_every_dtype_and_refuses_unknown_tokens) {
   const int64_t V = 300, C = 20;
-  const std::vector<float> table = random_vector(size_t(V * C), 0.0f, 1.0f, 6);
+  const std::vector<float> table = normal_values(size_t(V * C), 6, 0.0f, 1.0f);
   const int32_t tokens[] = {0, 299, 128, 5};
   for (s3::DType dtype : {s3::DType::F32, s3::DType::BF16, s3::DType::F16, s3::DType::F8_E4M3}) {
     s3test::TestModel storage;

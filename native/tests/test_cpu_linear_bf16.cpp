@@ -5,7 +5,6 @@
 // for a row alone or in a batch and for 1 or 2 threads; round_to_bf16 as core/dtype.h's f32_to_bf16.
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "core/cpu_features.h"
@@ -13,17 +12,12 @@
 #include "core/thread_pool.h"
 #include "cpu/linear_bf16.h"
 #include "tests/simd_levels.h"
+#include "tests/random_values.h"
 #include "tests/test_framework.h"
 
 namespace {
 
-std::vector<float> random_vector(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
+using s3::tests::normal_values;
 
 float bf16(float x) { return s3::bf16_to_f32(s3::f32_to_bf16(x)); }
 
@@ -35,7 +29,7 @@ std::vector<uint16_t> rounded_bits(const std::vector<float>& v, s3::ThreadPool& 
 
 TEST(round_to_bf16_is_f32_to_bf16_element_by_element) {
   s3::ThreadPool pool(2);
-  std::vector<float> v = random_vector(200003, 1);  // several pool units and a tail
+  std::vector<float> v = normal_values(200003, 1);  // several pool units and a tail
   const uint32_t special[] = {0x3F808000u, 0x00000001u, 0x7F7FFFFFu, 0x7F800001u, 0xFF800000u};
   for (size_t i = 0; i < 5; i++) std::memcpy(&v[i * 40000], &special[i], 4);
   const std::vector<uint16_t> out = rounded_bits(v, pool);
@@ -57,7 +51,7 @@ TEST(linear_bf16_matches_the_reference_on_rounded_operands_at_every_level) {
     const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(level);
     for (const auto& shape : shapes) {
       const int64_t M = shape[0], N = shape[1], K = shape[2];
-      const std::vector<float> x = random_vector(size_t(M * K), 2), w = random_vector(size_t(N * K), 3);
+      const std::vector<float> x = normal_values(size_t(M * K), 2), w = normal_values(size_t(N * K), 3);
       const std::vector<uint16_t> wb = rounded_bits(w, pool);
       std::vector<float> out(size_t(M * N)), scratch;
       s3::cpu::linear_bf16(out.data(), x.data(), wb.data(), M, N, K, scratch, pool, kernels);
@@ -85,7 +79,7 @@ TEST(linear_bf16_matches_the_reference_on_rounded_operands_at_every_level) {
 TEST(linear_bf16_bits_do_not_depend_on_threads_or_batch) {
   s3::ThreadPool pool1(1), pool2(2);
   const int64_t M = 23, N = 150, K = 333;
-  const std::vector<float> x = random_vector(size_t(M * K), 4), w = random_vector(size_t(N * K), 5);
+  const std::vector<float> x = normal_values(size_t(M * K), 4), w = normal_values(size_t(N * K), 5);
   const std::vector<uint16_t> wb = rounded_bits(w, pool2);
   for (s3::SimdLevel level : s3::tests::runnable_levels_with_bf16()) {
     const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(level);

@@ -5,7 +5,6 @@
 // in increasing k, so the bits do not depend on the thread count or on how the columns are split.
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "core/cpu_features.h"
@@ -13,21 +12,17 @@
 #include "cpu/attention_backward_rows.h"
 #include "cpu/matmul_nn.h"
 #include "tests/simd_levels.h"
+#include "tests/random_values.h"
 #include "tests/test_framework.h"
 
 namespace {
+
+using s3::tests::normal_values;
 
 using s3::cpu::MatmulNnArgs;
 
 using s3::tests::runnable_levels;
 
-std::vector<float> random_vector(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
 
 // Every (M, N, K) against the double reference, row-major and transposed A, with and without
 // accumulation, at each level.
@@ -37,8 +32,8 @@ TEST(matmul_nn_matches_reference_at_every_level) {
     const s3::cpu::MatmulNnKernels& kernels = *s3::cpu::matmul_nn_kernels_for(level);
     for (const auto& shape : shapes) {
       const int64_t M = shape[0], N = shape[1], K = shape[2];
-      const std::vector<float> a = random_vector(size_t(M * K), 1), b = random_vector(size_t(K * N), 2);
-      const std::vector<float> c0 = random_vector(size_t(M * N), 3);
+      const std::vector<float> a = normal_values(size_t(M * K), 1), b = normal_values(size_t(K * N), 2);
+      const std::vector<float> c0 = normal_values(size_t(M * N), 3);
       for (int transposed = 0; transposed < 2; transposed++) {
         // The transposed case stores A as [K × M] and reads element (i, k) at i + k·M.
         std::vector<float> at(size_t(M * K));
@@ -72,7 +67,7 @@ TEST(matmul_nn_matches_reference_at_every_level) {
 
 TEST(matmul_nn_bits_do_not_depend_on_threads_or_column_split) {
   const int64_t M = 37, N = 200, K = 600;
-  const std::vector<float> a = random_vector(size_t(M * K), 4), b = random_vector(size_t(K * N), 5);
+  const std::vector<float> a = normal_values(size_t(M * K), 4), b = normal_values(size_t(K * N), 5);
   std::vector<float> one(size_t(M * N)), two(size_t(M * N)), pieces(size_t(M * N));
   s3::ThreadPool pool1(1), pool2(2);
   s3::cpu::matmul_nn(s3::cpu::matmul_nn_args(one.data(), a.data(), b.data(), M, N, K, false), pool1);
@@ -88,7 +83,7 @@ TEST(attention_row_kernels_match_the_scalar_exponential) {
   for (s3::SimdLevel level : runnable_levels()) {
     const s3::cpu::AttentionRowKernels& rows = *s3::cpu::attention_row_kernels_for(level);
     for (int64_t n : {1, 7, 16, 33, 200}) {
-      std::vector<float> row = random_vector(size_t(n), 6);
+      std::vector<float> row = normal_values(size_t(n), 6);
       for (float& x : row) x *= 30.0f;  // scores spread far enough to reach the underflow range
       const float scale = 0.177f;
       const std::vector<float> original = row;
@@ -105,7 +100,7 @@ TEST(attention_row_kernels_match_the_scalar_exponential) {
       }
       CHECK_NEAR(double(total), want_total, 1e-6 * want_total);
 
-      std::vector<float> p = random_vector(size_t(n), 7), ds = random_vector(size_t(n), 8);
+      std::vector<float> p = normal_values(size_t(n), 7), ds = normal_values(size_t(n), 8);
       const std::vector<float> p0 = p, ds0 = ds;
       rows.probs_and_grad(p.data(), ds.data(), n, scale, 0.3f, -0.2f);
       for (int64_t j = 0; j < n; j++) {

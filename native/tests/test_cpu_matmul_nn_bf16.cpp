@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,20 +18,16 @@
 #include "core/thread_pool.h"
 #include "cpu/matmul_nn_bf16.h"
 #include "tests/simd_levels.h"
+#include "tests/random_values.h"
 #include "tests/test_framework.h"
 
 namespace {
 
+using s3::tests::normal_values;
+
 using s3::SimdLevel;
 using s3::cpu::MatmulNnArgs;
 
-std::vector<float> random_vector(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
 
 float bf16(float x) { return s3::bf16_to_f32(s3::f32_to_bf16(x)); }
 
@@ -47,8 +42,8 @@ struct Operands {
   std::vector<float> a, at, b;
   int64_t M, N, K;
   Operands(int64_t M_, int64_t N_, int64_t K_, uint64_t seed) : M(M_), N(N_), K(K_) {
-    a = random_vector(size_t(M * K), seed);
-    b = random_vector(size_t(K * N), seed + 1);
+    a = normal_values(size_t(M * K), seed);
+    b = normal_values(size_t(K * N), seed + 1);
     at.resize(a.size());
     for (int64_t i = 0; i < M; i++) {
       for (int64_t k = 0; k < K; k++) at[size_t(k * M + i)] = a[size_t(i * K + k)];
@@ -87,7 +82,7 @@ void check_against_the_reference(const Run& run) {
   for (const auto& shape : kShapes) {
       const Operands op(shape[0], shape[1], shape[2], 11);
       const std::vector<float> ar = rounded(op.a), br = rounded(op.b);
-      const std::vector<float> c0 = random_vector(size_t(op.M * op.N), 3);
+      const std::vector<float> c0 = normal_values(size_t(op.M * op.N), 3);
       for (int transposed = 0; transposed < 2; transposed++) {
         for (int accumulate = 0; accumulate < 2; accumulate++) {
           std::vector<float> c = c0;
@@ -164,7 +159,7 @@ TEST(matmul_nn_bf16_tile_kernel_chunks_of_k_keep_each_sum_chain) {
   std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = {&s3::cpu::kMatmulNnAmxModel};
   if (s3::cpu_info().supported_level >= SimdLevel::Amx) tables.push_back(&s3::cpu::kMatmulNnAmx);
   const int64_t M = 35, N = 70, K = 4096 + 1000, split = 4096;
-  const std::vector<float> a = random_vector(size_t(M * K), 71), b = random_vector(size_t(K * N), 72);
+  const std::vector<float> a = normal_values(size_t(M * K), 71), b = normal_values(size_t(K * N), 72);
   for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
     std::vector<float> whole(size_t(M * N)), parts(whole.size());
     s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(whole.data(), a.data(), b.data(), M, N, K, false), pool, *table);
@@ -195,7 +190,7 @@ TEST(matmul_nn_bf16_on_a_packed_b_gives_the_bits_of_packing_per_call) {
     s3::cpu::matmul_nn_bf16_pack_b(packed, op.b.data(), op.N, op.K, op.N, *table, pool);
     for (int transposed = 0; transposed < 2; transposed++) {
       for (int accumulate = 0; accumulate < 2; accumulate++) {
-        const std::vector<float> c0 = random_vector(size_t(op.M * op.N), 82);
+        const std::vector<float> c0 = normal_values(size_t(op.M * op.N), 82);
         std::vector<float> want = c0, got = c0;
         s3::cpu::matmul_nn_bf16(op.args(want.data(), transposed != 0, accumulate != 0), pool, *table);
         s3::cpu::matmul_nn_bf16(op.args(got.data(), transposed != 0, accumulate != 0), packed, pool);
@@ -243,7 +238,7 @@ TEST(matmul_nn_bf16_avx512bf16_kernel_is_the_pairwise_chain_of_vdpbf16ps) {
   for (const auto& shape : kShapes) {
     const Operands op(shape[0], shape[1], shape[2], 31);
     const std::vector<float> ar = rounded(op.a), br = rounded(op.b);
-    const std::vector<float> c0 = random_vector(size_t(op.M * op.N), 4);
+    const std::vector<float> c0 = normal_values(size_t(op.M * op.N), 4);
     for (int transposed = 0; transposed < 2; transposed++) {  // A packed as rows, or pair-interleaved
       std::vector<float> c = c0;
       s3::cpu::matmul_nn_bf16(op.args(c.data(), transposed != 0, true), pool, SimdLevel::Avx512Bf16);
@@ -272,7 +267,7 @@ TEST(matmul_nn_bf16_pair_packing_rounds_like_f32_to_bf16) {
   }
   const uint32_t special[] = {0x3F808000u, 0x3F818000u, 0x3F80FFFFu, 0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu,
                               0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFFC12345u, 0x00000000u, 0x80000000u};
-  std::vector<float> even = random_vector(40, 61), odd = random_vector(40, 62);
+  std::vector<float> even = normal_values(40, 61), odd = normal_values(40, 62);
   for (size_t i = 0; i < 12; i++) std::memcpy(&even[i * 3], &special[i], 4);
   for (size_t i = 0; i < 12; i++) std::memcpy(&odd[39 - i * 3], &special[i], 4);
   for (int64_t n : {1, 15, 16, 17, 40}) {
@@ -298,7 +293,7 @@ TEST(matmul_nn_bf16_transposed_tile_packing_rounds_like_f32_to_bf16) {
   const uint32_t special[] = {0x3F808000u, 0x3F818000u, 0x3F80FFFFu, 0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu,
                               0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFFC12345u, 0x00000000u, 0x80000000u};
   const int64_t ld = 21, K = 70, steps = 3;  // stored [K × ld]
-  std::vector<float> src = random_vector(size_t(K * ld), 63);
+  std::vector<float> src = normal_values(size_t(K * ld), 63);
   for (size_t i = 0; i < 12; i++) std::memcpy(&src[i * 97], &special[i], 4);
   for (int64_t rows : {16, 7, 0}) {
     s3::CacheLineVector<uint16_t> tiles(size_t(steps * 512), 0xBEEF);
