@@ -63,6 +63,7 @@ train::TrainerOptions train_bench_trainer_options(const TrainBenchOptions& o) {
   options.device = o.device;
   options.matmul_precision = o.matmul_precision;
   options.threads = o.threads;
+  options.activation_bytes = o.activation_bytes;
   options.adamw.state_dtype = o.optimizer_state;
   options.adamw.lr = 1e-6;  // small: repeated steps on one batch stay near the initial weights
   return options;
@@ -131,6 +132,7 @@ TrainBenchFigures bench_train(train::Trainer& trainer, const TrainBenchOptions& 
   figures.flops_per_token = train_flops_per_token(c, length);
   figures.gflops = figures.tokens_per_second * figures.flops_per_token / 1e9;
   figures.peak_rss_bytes = peak_rss_bytes();
+  figures.activations_kept = trainer.kept_activations();
   return figures;
 }
 

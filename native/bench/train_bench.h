@@ -32,6 +32,7 @@ struct TrainBenchOptions {
   train::OptimizerStateDtype optimizer_state = train::OptimizerStateDtype::F32;
   MatmulPrecision matmul_precision = MatmulPrecision::F32;
   Device device = Device::Cpu;
+  size_t activation_bytes = 0;  // the trainer's budget for kept activations (0: half the free memory)
   // Called as each phase begins ("building the trainer", "warm-up step: forward + backward",
   // "step 2 of 3: AdamW"), so a slow run can say where it is; null: nothing is reported.
   std::function<void(const std::string& phase)> on_phase;
@@ -51,6 +52,7 @@ struct TrainBenchFigures {
   double gflops = 0;                   // tokens_per_second · flops_per_token / 1e9
   double peak_rss_bytes = 0;           // VmHWM after the trainer was built (the high-water mark is reset then)
   double loss = 0;                     // of the last step (finite: a sanity check)
+  bool activations_kept = false;       // the last step's backward used kept activations (else it recomputed each layer)
 };
 
 // Model FLOPs per trained token at sequence length T (the formula in the header comment).

@@ -48,6 +48,14 @@ struct LayerActivations {
     up.resize(T * size_t(d.I));
     act.resize(T * size_t(d.I));
   }
+  // The bytes these buffers hold (their capacity: a shorter batch keeps a longer one's storage).
+  size_t bytes() const {
+    size_t floats = 0;
+    for (const std::vector<float>* b : {&h1, &q_raw, &k_raw, &qr, &kr, &v, &att, &lse, &xmid, &h2, &gate, &up, &act}) {
+      floats += b->capacity();
+    }
+    return floats * sizeof(float);
+  }
 };
 
 // Bytes of one layer's LayerActivations.
@@ -224,9 +232,20 @@ struct Qwen3TrainWorkspace {
   std::vector<float> dx, dxmid, tmpC, dh, d_act, dgate, dup, datt, dq, dq_raw, dk, dv, dk_raw;
 };
 
+size_t qwen3_train_activation_bytes(const Qwen3Config& config, int64_t T) {
+  return size_t(config.num_hidden_layers) * layer_activation_bytes(Dims(config, T));
+}
+
+size_t qwen3_train_saved_bytes(const Qwen3TrainState& state) {
+  if (state.saved == nullptr) return 0;
+  size_t bytes = 0;
+  for (const LayerActivations& layer : state.saved->layers) bytes += layer.bytes();
+  return bytes;
+}
+
 void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, const float* params,
                          const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool,
-                         MatmulPrecision precision) {
+                         MatmulPrecision precision, size_t saved_activation_bytes) {
   check_qwen3_train_batch(c, batch);
   state.precision = precision;
   const Dims d(c, batch.T);
@@ -242,9 +261,8 @@ void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, c
   for (int64_t t = 0; t < d.T; t++) {
     std::memcpy(x0 + t * d.C, params + layout.embed + size_t(batch.tokens[t]) * size_t(d.C), size_t(d.C) * sizeof(float));
   }
-  // Keep every layer's activations when they fit the budget (the backward then skips its
-  // recompute, a quarter of the layers' matmul work); otherwise reuse one set.
-  const bool save = size_t(L) * layer_activation_bytes(d) <= kQwen3SavedActivationBytes;
+  // Keep every layer's activations when they fit the budget; otherwise reuse one set.
+  const bool save = size_t(L) * layer_activation_bytes(d) <= saved_activation_bytes;
   if (save) {
     // The last pass's saved layers are reused unless someone else still holds them.
     if (state.saved == nullptr || state.saved.use_count() != 1) state.saved = std::make_shared<Qwen3SavedLayers>();

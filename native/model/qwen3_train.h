@@ -1,7 +1,7 @@
 // qwen3_train: the Qwen3 training pass on f32 master parameters (the flat buffer of
 // qwen3_param_layout.h): a training forward over packed sequences that keeps each layer's input
-// and, when they fit kQwen3SavedActivationBytes, its activations (otherwise activation
-// checkpointing: the backward recomputes one layer at a time), and the backward from the gradient
+// and, when they fit the caller's budget, its activations (otherwise activation checkpointing: the
+// backward recomputes one layer at a time), and the backward from the gradient
 // of the final normed hidden states down to every parameter. The two share the saved activations,
 // so they live together. The LM head and the loss are fused elsewhere (native/train/losses.h) so
 // [T × V] logits are never materialized for the whole batch.
@@ -46,10 +46,12 @@ std::vector<int64_t> qwen3_train_positions(const Qwen3TrainBatch& batch);
 // Every layer's activations as the forward left them (defined in qwen3_train.cpp).
 struct Qwen3SavedLayers;
 
-// The forward keeps all layers' activations when they take at most this many bytes, and the
-// backward then uses them instead of recomputing each layer: a quarter less matmul work for the
-// small shapes and short sequences the CPU trains on, the same bits either way. Above it (Qwen3-0.6B
-// at 2,048 tokens needs 5.9 GB) only the layer inputs are kept.
+// Bytes all layers' activations take for a batch of T tokens: what the forward keeps for the
+// backward when its budget allows (Qwen3-0.6B at 2,048 tokens: 4.9 GB).
+size_t qwen3_train_activation_bytes(const Qwen3Config& config, int64_t T);
+
+// The budget of a forward whose caller names none: every layer's activations of the small shapes
+// and short sequences the tests train on fit it.
 constexpr size_t kQwen3SavedActivationBytes = size_t(512) << 20;
 
 // The forward's and backward's own buffers (defined in qwen3_train.cpp), kept in the state so the
@@ -69,10 +71,17 @@ struct Qwen3TrainState {
 };
 
 // Fills state (layer inputs, final_normed) for the batch. With bf16 precision every linear layer
-// multiplies BF16-rounded inputs and weights, accumulating in f32 (cpu/matmul_nn_bf16.h).
+// multiplies BF16-rounded inputs and weights, accumulating in f32 (cpu/matmul_nn_bf16.h). Every
+// layer's activations are kept in state when qwen3_train_activation_bytes fits
+// saved_activation_bytes, and the backward then uses them instead of recomputing each layer (a
+// quarter less matmul work); otherwise only the layer inputs are kept. The bits are the same either way.
 void qwen3_train_forward(const Qwen3Config& config, const Qwen3ParamLayout& layout, const float* params,
                          const Qwen3TrainBatch& batch, Qwen3TrainState& state, ThreadPool& pool,
-                         MatmulPrecision precision = MatmulPrecision::F32);
+                         MatmulPrecision precision = MatmulPrecision::F32,
+                         size_t saved_activation_bytes = kQwen3SavedActivationBytes);
+
+// Bytes of saved activations `state` holds now (0 when its last forward left the backward to recompute).
+size_t qwen3_train_saved_bytes(const Qwen3TrainState& state);
 
 // d_final_normed [T × C]: the loss gradient with respect to state.final_normed. Adds the
 // parameter gradients into grads (same layout as params). Recomputes each layer's activations

@@ -12,7 +12,8 @@
 namespace s3::napi {
 namespace {
 
-// benchTrain(directory, {tokens, repetitions, warmUp, sequences?, device?, optimizerStateDtype?, matmulPrecision?})
+// benchTrain(directory, {tokens, repetitions, warmUp, sequences?, device?, optimizerStateDtype?, matmulPrecision?,
+// activationBytes?})
 // → figures (see src/bench/train-bench.ts).
 Napi::Value bench_train(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -25,6 +26,9 @@ Napi::Value bench_train(const Napi::CallbackInfo& info) {
   bench.warm_up = options.required_boolean("warmUp");
   bench.sequences = options.integer("sequences", 1);
   bench.device = device_option(env, options.object(), "benchTrain");
+  const int64_t activation_bytes = options.integer("activationBytes", 0);
+  if (activation_bytes < 0) throw Napi::TypeError::New(env, "benchTrain: activationBytes must be ≥ 0");
+  bench.activation_bytes = size_t(activation_bytes);
   const Napi::Value state_value = options.get("optimizerStateDtype");
   const std::string state_name = state_value.IsUndefined() ? "f32" : state_value.ToString().Utf8Value();
   const auto optimizer_state = train::parse_optimizer_state_dtype(state_name);
@@ -53,6 +57,7 @@ Napi::Value bench_train(const Napi::CallbackInfo& info) {
   o.Set("gflops", f.gflops);
   o.Set("peakRssBytes", f.peak_rss_bytes);
   o.Set("loss", f.loss);
+  o.Set("activationsKept", f.activations_kept);
   return o;
 }
 

@@ -37,9 +37,9 @@ train::TrainerOptions parse_options(Napi::Env env, const Napi::Value& value) {
   o.icepop_high = options.number("icepopHigh", o.icepop_high);
   o.threads = size_t(options.integer("threads", 0));
   o.device = device_option(env, options.object(), "Trainer options");
-  const int64_t activation_bytes = options.integer("deviceActivationBytes", 0);
-  if (activation_bytes < 0) throw Napi::TypeError::New(env, "Trainer options: deviceActivationBytes must be ≥ 0");
-  o.device_activation_bytes = size_t(activation_bytes);
+  const int64_t activation_bytes = options.integer("activationBytes", 0);
+  if (activation_bytes < 0) throw Napi::TypeError::New(env, "Trainer options: activationBytes must be ≥ 0");
+  o.activation_bytes = size_t(activation_bytes);
   o.shared_prefix_min_tokens = options.integer("sharedPrefixMinTokens", o.shared_prefix_min_tokens);
   o.restore_optimizer = !options.boolean("freshOptimizer", !o.restore_optimizer);
   const Napi::Value state_value = options.get("optimizerStateDtype");

@@ -124,10 +124,12 @@ double naive_loss(const s3test::TestModel& model, const Packed& p, const LossOpt
 struct Analytic {
   std::vector<float> grads;
   s3::train::LossStats stats;
+  size_t saved_bytes = 0;  // the activations the forward kept for the backward
 };
 
 Analytic analytic(const s3test::TestModel& model, const Packed& p, const LossOptions& o, s3::ThreadPool& pool,
-                  s3::MatmulPrecision precision = s3::MatmulPrecision::F32) {
+                  s3::MatmulPrecision precision = s3::MatmulPrecision::F32,
+                  size_t activation_budget = s3::model::kQwen3SavedActivationBytes) {
   const auto& c = model.config;
   const Qwen3ParamLayout layout = Qwen3ParamLayout::make(c);
   const auto weights = s3::model::Qwen3Weights::from_tensors(c, model.named(), s3::model::Qwen3Weights::Storage::Borrow);
@@ -136,7 +138,8 @@ Analytic analytic(const s3test::TestModel& model, const Packed& p, const LossOpt
   a.grads.assign(layout.total, 0.0f);
   const Qwen3TrainBatch batch{p.tokens.data(), int64_t(p.tokens.size()), p.begins.data(), int64_t(p.begins.size() - 1)};
   Qwen3TrainState state;
-  s3::model::qwen3_train_forward(c, layout, params.data(), batch, state, pool, precision);
+  s3::model::qwen3_train_forward(c, layout, params.data(), batch, state, pool, precision, activation_budget);
+  a.saved_bytes = s3::model::qwen3_train_saved_bytes(state);
   std::vector<float> dh(state.final_normed.size());
   LossOptions loss_options = o;
   loss_options.precision = precision;
@@ -492,5 +495,29 @@ TEST(fused_loss_matches_direct_formula_with_icepop_edges) {
         CHECK_NEAR(dh[size_t(t * C + k)], expect, 1e-5);
       }
     }
+  }
+}
+
+// Activation checkpointing: a forward whose budget is too small for every layer's activations keeps
+// none, and the backward recomputes each layer from its input; the gradients and the loss are the
+// same bits as with the activations kept, at f32 and bf16 products. The budget is compared with
+// qwen3_train_activation_bytes, which is what a kept forward holds.
+TEST(backward_qwen3_recomputing_each_layer_gives_the_bits_of_kept_activations) {
+  s3::ThreadPool pool(2);
+  auto config = s3test::tiny_qwen3_config();
+  config.tie_word_embeddings = false;
+  const s3test::TestModel model = s3test::make_test_model(config, DType::F32, 19, DType::F32);
+  const Packed p = make_packed({9, 4, 7}, model.config.vocab_size, 9);
+  const size_t needed = s3::model::qwen3_train_activation_bytes(model.config, int64_t(p.tokens.size()));
+  LossOptions o;
+  o.chunk_rows = 5;
+  for (const s3::MatmulPrecision precision : {s3::MatmulPrecision::F32, s3::MatmulPrecision::Bf16}) {
+    const Analytic kept = analytic(model, p, o, pool, precision, needed);
+    const Analytic recomputed = analytic(model, p, o, pool, precision, needed - 1);
+    CHECK_EQ(kept.saved_bytes, needed);
+    CHECK_EQ(recomputed.saved_bytes, size_t(0));
+    CHECK(std::memcmp(kept.grads.data(), recomputed.grads.data(), kept.grads.size() * sizeof(float)) == 0);
+    CHECK_EQ(kept.stats.loss, recomputed.stats.loss);
+    CHECK_EQ(kept.stats.entropy_sum, recomputed.stats.entropy_sum);
   }
 }

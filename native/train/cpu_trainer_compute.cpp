@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/host_memory.h"
 #include "cpu/matmul.h"
 #include "model/qwen3_train.h"
 
@@ -31,13 +32,22 @@ std::string CpuTrainerCompute::description() const {
 LossStats CpuTrainerCompute::accumulate(const TrainRows& rows, const LossOptions& options,
                                         const std::function<void(int64_t layer)>& on_layer_done) {
   const model::Qwen3TrainBatch batch = rows.model_batch();
-  model::qwen3_train_forward(config_, layout_, params_.data(), batch, state_, *pool_, options_.matmul_precision);
+  model::qwen3_train_forward(config_, layout_, params_.data(), batch, state_, *pool_, options_.matmul_precision,
+                             activation_budget());
   dh_.resize(state_.final_normed.size());
   const LossStats stats = fused_head_loss(dh_.data(), grads_.data() + layout_.lm_head, state_.final_normed.data(),
                                           params_.data() + layout_.lm_head, rows.rows(), config_.hidden_size,
                                           config_.vocab_size, rows.loss_inputs(), options, *pool_, &head_scratch_);
   model::qwen3_train_backward(config_, layout_, params_.data(), grads_.data(), batch, state_, dh_.data(), *pool_, on_layer_done);
   return stats;
+}
+
+size_t CpuTrainerCompute::activation_budget() const {
+  if (options_.activation_bytes > 0) return options_.activation_bytes;
+  const size_t available = available_host_memory_bytes();
+  if (available == 0) return model::kQwen3SavedActivationBytes;  // nothing to size it by
+  // Half of what is available now, the last batch's saved activations (which this batch reuses) included.
+  return (available + model::qwen3_train_saved_bytes(state_)) / 2;
 }
 
 AdamWStepResult CpuTrainerCompute::step(const AdamWOptions& options) {

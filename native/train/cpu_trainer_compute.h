@@ -23,6 +23,7 @@ class CpuTrainerCompute final : public TrainerCompute {
   AdamWStepResult step(const AdamWOptions& options) override;
   void zero_grad() override;
   int64_t step_count() const override { return adam_.step; }
+  bool kept_activations() const override { return state_.saved != nullptr; }
   void all_reduce_gradient_range(Collective& group, size_t offset, size_t count) override {
     group.all_reduce_sum(grads_.data() + offset, count);
   }
@@ -33,6 +34,9 @@ class CpuTrainerCompute final : public TrainerCompute {
   void set_state(std::vector<float> params, AdamWState state) override;
 
  private:
+  // The bytes this batch's forward may keep activations in (TrainerComputeOptions::activation_bytes).
+  size_t activation_budget() const;
+
   model::Qwen3Config config_;
   model::Qwen3ParamLayout layout_;
   TrainerComputeOptions options_;

@@ -150,6 +150,7 @@ class CudaTrainerCompute final : public TrainerCompute {
   }
 
   int64_t step_count() const override { return step_; }
+  bool kept_activations() const override { return state_.saved != nullptr; }
 
   // Runs on the collective stream, after the event that makes [offset, offset + count) final: its
   // layer's (queued by the backward running now) or, for the rest, everything queued so far.
@@ -208,7 +209,7 @@ class CudaTrainerCompute final : public TrainerCompute {
       cudaGetLastError();
       throw cuda::DeviceOutOfMemory("a device copy of the trainer's parameters for the engine (" + std::to_string(bytes) +
                                     " bytes): " + cudaGetErrorString(status) +
-                                    "; lower the engine's kvCacheBytes or the trainer's deviceActivationBytes");
+                                    "; lower the engine's kvCacheBytes or the trainer's activationBytes");
     }
     auto snapshot = std::make_shared<model::Qwen3DeviceParamSnapshot>();
     snapshot->config = config_;

@@ -65,7 +65,7 @@ void Trainer::init(const model::Qwen3Weights& weights) {
   compute.matmul_precision = options_.matmul_precision;
   compute.state_dtype = options_.adamw.state_dtype;
   compute.threads = options_.threads;
-  compute.activation_bytes = options_.device_activation_bytes;
+  compute.activation_bytes = options_.activation_bytes;
   try {
     compute_ = make_trainer_compute(options_.device, config_, layout_, model::qwen3_params_from_weights(weights, layout_), compute);
   } catch (const std::runtime_error& e) {

@@ -46,9 +46,10 @@ struct TrainerOptions {
   // Where the parameters live and the training runs (the CPU, or CUDA device 0).
   model::Device device = model::Device::Cpu;
   size_t threads = 0;  // CPU: 0 is default_thread_count()
-  // CUDA: bytes the forward may keep activations in for the backward, beyond which layers are
-  // recomputed; 0: half the device memory free at each micro-batch. Same bits either way.
-  size_t device_activation_bytes = 0;
+  // Bytes the forward may keep activations in for the backward, beyond which each layer is
+  // recomputed; 0: half the memory free at each micro-batch (the host's MemAvailable on the CPU,
+  // the device's on CUDA). Same bits either way.
+  size_t activation_bytes = 0;
   // precision.train: the matmuls of the forward, the backward and the LM-head loss in f32, or with
   // BF16-rounded operands and f32 sums (the paper's exploration setting, App. A.1); master
   // weights, gradients, AdamW and every reduction stay f32 either way.
@@ -101,6 +102,8 @@ class Trainer {
   // Replaces the parameters ([layout().total]); gradients and moments stay.
   void set_params(const std::vector<float>& values);
   int64_t step_count() const { return compute_->step_count(); }
+  // Whether the last micro-batch's forward kept every layer's activations (TrainerOptions::activation_bytes).
+  bool kept_activations() const { return compute_->kept_activations(); }
   const TrainerOptions& options() const { return options_; }
   // Where it computes: "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)".
   std::string device_description() const { return compute_->description(); }

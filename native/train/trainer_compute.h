@@ -29,9 +29,10 @@ struct TrainerComputeOptions {
   MatmulPrecision matmul_precision = MatmulPrecision::F32;
   OptimizerStateDtype state_dtype = OptimizerStateDtype::F32;
   size_t threads = 0;  // CPU: the pool's threads (0: default_thread_count())
-  // CUDA: bytes the training forward may keep activations in for the backward (beyond it each layer
-  // is recomputed); 0: half the device memory free at each micro-batch (whatever an engine on the
-  // same device holds by then). The results are the same bits either way.
+  // Bytes the training forward may keep activations in for the backward (beyond it each layer is
+  // recomputed); 0: half the memory free at each micro-batch, whatever an engine beside the trainer
+  // holds by then (the CPU: the host's available memory; CUDA: the device's). The results are the
+  // same bits either way.
   size_t activation_bytes = 0;
 };
 
@@ -54,6 +55,9 @@ class TrainerCompute {
   virtual AdamWStepResult step(const AdamWOptions& options) = 0;
   virtual void zero_grad() = 0;
   virtual int64_t step_count() const = 0;
+  // Whether the last accumulate's forward kept every layer's activations for its backward (false:
+  // the backward recomputed each layer from its input, or nothing has been accumulated yet).
+  virtual bool kept_activations() const = 0;
   // Data-parallel training: gradients [offset, offset + count) summed over every rank of `group`, in
   // place (on the device when the group reaches device memory, else through a host copy). May run on
   // another thread than accumulate's, on a range accumulate no longer writes (train/gradient_buckets.h).

@@ -25,12 +25,14 @@ export interface NativeTrainBenchFigures {
   readonly gflops: number;
   readonly peakRssBytes: number;
   readonly loss: number;
+  /** Whether the last step's backward used the activations its forward kept (false: it recomputed each layer). */
+  readonly activationsKept: boolean;
 }
 
 type TrainBenchBinding = {
   benchTrain(
     directory: string,
-    options: { tokens: number; sequences: number; device: DeviceChoice; repetitions: number; warmUp: boolean; optimizerStateDtype: OptimizerStateDtype; matmulPrecision: MatmulPrecision },
+    options: { tokens: number; sequences: number; device: DeviceChoice; repetitions: number; warmUp: boolean; optimizerStateDtype: OptimizerStateDtype; matmulPrecision: MatmulPrecision; activationBytes: number },
   ): NativeTrainBenchFigures;
 };
 
@@ -49,6 +51,8 @@ export interface TrainBenchOptions {
   readonly warmUp?: boolean;
   /** AdamW's moments in f32 (default) or bf16. */
   readonly optimizerStateDtype?: OptimizerStateDtype;
+  /** Bytes the forward may keep activations in (beyond them each layer is recomputed); 0 (default): half the free memory. */
+  readonly activationBytes?: number;
   /** The trainer's matmul precisions to time, one run each in this order (default ['f32']). */
   readonly precisions?: readonly MatmulPrecision[];
 }
@@ -103,7 +107,7 @@ export function benchTrain(options: TrainBenchOptions): TrainBenchReport {
   if (precisions.length === 0) throw new Error('benchTrain: no precision to time');
   const runs = precisions.map((matmulPrecision) => {
     const sequences = options.sequences ?? 1;
-    const figures = binding.benchTrain(directory, { tokens: options.seq * sequences, sequences, device: options.device ?? 'auto', repetitions: options.repetitions, warmUp: options.warmUp ?? true, optimizerStateDtype, matmulPrecision });
+    const figures = binding.benchTrain(directory, { tokens: options.seq * sequences, sequences, device: options.device ?? 'auto', repetitions: options.repetitions, warmUp: options.warmUp ?? true, optimizerStateDtype, matmulPrecision, activationBytes: options.activationBytes ?? 0 });
     const onCpu = figures.device.startsWith('cpu');
     const train: TrainBenchFigures = {
       ...figures,

@@ -124,8 +124,9 @@ export function registerBench(program: Command): void {
     .option('--no-warm-up', 'skip the untimed first step (a 0.6B step takes minutes)')
     .option('--optimizer-state <dtype>', 'AdamW moments: f32 | bf16 (stochastically rounded, half the memory)', 'f32')
     .option('--precision <list>', 'trainer matmuls: f32 | bf16 (BF16 operands, f32 sums) | f32,bf16 (both, side by side in one run)', 'f32')
+    .option('--activation-mib <n>', 'MiB the forward may keep activations in for the backward, beyond which each layer is recomputed (0: half the free memory)', '0')
     .option('--json', 'print JSON')
-    .action((options: { model?: string; shape: string; seq: string; sequences: string; device: string; repetitions: string; warmUp: boolean; optimizerState: string; precision: string; json?: boolean }) => {
+    .action((options: { model?: string; shape: string; seq: string; sequences: string; device: string; repetitions: string; warmUp: boolean; optimizerState: string; precision: string; activationMib: string; json?: boolean }) => {
       const report = benchTrain({
         model: options.model,
         shape: options.shape,
@@ -136,6 +137,7 @@ export function registerBench(program: Command): void {
         warmUp: options.warmUp,
         optimizerStateDtype: parseChoiceFlag('--optimizer-state', options.optimizerState, OPTIMIZER_STATE_DTYPES),
         precisions: [...new Set(options.precision.split(','))].map((p) => parseChoiceFlag('--precision', p, MATMUL_PRECISIONS)),
+        activationBytes: parseIntegerFlag('--activation-mib', options.activationMib, 0) * 2 ** 20,
       });
       const peaks = `${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak` + (report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot peak` : '') +
         (report.limits.amxGflops > 0 ? `, ${report.limits.amxGflops.toFixed(0)} GFLOP/s AMX tile peak` : '');
@@ -146,7 +148,7 @@ export function registerBench(program: Command): void {
             `train ${f.tokens} tokens (${f.sequences} × ${f.tokens / f.sequences}) on ${f.device}, ${matmulPrecision} matmuls: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
               `${f.gflops.toFixed(0)} GFLOP/s` + (f.fractionOfFmaPeak === null ? '' : ` = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of the FMA peak`) +
               (f.fractionOfBf16DotPeak === null || matmulPrecision !== 'bf16' ? '' : ` (${(100 * f.fractionOfBf16DotPeak).toFixed(0)}% of the BF16 dot peak${f.fractionOfAmxPeak === null ? '' : `, ${(100 * f.fractionOfAmxPeak).toFixed(0)}% of the AMX tile peak`})`) +
-              `, peak memory ${f.peakMemoryGiB.toFixed(2)} GiB, loss ${f.loss.toFixed(5)}`,
+              `, peak memory ${f.peakMemoryGiB.toFixed(2)} GiB (${f.activationsKept ? 'activations kept' : 'each layer recomputed'} for the backward), loss ${f.loss.toFixed(5)}`,
           ),
           ...(report.bf16OverF32 === null ? [] : [`bf16 / f32: ${report.bf16OverF32.toFixed(2)}× tokens/s`]),
           `FLOPs per token: ${report.flopsFormula} = ${(report.train.flopsPerToken / 1e9).toFixed(3)} GFLOP`,

@@ -289,8 +289,12 @@ export interface NativeTrainerOptions {
    * 'cuda' (refused with the reason where CUDA cannot run). The CUDA trainer is unverified on a GPU (docs/cuda.md).
    */
   device?: 'auto' | 'cpu' | 'cuda';
-  /** CUDA: bytes the forward may keep activations in for the backward (beyond them layers are recomputed); 0 (default): half the device memory free at each micro-batch (the same bits either way). */
-  deviceActivationBytes?: number;
+  /**
+   * Bytes the forward may keep activations in for the backward (beyond them each layer is recomputed, activation
+   * checkpointing); 0 (default): half the memory free at each micro-batch (the host's available memory on the CPU, the
+   * device's on CUDA). The same bits either way.
+   */
+  activationBytes?: number;
 }
 
 /** One packed micro-batch: coef[t] (and oldLogprobs[t]) weight log p(tokens[t+1] | its sequence up to t). */

@@ -62,6 +62,16 @@ describe('swarm bench train', () => {
     expect(() => run('fp8')).toThrow(/--precision must be f32 or bf16, got "fp8"/);
   });
 
+  it('recomputes each layer when its activations outgrow --activation-mib, with the loss of kept activations', () => {
+    // tiny at 512 tokens: 2 layers × 512 tokens × 868 floats of activations = 3.4 MiB.
+    const run = (...flags: string[]) =>
+      JSON.parse(execFileSync(process.execPath, [swarm, 'bench', 'train', '--shape', 'tiny', '--seq', '512', '--repetitions', '1', '--no-warm-up', '--json', ...flags], { stdio: 'pipe' }).toString()).train;
+    const kept = run(), recomputed = run('--activation-mib', '1'), fits = run('--activation-mib', '4');
+    expect([kept.activationsKept, recomputed.activationsKept, fits.activationsKept]).toEqual([true, false, true]);
+    expect(recomputed.loss).toBe(kept.loss);
+    expect(() => run('--activation-mib', '-1')).toThrow(/--activation-mib must be at least 0, got -1/);
+  });
+
   it('keeps the AdamW moments in bf16 with --optimizer-state bf16 and refuses other dtypes', () => {
     const run = (dtype: string) =>
       execFileSync(process.execPath, [swarm, 'bench', 'train', '--shape', 'tiny', '--seq', '16', '--repetitions', '1', '--no-warm-up', '--optimizer-state', dtype, '--json'], { stdio: 'pipe' }).toString();

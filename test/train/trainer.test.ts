@@ -67,7 +67,7 @@ describe('Trainer', () => {
       expect(Trainer.open(model, { threads: 2 }).device).toMatch(/^cpu /); // 'auto' without a usable GPU
     }
     expect(() => Trainer.open(model, { device: 'tpu' as never })).toThrow(/Trainer options: device must be 'cpu', 'cuda' or 'auto', got 'tpu'/);
-    expect(() => Trainer.open(model, { deviceActivationBytes: -1 })).toThrow(/deviceActivationBytes must be ≥ 0/);
+    expect(() => Trainer.open(model, { activationBytes: -1 })).toThrow(/activationBytes must be ≥ 0/);
   });
 
   it('reports ratio, IcePop masking and entropy for the policy gradient', async () => {
