@@ -13,6 +13,7 @@
 #include "cpu/matmul_nn.h"
 #include "cpu/matmul_nn_bf16.h"
 #include "cpu/linear_bf16.h"
+#include "cpu/loss_row.h"
 
 namespace s3::train {
 namespace {
@@ -166,6 +167,7 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   if (bf16_kernels != nullptr) cpu::matmul_nn_bf16_pack_b(b.head_packed, head, C, V, C, *bf16_kernels, pool);
   std::vector<ops::TokenLossRow> row_results(static_cast<size_t>(R));
   const double temperature = settings.temperature;
+  const cpu::LossRowKernels& row_kernels = cpu::loss_row_kernels();
   // exp(z_v − max) of the row each thread is on, computed once for the sums and the gradient; and
   // the row's draw coefficients.
   std::vector<std::vector<double>>& row_exp = b.row_exp;
@@ -192,19 +194,13 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
         float max = -INFINITY;
         for (int64_t v = 0; v < V; v++) max = z[v] > max ? z[v] : max;
         double total = 0.0, weighted = 0.0;
-        for (int64_t v = 0; v < V; v++) {
-          const double scaled = ops::token_loss_scaled(z[v], max, temperature);
-          e[v] = std::exp(scaled);
-          total += e[v];
-          weighted += e[v] * scaled;
-        }
+        row_kernels.exp_sums(e, z, V, max, temperature, &total, &weighted);
         const ops::TokenLossRowInput input = token_loss_row_input(in, settings, t);
         // The log-probs of the target and the draws are read before z is overwritten with the gradient.
         const ops::TokenLossRow row = ops::token_loss_row(settings, input, z, max, total, weighted, draw_coef);
         row_results[i] = row;
         // ∂L/∂z_v = (g · (1[v = target] − p_v) + Σ_k c_k · (1[v = u_k] − p_v)) / T
-        const double inv = 1.0 / total;
-        for (int64_t v = 0; v < V; v++) z[v] = ops::token_loss_dlogit(row, e[v], inv, temperature);
+        row_kernels.dlogits(z, e, V, -(row.g + row.draw_total), 1.0 / total, temperature);
         z[input.target] += float(row.g / temperature);
         const int64_t K = settings.num_draws > 0 && input.coef != 0.0 ? settings.num_draws : 0;
         for (int64_t k = 0; k < K; k++) {

@@ -16,6 +16,8 @@
 //   kw_t ≥ 0 is its own weight (1/|T_g| · 1/|B| on generated tokens, 0 elsewhere), not coef_t, so
 //   the penalty does not take the sign of the advantage; the IcePop mask does not apply to it.
 // Rows with coef 0 (and, with the KL penalty, kl_weight 0) cost nothing.
+// Each row's softmax is in double: e^((z_v − max) / τ) and its sums over the vocabulary by
+// cpu/loss_row.h, the same bits at every SIMD level.
 // Ratio quantiles (policy gradient): LossStats::ratios keeps ρ_t of every row counted in tokens
 // (target and coef ≠ 0, the rows mean_ratio averages over), IcePop-masked rows included (their
 // ratios are the tail the mask cuts), in row order; ratio_quantiles summarises them exactly.
