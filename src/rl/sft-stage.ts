@@ -12,7 +12,7 @@ import { IM_START } from '../model/chat/chat-markers.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { Trainer } from '../native/trainer.js';
 import type { NativeTrainerOptions } from '../native/binding.js';
-import { openTrainerGroup } from './open-trainer-group.js';
+import { localRankTrainerOptions, openTrainerGroup } from './open-trainer-group.js';
 import { scriptedDemonstrations } from './demonstrations.js';
 import { runSft, type SftUpdate } from './sft.js';
 
@@ -58,6 +58,7 @@ export async function runSftStage(options: SftStageOptions): Promise<{ kept: num
     optimizerStateDtype: config.optimizer.stateDtype,
     matmulPrecision: config.precision.train,
     warmupSteps: sft.warmupUpdates,
+    ...localRankTrainerOptions(config),
   };
   const trainer = Trainer.open(options.initialModel, trainerOptions);
   const group = await openTrainerGroup(config, trainer, options.initialModel, trainerOptions);

@@ -17,7 +17,7 @@ import { InferenceEngine, type KvCacheDtype } from '../native/engine.js';
 import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
 import type { NativeTrainerOptions } from '../native/binding.js';
-import { openTrainerGroup } from './open-trainer-group.js';
+import { localRankTrainerOptions, openTrainerGroup } from './open-trainer-group.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
 import { openPolicy } from '../policy/open-policy.js';
 import type { Policy } from '../policy/policy.js';
@@ -237,6 +237,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       warmupSteps: config.optimizer.warmupUpdates,
       icepopLow: config.pgCorrection.icePopLow,
       icepopHigh: config.pgCorrection.icePopHigh,
+      ...localRankTrainerOptions(config),
     };
     const trainer = Trainer.open(from, trainerOptions);
     const trainerGroup = await openTrainerGroup(config, trainer, from, trainerOptions);
