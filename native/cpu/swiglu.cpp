@@ -8,7 +8,7 @@
 namespace s3::cpu {
 namespace {
 
-const SwigluKernels kSwigluScalar = {"scalar", SwigluLanes<4>::forward};
+const SwigluKernels kSwigluScalar = {"scalar", SwigluLanes<4>::forward, SwigluLanes<4>::backward};
 
 }  // namespace
 

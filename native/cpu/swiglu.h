@@ -11,6 +11,8 @@ namespace s3::cpu {
 struct SwigluKernels {
   const char* name;
   void (*forward)(float* out, const float* gate, const float* up, int64_t N);
+  // cpu/swiglu_backward.h's contract.
+  void (*backward)(float* dgate, float* dup, const float* dout, const float* gate, const float* up, int64_t N);
 };
 
 // out, gate, up: [N] (out may equal gate or up); out[i] = gate[i] / (1 + exp(-gate[i])) · up[i],

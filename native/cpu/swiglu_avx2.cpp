@@ -5,6 +5,6 @@
 
 namespace s3::cpu {
 
-const SwigluKernels kSwigluAvx2 = {"avx2", SwigluLanes<8>::forward};
+const SwigluKernels kSwigluAvx2 = {"avx2", SwigluLanes<8>::forward, SwigluLanes<8>::backward};
 
 }  // namespace s3::cpu

@@ -5,6 +5,6 @@
 
 namespace s3::cpu {
 
-const SwigluKernels kSwigluAvx512 = {"avx512", SwigluLanes<16>::forward};
+const SwigluKernels kSwigluAvx512 = {"avx512", SwigluLanes<16>::forward, SwigluLanes<16>::backward};
 
 }  // namespace s3::cpu

@@ -1,12 +1,13 @@
-// swiglu_backward.cpp: the implementation of cpu/swiglu_backward.h (see the header for the contract and layouts).
+// swiglu_backward.cpp: the implementation of cpu/swiglu_backward.h: the level's table of
+// cpu/swiglu.h (swiglu_lanes.h, the forward's own e^x; the same bits at every level).
 #include "cpu/swiglu_backward.h"
 
-#include "core/ops/swiglu.h"
+#include "cpu/swiglu.h"
 
 namespace s3::cpu {
 
 void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate, const float* up, int64_t N) {
-  for (int64_t i = 0; i < N; i++) ops::silu_mul_backward(gate[i], up[i], dout[i], dgate[i], dup[i]);
+  swiglu_kernels().backward(dgate, dup, dout, gate, up, N);
 }
 
 }  // namespace s3::cpu

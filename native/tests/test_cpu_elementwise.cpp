@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "cpu/embedding.h"
@@ -133,6 +134,51 @@ TEST(swiglu_levels_agree_bit_for_bit_and_stay_within_4_ulp) {
     CHECK(std::isnan(result[2]));
     CHECK_EQ(result[3], INFINITY);
     CHECK(std::isnan(result[4]));  // −inf / (1 + inf), as with expf
+  }
+}
+
+// The SwiGLU backward (the same table's backward, the forward's e^x): the same bits at every level,
+// in place too and for every tail length; each gradient within 16 ulp (of the size of its terms, plus
+// f32's smallest normal) of core/ops/swiglu.h's silu_mul_backward in double with the exact e^x, and 0 where
+// e^−gate overflows f32 (σ = 0, as the C library's expf makes it).
+TEST(swiglu_backward_levels_agree_bit_for_bit_and_match_the_formula) {
+  std::vector<float> gate;
+  for (int i = -200000; i <= 200000; i += 3) gate.push_back(float(i) * 5e-4f);
+  for (float g : {-88.8f, -87.4f, 87.3f, 88.8f, 1e-30f, 0.0f, -0.0f}) gate.push_back(g);
+  const size_t N = gate.size();
+  const std::vector<float> up = normal_values(N, 21, 0.0f, 1.5f), dout = normal_values(N, 22, 0.0f, 1.0f);
+  std::vector<float> first_dg, first_du;
+  for (s3::SimdLevel level : s3::tests::runnable_levels()) {
+    const s3::cpu::SwigluKernels& kernels = *s3::cpu::swiglu_kernels_for(level);
+    std::vector<float> dg(N), du(N);
+    kernels.backward(dg.data(), du.data(), dout.data(), gate.data(), up.data(), int64_t(N));
+    for (size_t i = 0; i < N; i++) {
+      if (gate[i] < -88.72283f) {  // e^−gate overflows f32, so σ is 0, as with expf: zero gradients
+        CHECK(dg[i] == 0.0f && du[i] == 0.0f);
+        continue;
+      }
+      const double g = gate[i], sigmoid = 1.0 / (1.0 + std::exp(-g));
+      const double want_du = double(dout[i]) * g * sigmoid;
+      const double want_dg = double(dout[i]) * double(up[i]) * sigmoid * (1.0 + g * (1.0 - sigmoid));
+      // dgate's last factor cancels near gate ≈ −1.28: its error is relative to the terms' size.
+      const double dg_scale = std::fabs(double(dout[i]) * double(up[i]) * sigmoid) * (1.0 + std::fabs(g * (1.0 - sigmoid)));
+      for (const auto& [got, want, scale] : {std::tuple<double, double, double>{du[i], want_du, want_du}, {dg[i], want_dg, dg_scale}}) {
+        const double ulp = std::ldexp(1.0, std::max(std::ilogb(scale), -126) - 23);
+        CHECK_NEAR(got, want, 16.0 * ulp + 0x1p-126);
+      }
+    }
+    if (first_dg.empty()) {
+      first_dg = dg, first_du = du;
+    } else {
+      CHECK(dg == first_dg);
+      CHECK(du == first_du);
+    }
+    for (int64_t n = 0; n <= 40; n++) {  // in place (dgate over gate, dup over up), every tail
+      std::vector<float> g_in(gate.begin(), gate.begin() + n), u_in(up.begin(), up.begin() + n);
+      kernels.backward(g_in.data(), u_in.data(), dout.data(), g_in.data(), u_in.data(), n);
+      CHECK(std::equal(g_in.begin(), g_in.end(), first_dg.begin()));
+      CHECK(std::equal(u_in.begin(), u_in.end(), first_du.begin()));
+    }
   }
 }
 
