@@ -88,6 +88,35 @@ TEST(backward_kernel_rmsnorm) {
   check_grad("rmsnorm dweight", w, dw, loss, 1e-2f);
 }
 
+// The RMSNorm backward's eight interleaved partial sums, over rows of several widths (tails of the
+// eight included): dx is the formula in double within 1e-6 of its terms, in place too.
+TEST(rmsnorm_backward_rows_of_any_width_match_the_formula_in_double) {
+  for (const int64_t C : {int64_t(5), int64_t(16), int64_t(37), int64_t(128), int64_t(1024)}) {
+    const int64_t N = 9;
+    const std::vector<float> x = normal_values(size_t(N * C), 30, 0.2f, 2.0f), w = normal_values(size_t(C), 31, 1.0f, 0.3f);
+    const std::vector<float> dy = normal_values(size_t(N * C), 32);
+    std::vector<float> dx(size_t(N * C)), dw(size_t(C), 0.5f);
+    s3::cpu::rmsnorm_backward(dx.data(), dw.data(), dy.data(), x.data(), w.data(), N, C, 1e-6f);
+    std::vector<float> in_place = dy, dw_in_place(size_t(C), 0.5f);
+    s3::cpu::rmsnorm_backward(in_place.data(), dw_in_place.data(), in_place.data(), x.data(), w.data(), N, C, 1e-6f);
+    CHECK(in_place == dx);
+    CHECK(dw_in_place == dw);
+    for (int64_t n = 0; n < N; n++) {
+      double ss = 0, dot = 0;
+      for (int64_t i = 0; i < C; i++) {
+        ss += double(x[size_t(n * C + i)]) * x[size_t(n * C + i)];
+        dot += double(w[size_t(i)]) * dy[size_t(n * C + i)] * x[size_t(n * C + i)];
+      }
+      const double rstd = 1.0 / std::sqrt(ss / double(C) + 1e-6);
+      for (int64_t i = 0; i < C; i++) {
+        const size_t k = size_t(n * C + i);
+        const double want = rstd * w[size_t(i)] * dy[k] - rstd * rstd * rstd * dot / double(C) * x[k];
+        CHECK_NEAR(dx[k], want, 1e-6 * (std::fabs(want) + rstd * std::fabs(double(w[size_t(i)]) * dy[k])));
+      }
+    }
+  }
+}
+
 TEST(backward_kernel_rope) {
   const int64_t T = 5, NH = 3, HD = 8;
   std::vector<int64_t> positions = {0, 1, 2, 7, 100};
