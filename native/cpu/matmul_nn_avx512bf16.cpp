@@ -160,6 +160,39 @@ void matmul_nn_pack_transposed_block_avx512bf16(const float* src, int64_t ld, in
   }
 }
 
+// The mask of the first `count` of 16 lanes (none when count ≤ 0).
+static inline __mmask16 first_lanes(int64_t count) {
+  return count >= kLanes ? __mmask16(0xFFFF) : count > 0 ? __mmask16((1u << count) - 1u) : __mmask16(0);
+}
+
+void matmul_nn_pack_rows_as_b_block_avx512bf16(const float* w, int64_t ldw, int64_t K, int64_t rows, int64_t steps,
+                                               uint16_t* tiles) {
+  // Word i of the (low, high) pair of rounded halves holds value k = i of the step: the low 16
+  // bits of lane i of `low` for i < 16 (word 2i), of lane i − 16 of `high` past it (word 32 + 2(i − 16)).
+  alignas(64) int16_t order[32];
+  for (int i = 0; i < 32; i++) order[i] = int16_t(2 * i);
+  const __m512i pair_order = _mm512_load_si512(order);
+  for (int64_t s = 0; s < steps; s++) {
+    const int64_t k0 = 32 * s;
+    const __mmask16 low_mask = first_lanes(K - k0), high_mask = first_lanes(K - k0 - kLanes);
+    // r[j] = W row j's 16 pairs of this step (one 32-bit word each); then transposed, r[q] = pair q
+    // of the 16 rows: row q of the tile.
+    __m512 r[16];
+    for (int j = 0; j < 16; j++) {
+      if (j >= rows) {
+        r[j] = _mm512_setzero_ps();
+        continue;
+      }
+      const float* row = w + j * ldw + k0;
+      const __m512i low = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(low_mask, row)));
+      const __m512i high = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(high_mask, row + kLanes)));
+      r[j] = _mm512_castsi512_ps(_mm512_permutex2var_epi16(low, pair_order, high));
+    }
+    transpose16x16(r);
+    for (int q = 0; q < 16; q++) _mm512_storeu_ps(reinterpret_cast<float*>(tiles + s * kMatmulNnTileValues + q * kMatmulNnTileK), r[q]);
+  }
+}
+
 const MatmulNnBf16Kernels kMatmulNnAvx512Bf16 = {"avx512bf16", matmul_nn_bf16_columns_avx512bf16,
                                                  matmul_nn_pack_pairs_avx512bf16};
 

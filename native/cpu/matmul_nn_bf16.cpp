@@ -266,6 +266,30 @@ void matmul_nn_bf16_pack_b(MatmulNnBf16PackedB& out, const float* b, int64_t ldb
   pack_b(kernels, b, ldb, K, N, out, pool);
 }
 
+void matmul_nn_bf16_pack_b_transposed(MatmulNnBf16PackedB& out, const float* w, int64_t ldw, int64_t K, int64_t N,
+                                      const MatmulNnBf16Kernels& kernels, ThreadPool& pool) {
+  if (!kernels.tiles || kernels.pack_rows_as_b_block == nullptr) {
+    throw std::invalid_argument(std::string("matmul_nn_bf16_pack_b_transposed: the ") + kernels.name +
+                                " kernels do not read the tile layout");
+  }
+  const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, 1, N, K);
+  out.kernels = &kernels;
+  out.K = K;
+  out.N = N;
+  out.ldb = sizes.ldb;
+  out.values.resize(size_t(sizes.b_values));
+  const int64_t steps = sizes.pair_rows / kMatmulNnTileRows, blocks = sizes.ldb / kMatmulNnTileK;
+  uint16_t* values = out.values.data();
+  // Each unit a fixed run of 16-column blocks (rounding is elementwise, so the split never matters).
+  for_row_units(pool, blocks, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; c++) {
+      const int64_t n0 = c * kMatmulNnTileRows;
+      kernels.pack_rows_as_b_block(w + std::min(n0, N) * ldw, ldw, K, std::min<int64_t>(kMatmulNnTileRows, N - n0), steps,
+                                   values + c * steps * kMatmulNnTileValues);
+    }
+  });
+}
+
 void matmul_nn_bf16(const MatmulNnArgs& args, const MatmulNnBf16PackedB& b, ThreadPool& pool) {
   if (b.kernels == nullptr || args.K != b.K || args.N != b.N) {
     throw std::invalid_argument("matmul_nn_bf16: B packed for K = " + std::to_string(b.K) + ", N = " + std::to_string(b.N) +

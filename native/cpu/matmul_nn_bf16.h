@@ -69,6 +69,11 @@ struct MatmulNnBf16Kernels {
   // block of `steps` tiles (16 rows × 32 values of k each), zero past K and past `rows`, rounded
   // exactly as core/dtype.h's f32_to_bf16.
   void (*pack_transposed_block)(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps, uint16_t* tiles) = nullptr;
+  // The tile layout only (null elsewhere): one 16-column block of the B tiles of B = Wᵀ, from
+  // `rows` ≤ 16 rows of W [· × K] (rows ldw apart, w pointing at the block's first): `steps` tiles
+  // whose row q of step s holds, for each column j, the pair (W[j][32s + 2q], W[j][32s + 2q + 1]),
+  // zero past K and past `rows`, rounded exactly as core/dtype.h's f32_to_bf16.
+  void (*pack_rows_as_b_block)(const float* w, int64_t ldw, int64_t K, int64_t rows, int64_t steps, uint16_t* tiles) = nullptr;
 };
 
 // The BF16 kernels for `level`: VDPBF16PS at avx512bf16, AMX tiles at amx; nullptr below
@@ -86,6 +91,8 @@ extern const MatmulNnBf16Kernels kMatmulNnAmxModel;
 void matmul_nn_pack_pairs_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out);
 void matmul_nn_pack_transposed_block_avx512bf16(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps,
                                                 uint16_t* tiles);
+void matmul_nn_pack_rows_as_b_block_avx512bf16(const float* w, int64_t ldw, int64_t K, int64_t rows, int64_t steps,
+                                               uint16_t* tiles);
 
 // The tile layout's units (MatmulNnBf16Kernels::tiles).
 constexpr int64_t kMatmulNnTileRows = 16, kMatmulNnTileK = 32, kMatmulNnTileValues = kMatmulNnTileRows * kMatmulNnTileK;
@@ -136,6 +143,13 @@ void matmul_nn_bf16(const MatmulNnArgs& args, ThreadPool& pool, const MatmulNnBf
 void matmul_nn_bf16_pack_b(MatmulNnBf16PackedB& out, const float* b, int64_t ldb, int64_t K, int64_t N,
                            const MatmulNnBf16Kernels& kernels, ThreadPool& pool);
 void matmul_nn_bf16(const MatmulNnArgs& args, const MatmulNnBf16PackedB& b, ThreadPool& pool);
+
+// B = Wᵀ packed for tile `kernels` (MatmulNnBf16Kernels::tiles) into `out` straight from W [N × K]
+// (rows ldw apart), with no transposed copy: the bits matmul_nn_bf16_pack_b gives for Wᵀ, so a
+// linear layer's out = inp · Wᵀ runs as C = A·B on weights packed once (std::invalid_argument for
+// kernels without the tile layout).
+void matmul_nn_bf16_pack_b_transposed(MatmulNnBf16PackedB& out, const float* w, int64_t ldw, int64_t K, int64_t N,
+                                      const MatmulNnBf16Kernels& kernels, ThreadPool& pool);
 
 // matmul_nn (f32) or matmul_nn_bf16, by the trainer's precision.
 void matmul_nn(const MatmulNnArgs& args, MatmulPrecision precision, ThreadPool& pool);

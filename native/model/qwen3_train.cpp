@@ -11,6 +11,7 @@
 #include "cpu/matmul_backward.h"
 #include "cpu/matmul_nn.h"
 #include "cpu/linear_bf16.h"
+#include "cpu/weight_tiles.h"
 #include "cpu/matrix_view.h"
 #include "cpu/rmsnorm.h"
 #include "cpu/rmsnorm_backward.h"
@@ -69,18 +70,26 @@ struct LinearScratch {
   std::vector<float> wt;              // f32: Wᵀ
   std::vector<uint16_t> weight_bf16;  // bf16: W rounded
   std::vector<float> input;           // bf16, at levels whose kernels do not round the input
+  cpu::WeightTiles tiles;             // bf16 at the amx level: the weights' tiles, packed once per version
 };
 
 // out[M × N] = inp[M × K] · Wᵀ for the f32 weight W [N × K] at params + offset. In f32 the
 // training path goes through the C = A·B kernels of cpu/matmul_nn.h (no horizontal sums, so faster
 // than the inference kernels on the small hidden sizes of training runs): W is transposed once per
-// call into wt, whose cost is 1/M of the product's. In bf16, W is rounded to BF16 rows once per
-// call and multiplied by the BF16-weight forward kernels (cpu/linear_bf16.h), which need no
-// transposition.
+// call into wt, whose cost is 1/M of the product's. In bf16 at the amx level, the C = A·B tile
+// kernel on Wᵀ's tiles, packed once per version of the parameters (cpu/weight_tiles.h); at the
+// other levels W is rounded to BF16 rows once per call and multiplied by the BF16-weight forward
+// kernels (cpu/linear_bf16.h), which need no transposition. Both tile kernels sum each element over
+// k in increasing steps of TDPBF16PS, so the amx level's bits are those of its forward kernel.
 void linear(float* out, const float* inp, const float* params, size_t offset, int64_t M, int64_t N, int64_t K,
             LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool) {
   const float* w = params + offset;
   if (precision == MatmulPrecision::Bf16) {
+    if (const cpu::MatmulNnBf16Kernels* tiles = cpu::weight_tile_kernels()) {
+      cpu::matmul_nn_bf16(cpu::matmul_nn_args(out, inp, nullptr, M, N, K, false), scratch.tiles.packed(w, N, K, true, *tiles, pool),
+                          pool);
+      return;
+    }
     scratch.weight_bf16.resize(size_t(N * K));
     cpu::round_to_bf16(scratch.weight_bf16.data(), w, N * K, pool);
     cpu::linear_bf16(out, inp, scratch.weight_bf16.data(), M, N, K, scratch.input, pool);
@@ -102,6 +111,18 @@ void linear(float* out, const float* inp, const float* params, size_t offset, in
     }
   });
   cpu::matmul_nn(cpu::matmul_nn_args(out, inp, wt.data(), M, N, K, false), pool);
+}
+
+// The backward of linear(): dinp = dout · W (skipped when null) and grads_w += doutᵀ · inp, at the
+// forward's precision; at the amx level dinp runs on W's tiles, packed once per version.
+void linear_backward(float* dinp, float* grads_w, const float* dout, const float* inp, const float* w, int64_t M, int64_t N,
+                     int64_t K, LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool) {
+  const cpu::MatmulNnBf16Kernels* tiles = precision == MatmulPrecision::Bf16 ? cpu::weight_tile_kernels() : nullptr;
+  if (tiles != nullptr) {
+    cpu::matmul_backward(dinp, grads_w, dout, inp, M, N, K, pool, scratch.tiles.packed(w, N, K, false, *tiles, pool));
+  } else {
+    cpu::matmul_backward(dinp, grads_w, dout, inp, w, M, N, K, pool, precision);
+  }
 }
 
 // The elementwise work goes to the pool in units of a fixed size, so that no result depends on the
@@ -272,6 +293,7 @@ void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, c
   }
   if (state.workspace == nullptr) state.workspace = std::make_shared<Qwen3TrainWorkspace>();
   Qwen3TrainWorkspace& w = *state.workspace;
+  w.linear.tiles.use_version(params, state.params_version);
   for (int64_t l = 0; l < L; l++) {
     LayerActivations& out = save ? state.saved->layers[size_t(l)] : w.layer;
     out.resize(d);
@@ -315,23 +337,23 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
     const LayerActivations& a = state.saved ? state.saved->layers[size_t(l)] : recomputed;
     // MLP: xout = xmid + down(swiglu(gate(h2), up(h2))), h2 = norm(xmid).
     dxmid = dx;
-    cpu::matmul_backward(d_act.data(), grads + W.down_proj, dx.data(), a.act.data(), params + W.down_proj, d.T, d.C,
-                         d.I, pool, mp);
+    linear_backward(d_act.data(), grads + W.down_proj, dx.data(), a.act.data(), params + W.down_proj, d.T, d.C,
+                    d.I, linear_scratch, mp, pool);
     for_units(pool, d.T * d.I, kElementsPerUnit, [&](int64_t i0, int64_t i1) {
       cpu::swiglu_backward(dgate.data() + i0, dup.data() + i0, d_act.data() + i0, a.gate.data() + i0, a.up.data() + i0,
                            i1 - i0);
     });
-    cpu::matmul_backward(dh.data(), grads + W.gate_proj, dgate.data(), a.h2.data(), params + W.gate_proj, d.T, d.I,
-                         d.C, pool, mp);
-    cpu::matmul_backward(tmpC.data(), grads + W.up_proj, dup.data(), a.h2.data(), params + W.up_proj, d.T, d.I, d.C,
-                         pool, mp);
+    linear_backward(dh.data(), grads + W.gate_proj, dgate.data(), a.h2.data(), params + W.gate_proj, d.T, d.I,
+                    d.C, linear_scratch, mp, pool);
+    linear_backward(tmpC.data(), grads + W.up_proj, dup.data(), a.h2.data(), params + W.up_proj,
+                    d.T, d.I, d.C, linear_scratch, mp, pool);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
     rmsnorm_backward_rows(tmpC.data(), grads + W.post_attention_layernorm, dh.data(), a.xmid.data(),
                           params + W.post_attention_layernorm, d.T, d.C, eps, partial, pool);
     add(dxmid.data(), dxmid.data(), tmpC.data(), d.T * d.C, pool);
     // Attention: xmid = xin + o_proj(attn(rope(qnorm(q)), rope(knorm(k)), v)), from h1 = norm(xin).
-    cpu::matmul_backward(datt.data(), grads + W.o_proj, dxmid.data(), a.att.data(), params + W.o_proj, d.T, d.C, d.QD,
-                         pool, mp);
+    linear_backward(datt.data(), grads + W.o_proj, dxmid.data(), a.att.data(), params + W.o_proj,
+                    d.T, d.C, d.QD, linear_scratch, mp, pool);
     cpu::causal_attention_backward(dq.data(), dk.data(), dv.data(), datt.data(), a.att.data(), a.lse.data(),
                                    a.qr.data(), a.kr.data(), a.v.data(), shape, pool, cpu::attention_train_precision(mp));
     cpu::rope_backward(dq.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
@@ -340,13 +362,13 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
                           d.HD, eps, partial, pool);
     rmsnorm_backward_rows(dk_raw.data(), grads + W.k_norm, dk.data(), a.k_raw.data(), params + W.k_norm, d.T * d.NKV,
                           d.HD, eps, partial, pool);
-    cpu::matmul_backward(dh.data(), grads + W.q_proj, dq_raw.data(), a.h1.data(), params + W.q_proj, d.T, d.QD, d.C,
-                         pool, mp);
-    cpu::matmul_backward(tmpC.data(), grads + W.k_proj, dk_raw.data(), a.h1.data(), params + W.k_proj, d.T, d.KD, d.C,
-                         pool, mp);
+    linear_backward(dh.data(), grads + W.q_proj, dq_raw.data(), a.h1.data(), params + W.q_proj,
+                    d.T, d.QD, d.C, linear_scratch, mp, pool);
+    linear_backward(tmpC.data(), grads + W.k_proj, dk_raw.data(), a.h1.data(), params + W.k_proj,
+                    d.T, d.KD, d.C, linear_scratch, mp, pool);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
-    cpu::matmul_backward(tmpC.data(), grads + W.v_proj, dv.data(), a.h1.data(), params + W.v_proj, d.T, d.KD, d.C,
-                         pool, mp);
+    linear_backward(tmpC.data(), grads + W.v_proj, dv.data(), a.h1.data(), params + W.v_proj,
+                    d.T, d.KD, d.C, linear_scratch, mp, pool);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
     rmsnorm_backward_rows(tmpC.data(), grads + W.input_layernorm, dh.data(), xin, params + W.input_layernorm, d.T, d.C,
                           eps, partial, pool);

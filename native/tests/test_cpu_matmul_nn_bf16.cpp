@@ -5,6 +5,7 @@
 // arithmetic is specified (the portable path is the FMA chain on rounded operands; VDPBF16PS adds a
 // pair's odd product, then its even one); and determinism: the bits do not depend on the thread
 // count, on which rows share the call (batch invariance) or on how the columns are split.
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -308,6 +309,70 @@ TEST(matmul_nn_bf16_transposed_tile_packing_rounds_like_f32_to_bf16) {
       }
     }
   }
+}
+
+// W's rows into the B tiles of Wᵀ: row q of step s holds each column's pair (W[j][32s + 2q],
+// W[j][32s + 2q + 1]), every value rounded as f32_to_bf16 (ties, NaN, infinities, subnormals), zero
+// past K and past the block's rows.
+TEST(matmul_nn_bf16_rows_as_b_tile_packing_rounds_like_f32_to_bf16) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
+  const s3::cpu::MatmulNnBf16Kernels& kernels = s3::cpu::kMatmulNnAmxModel;
+  CHECK(kernels.pack_rows_as_b_block != nullptr);
+  const uint32_t special[] = {0x3F808000u, 0x3F818000u, 0x3F80FFFFu, 0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu,
+                              0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFFC12345u, 0x00000000u, 0x80000000u};
+  const int64_t ldw = 83, K = 75, steps = 4;  // W [16 × ldw], K values per row used
+  std::vector<float> w = normal_values(size_t(16 * ldw), 64);
+  for (size_t i = 0; i < 12; i++) std::memcpy(&w[i * 101], &special[i], 4);
+  for (int64_t rows : {16, 9, 0}) {
+    s3::CacheLineVector<uint16_t> tiles(size_t(steps * 512), 0xBEEF);
+    kernels.pack_rows_as_b_block(w.data(), ldw, K, rows, steps, tiles.data());
+    for (int64_t s = 0; s < steps; s++) {
+      for (int64_t q = 0; q < 16; q++) {
+        for (int64_t j = 0; j < 16; j++) {
+          for (int64_t half = 0; half < 2; half++) {
+            const int64_t k = 32 * s + 2 * q + half;
+            const uint16_t want = j < rows && k < K ? s3::f32_to_bf16(w[size_t(j * ldw + k)]) : uint16_t(0);
+            CHECK_EQ(tiles[size_t(s * 512 + q * 32 + 2 * j + half)], want);
+          }
+        }
+      }
+    }
+  }
+}
+
+// A linear layer's weights packed once as B = Wᵀ (straight from W's rows) give the bits of packing
+// an explicit transposed copy per call, on the tile model and on the hardware tiles where the CPU
+// has AMX; tables without the tile layout refuse.
+TEST(matmul_nn_bf16_b_packed_from_w_rows_gives_the_bits_of_packing_w_transposed) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
+  s3::ThreadPool pool(2);
+  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = {&s3::cpu::kMatmulNnAmxModel};
+  if (s3::cpu_info().supported_level >= SimdLevel::Amx) tables.push_back(&s3::cpu::kMatmulNnAmx);
+  for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
+    for (const auto& shape : {std::array<int64_t, 3>{37, 70, 301}, std::array<int64_t, 3>{5, 33, 32}, std::array<int64_t, 3>{64, 16, 1}}) {
+      const int64_t M = shape[0], N = shape[1], K = shape[2];
+      const std::vector<float> x = normal_values(size_t(M * K), 91), w = normal_values(size_t(N * K), 92);
+      std::vector<float> wt(size_t(K * N));
+      for (int64_t n = 0; n < N; n++) {
+        for (int64_t k = 0; k < K; k++) wt[size_t(k * N + n)] = w[size_t(n * K + k)];
+      }
+      s3::cpu::MatmulNnBf16PackedB from_rows;
+      s3::cpu::matmul_nn_bf16_pack_b_transposed(from_rows, w.data(), K, K, N, *table, pool);
+      std::vector<float> want(size_t(M * N)), got(size_t(M * N));
+      s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(want.data(), x.data(), wt.data(), M, N, K, false), pool, *table);
+      s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(got.data(), x.data(), nullptr, M, N, K, false), from_rows, pool);
+      CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
+    }
+  }
+  s3::cpu::MatmulNnBf16PackedB packed;
+  const std::vector<float> w(64, 1.0f);
+  bool refused = false;
+  try {
+    s3::cpu::matmul_nn_bf16_pack_b_transposed(packed, w.data(), 8, 8, 8, s3::cpu::kMatmulNnAvx512Bf16, pool);
+  } catch (const std::invalid_argument& e) {
+    refused = std::string(e.what()).find("tile layout") != std::string::npos;
+  }
+  CHECK(refused);
 }
 
 // Same bits with 1 or 2 threads, for the rows alone or in a batch, and for any split of the columns

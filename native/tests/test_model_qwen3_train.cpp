@@ -521,3 +521,93 @@ TEST(backward_qwen3_recomputing_each_layer_gives_the_bits_of_kept_activations) {
     CHECK_EQ(kept.stats.entropy_sum, recomputed.stats.entropy_sum);
   }
 }
+
+// At the amx level the BF16 products run on the weights' tiles, packed once per params_version
+// (cpu/weight_tiles.h): a pass on a state that keeps its tiles gives the bits of a fresh state,
+// before and after the parameters change with a new version, and with version 0 (repacked every
+// pass). At other levels no tiles are kept and this checks the same contract trivially.
+TEST(backward_qwen3_bf16_weight_tiles_follow_the_params_version) {
+  s3::ThreadPool pool(2);
+  const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), DType::F32, 23, DType::F32);
+  const auto& c = model.config;
+  const Qwen3ParamLayout layout = Qwen3ParamLayout::make(c);
+  const auto weights = s3::model::Qwen3Weights::from_tensors(c, model.named(), s3::model::Qwen3Weights::Storage::Borrow);
+  std::vector<float> params = s3::model::qwen3_params_from_weights(weights, layout);
+  const Packed p = make_packed({9, 4, 7}, c.vocab_size, 11);
+  const Qwen3TrainBatch batch{p.tokens.data(), int64_t(p.tokens.size()), p.begins.data(), int64_t(p.begins.size() - 1)};
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> dh(size_t(batch.T * c.hidden_size));
+  for (float& x : dh) x = normal(rng);
+  const auto pass = [&](Qwen3TrainState& state) {
+    std::vector<float> grads(layout.total, 0.0f);
+    s3::model::qwen3_train_forward(c, layout, params.data(), batch, state, pool, s3::MatmulPrecision::Bf16);
+    s3::model::qwen3_train_backward(c, layout, params.data(), grads.data(), batch, state, dh.data(), pool);
+    return grads;
+  };
+  const auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {
+    return std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  };
+  Qwen3TrainState kept;
+  kept.params_version = 1;
+  const std::vector<float> first = pass(kept);
+  Qwen3TrainState fresh;
+  CHECK(same_bits(first, pass(fresh)));
+  CHECK(same_bits(first, pass(kept)));  // the same version again: the kept tiles
+  for (float& x : params) x *= 1.25f;
+  kept.params_version = 2;
+  const std::vector<float> second = pass(kept);
+  Qwen3TrainState fresh_again;
+  CHECK(same_bits(second, pass(fresh_again)));
+  CHECK(!same_bits(first, second));
+  for (float& x : params) x *= 0.5f;
+  kept.params_version = 0;  // unknown: repacked
+  Qwen3TrainState fresh_third;
+  CHECK(same_bits(pass(kept), pass(fresh_third)));
+}
+
+// The head's BF16 tiles kept in a HeadLossScratch follow head_version as the layers' follow the
+// params version: a reused scratch gives the bits of none, before and after the head changes under
+// a new version, and with version 0 (repacked every call).
+TEST(fused_loss_bf16_head_tiles_follow_the_head_version) {
+  s3::ThreadPool pool(2);
+  const int64_t T = 7, C = 40, V = 70;
+  std::mt19937_64 rng(4);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  std::vector<float> h(size_t(T * C)), head(size_t(V * C));
+  for (float& x : h) x = n(rng);
+  for (float& x : head) x = n(rng);
+  const std::vector<int32_t> targets = {3, 0, 66, 2, 5, 1, 40};
+  const std::vector<float> coef(size_t(T), 1.0f);
+  const std::vector<float> old(size_t(T), -4.0f);
+  const LossInputs in{targets.data(), coef.data(), old.data()};
+  LossOptions o;  // cross-entropy: every row contributes whatever the head (no ratio mask)
+  o.precision = s3::MatmulPrecision::Bf16;
+  o.chunk_rows = 3;
+  struct Result {
+    std::vector<float> dh, dhead;
+    double loss;
+  };
+  const auto loss = [&](s3::train::HeadLossScratch* scratch) {
+    Result r{std::vector<float>(size_t(T * C)), std::vector<float>(head.size(), 0.0f), 0.0};
+    r.loss = s3::train::fused_head_loss(r.dh.data(), r.dhead.data(), h.data(), head.data(), T, C, V, in, o, pool, scratch).loss;
+    return r;
+  };
+  const auto same = [](const Result& a, const Result& b) {
+    return a.loss == b.loss && std::memcmp(a.dh.data(), b.dh.data(), a.dh.size() * sizeof(float)) == 0 &&
+           std::memcmp(a.dhead.data(), b.dhead.data(), a.dhead.size() * sizeof(float)) == 0;
+  };
+  s3::train::HeadLossScratch kept;
+  kept.head_version = 1;
+  const Result first = loss(&kept);
+  CHECK(same(first, loss(nullptr)));
+  CHECK(same(first, loss(&kept)));
+  for (float& x : head) x *= 1.5f;
+  kept.head_version = 2;
+  const Result second = loss(&kept);
+  CHECK(same(second, loss(nullptr)));
+  CHECK(!same(first, second));
+  for (float& x : head) x *= 0.5f;
+  kept.head_version = 0;
+  CHECK(same(loss(&kept), loss(nullptr)));
+}

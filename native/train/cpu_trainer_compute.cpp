@@ -23,6 +23,7 @@ CpuTrainerCompute::CpuTrainerCompute(const model::Qwen3Config& config, const mod
     adam_.v.assign(layout_.total, 0.0f);
   }
   pool_ = std::make_unique<ThreadPool>(options_.threads > 0 ? options_.threads : default_thread_count());
+  state_.params_version = 1;  // bumped by every change of params_, so the weights' tiles are packed once per version
 }
 
 std::string CpuTrainerCompute::description() const {
@@ -35,6 +36,7 @@ LossStats CpuTrainerCompute::accumulate(const TrainRows& rows, const LossOptions
   model::qwen3_train_forward(config_, layout_, params_.data(), batch, state_, *pool_, options_.matmul_precision,
                              activation_budget());
   dh_.resize(state_.final_normed.size());
+  head_scratch_.head_version = state_.params_version;
   const LossStats stats = fused_head_loss(dh_.data(), grads_.data() + layout_.lm_head, state_.final_normed.data(),
                                           params_.data() + layout_.lm_head, rows.rows(), config_.hidden_size,
                                           config_.vocab_size, rows.loss_inputs(), options, *pool_, &head_scratch_);
@@ -52,17 +54,22 @@ size_t CpuTrainerCompute::activation_budget() const {
 
 AdamWStepResult CpuTrainerCompute::step(const AdamWOptions& options) {
   const AdamWStepResult r = adamw_step(params_.data(), grads_.data(), params_.size(), adam_, options, *pool_);
+  state_.params_version++;
   zero_grad();
   return r;
 }
 
 void CpuTrainerCompute::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }
 
-void CpuTrainerCompute::set_params(const float* values) { std::copy(values, values + params_.size(), params_.begin()); }
+void CpuTrainerCompute::set_params(const float* values) {
+  std::copy(values, values + params_.size(), params_.begin());
+  state_.params_version++;
+}
 
 void CpuTrainerCompute::set_state(std::vector<float> params, AdamWState state) {
   params_ = std::move(params);
   adam_ = std::move(state);
+  state_.params_version++;
   zero_grad();
 }
 

@@ -155,16 +155,22 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   hc_t.resize(size_t(R * C));
   logits.resize(size_t(R * V));
   dhc.resize(size_t(R * C));
-  // bf16: the head rounded to BF16 rows once per call, for every chunk's logits (cpu/linear_bf16.h:
-  // no transposition, and V × C roundings instead of one set per chunk).
+  // bf16 with tile kernels (amx): every chunk's logits = hc · headᵀ on headᵀ's tiles (cpu/weight_tiles.h,
+  // the bits of the forward kernel's tiles). Other bf16 levels: the head rounded to BF16 rows once
+  // per call for every chunk's logits (cpu/linear_bf16.h: no transposition, and V × C roundings
+  // instead of one set per chunk).
   const bool bf16 = options.precision == MatmulPrecision::Bf16;
+  const cpu::MatmulNnBf16Kernels* tiles = bf16 ? cpu::weight_tile_kernels() : nullptr;
+  b.head_tiles.use_version(head, b.head_version);
+  const cpu::MatmulNnBf16PackedB* head_t = tiles != nullptr ? &b.head_tiles.packed(head, V, C, true, *tiles, pool) : nullptr;
   std::vector<uint16_t>& head_bf16 = b.head_bf16;
-  head_bf16.resize(bf16 ? size_t(V * C) : 0);
+  head_bf16.resize(bf16 && head_t == nullptr ? size_t(V * C) : 0);
   std::vector<float>& rounded_input = b.rounded_input;
-  if (bf16) cpu::round_to_bf16(head_bf16.data(), head, V * C, pool);
-  // bf16 with BF16 kernels: the head also packed once as the B of every chunk's dh = dlogits · head.
+  if (bf16 && head_t == nullptr) cpu::round_to_bf16(head_bf16.data(), head, V * C, pool);
+  // bf16 with BF16 kernels: the head also packed as the B of every chunk's dh = dlogits · head.
   const cpu::MatmulNnBf16Kernels* bf16_kernels = bf16 ? cpu::matmul_nn_bf16_kernels_for(cpu_info().level) : nullptr;
-  if (bf16_kernels != nullptr) cpu::matmul_nn_bf16_pack_b(b.head_packed, head, C, V, C, *bf16_kernels, pool);
+  const cpu::MatmulNnBf16PackedB* head_as_b =
+      bf16_kernels != nullptr ? &b.head_tiles.packed(head, V, C, false, *bf16_kernels, pool) : nullptr;
   std::vector<ops::TokenLossRow> row_results(static_cast<size_t>(R));
   const double temperature = settings.temperature;
   const cpu::LossRowKernels& row_kernels = cpu::loss_row_kernels();
@@ -179,7 +185,9 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(R)) {
     const int64_t n = int64_t(std::min(rows.size() - r0, size_t(R)));
     for (int64_t i = 0; i < n; i++) std::memcpy(&hc[size_t(i * C)], h + rows[r0 + size_t(i)] * C, size_t(C) * sizeof(float));
-    if (bf16) {
+    if (head_t != nullptr) {
+      cpu::matmul_nn_bf16(cpu::matmul_nn_args(logits.data(), hc.data(), nullptr, n, V, C, false), *head_t, pool);
+    } else if (bf16) {
       cpu::linear_bf16(logits.data(), hc.data(), head_bf16.data(), n, V, C, rounded_input, pool);
     } else {
       head_logits(logits.data(), hc_t.data(), logits_scratch, hc.data(), head, n, C, V, pool);
@@ -210,9 +218,8 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
       }
     });
     for (int64_t i = 0; i < n; i++) add_token_loss_row(stats, row_results[size_t(i)], settings.policy_gradient);
-    if (bf16_kernels != nullptr) {  // matmul_backward's two products, dh's on the packed head
-      cpu::matmul_nn_bf16(cpu::matmul_nn_args(dhc.data(), logits.data(), head, n, C, V, false), b.head_packed, pool);
-      cpu::matmul_backward(nullptr, dhead, logits.data(), hc.data(), head, n, V, C, pool, options.precision);
+    if (head_as_b != nullptr) {  // matmul_backward's two products, dh's on the packed head
+      cpu::matmul_backward(dhc.data(), dhead, logits.data(), hc.data(), n, V, C, pool, *head_as_b);
     } else {
       cpu::matmul_backward(dhc.data(), dhead, logits.data(), hc.data(), head, n, V, C, pool, options.precision);
     }

@@ -30,6 +30,7 @@
 #include "core/ops/token_loss.h"
 #include "core/thread_pool.h"
 #include "cpu/matmul_nn_bf16.h"
+#include "cpu/weight_tiles.h"
 
 namespace s3::train {
 
@@ -117,8 +118,12 @@ void add_token_loss_row(LossStats& stats, const ops::TokenLossRow& row, bool pol
 // R × V floats: 150 MiB at 256 rows of Qwen3's vocabulary).
 struct HeadLossScratch {
   std::vector<float> hc, hc_t, logits, dhc, logits_scratch, rounded_input;
-  std::vector<uint16_t> head_bf16;
-  cpu::MatmulNnBf16PackedB head_packed;  // bf16 with BF16 kernels: the head as dh's B
+  std::vector<uint16_t> head_bf16;  // bf16 without tile kernels: the head rounded once per call
+  // bf16 with BF16 kernels: the head as dh's B and, with tile kernels, headᵀ as the logits' B
+  // (cpu/weight_tiles.h), kept between calls while head_version is nonzero and unchanged: a caller
+  // that sets it must change it whenever the head's values change. 0: packed every call.
+  cpu::WeightTiles head_tiles;
+  uint64_t head_version = 0;
   std::vector<std::vector<double>> row_exp, row_draw_coef;
 };
 
