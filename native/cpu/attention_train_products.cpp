@@ -2,6 +2,7 @@
 #include "cpu/attention_train_products.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "core/aligned_allocator.h"
@@ -193,6 +194,11 @@ struct BF16Rows {
   }
 };
 
+// Queries whose dS and P rows the tile kernels' dKᵀ and dVᵀ products wait for (a multiple of the
+// 32-value step of k), so each C tile is loaded and stored once per this many queries of a head
+// rather than once per block.
+constexpr int64_t kDeferredQueries = 512;
+
 // Floats added to the row stride of the tile products' C buffers whose rows would otherwise lie a
 // multiple of 4 KiB apart (keys × 4 bytes, 1,024 keys and up): rows on one L1 set evict each other.
 constexpr int64_t kRowPadding = 16;
@@ -204,6 +210,8 @@ class Bf16Products final : public AttentionTrainProducts {
   void start_unit(const AttentionUnitKeys& keys) override {
     n_ = keys.n;
     HD_ = keys.HD;
+    deferred_rows_ = 0;
+    pending_ = false;
     kt_pairs_.pack(kernels_, keys.kt, n_, HD_, n_);  // B of S = Q·Kᵀ: pairs of head dimensions
     v_pairs_.pack(kernels_, keys.v, HD_, n_, HD_);   // B of O = P·V
     if (keys.vt == nullptr) return;  // the forward's unit: no gradients
@@ -231,9 +239,14 @@ class Bf16Products final : public AttentionTrainProducts {
     run(dq, ldq, a_, k_pairs_, nb, HD_, nk, false);
   }
   // dKᵀ [HD × nk] += Q_bᵀ · dS and dVᵀ += dO_bᵀ · P: A the block's queries read transposed, B the
-  // score rows paired over the block's queries.
+  // score rows paired over the block's queries. With tile kernels the rows wait (defer) and the
+  // products run over up to kDeferredQueries queries at once.
   void add_key_value_grads(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout, int64_t ld,
                            int64_t nb, int64_t nk) override {
+    if (kernels_.tiles) {
+      defer(ds, p, q, ldq, dout, ld, nb, nk);
+      return;
+    }
     a_.pack(kernels_, q, 1, ldq, HD_, nb);
     b_.pack(kernels_, ds, nk, nb, nk);
     run(dkt_.data(), ldt_, a_, b_, HD_, nk, nb, true);
@@ -242,6 +255,7 @@ class Bf16Products final : public AttentionTrainProducts {
     run(dvt_.data(), ldt_, a_, b_, HD_, nk, nb, true);
   }
   void key_value_grads(float* dk, float* dv) override {
+    flush_deferred();
     for (int64_t j = 0; j < n_; j++) {
       for (int64_t d = 0; d < HD_; d++) {
         dk[j * HD_ + d] = dkt_[size_t(d * ldt_ + j)];
@@ -268,8 +282,119 @@ class Bf16Products final : public AttentionTrainProducts {
     kernels_.columns(args, 0, N);
   }
 
+  // Places one block's dS and P rows after the waiting ones (tile kernels), running the waiting
+  // products first when the block does not continue them (another head) or would overflow them.
+  // Row r of the waiting queries sees keys [0, base + r + 1) (its block's nk − nb + its index + 1);
+  // pairs are formed from the first waiting row, an odd last row waiting (pending) for its partner.
+  void defer(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout, int64_t ld, int64_t nb,
+             int64_t nk) {
+    const bool continues = deferred_rows_ > 0 && q == deferred_q_ + deferred_rows_ * ldq &&
+                           dout == deferred_dout_ + deferred_rows_ * ld && ldq == deferred_ldq_ && ld == deferred_ld_ &&
+                           nk - nb == deferred_base_ + deferred_rows_;
+    if (deferred_rows_ > 0 && (!continues || deferred_rows_ + nb > deferred_capacity_)) flush_deferred();
+    if (deferred_rows_ == 0) {
+      deferred_q_ = q;
+      deferred_dout_ = dout;
+      deferred_ldq_ = ldq;
+      deferred_ld_ = ld;
+      deferred_base_ = nk - nb;
+      deferred_capacity_ = std::max(kDeferredQueries, (nb + kMatmulNnTileK - 1) / kMatmulNnTileK * kMatmulNnTileK);
+      deferred_ldb_ = 2 * round_up_32(n_);
+      // Columns any waiting row can reach, zero-filled past each row's own keys.
+      deferred_reach_ = round_up_32(std::min(n_, deferred_base_ + deferred_capacity_));
+      const size_t values = size_t(deferred_capacity_ / 2 * deferred_ldb_);
+      deferred_ds_.resize(values);
+      deferred_p_.resize(values);
+    }
+    const int64_t r0 = deferred_rows_;
+    int64_t i = 0;
+    if (pending_) {  // r0 is odd: the waiting row pairs with this block's first
+      place_pair(pending_ds_.data(), ds, pending_p_.data(), p, nk, (r0 - 1) / 2);
+      pending_ = false;
+      i = 1;
+    }
+    for (; i + 1 < nb; i += 2) place_pair(ds + i * nk, ds + (i + 1) * nk, p + i * nk, p + (i + 1) * nk, nk, (r0 + i) / 2);
+    if (i < nb) {
+      pending_ds_.assign(size_t(n_), 0.0f);
+      pending_p_.assign(size_t(n_), 0.0f);
+      std::copy(ds + i * nk, ds + (i + 1) * nk, pending_ds_.begin());
+      std::copy(p + i * nk, p + (i + 1) * nk, pending_p_.begin());
+      pending_ = true;
+    }
+    deferred_rows_ += nb;
+    deferred_nk_ = nk;
+  }
+
+  // Pair row `pair` of the waiting dS and P tiles: rows even and odd (null: zeros) over `count`
+  // keys, zero up to the reachable columns.
+  void place_pair(const float* ds_even, const float* ds_odd, const float* p_even, const float* p_odd, int64_t count,
+                  int64_t pair) {
+    place_pair_row(deferred_ds_.data(), ds_even, ds_odd, count, pair);
+    place_pair_row(deferred_p_.data(), p_even, p_odd, count, pair);
+  }
+  void place_pair_row(uint16_t* tiles, const float* even, const float* odd, int64_t count, int64_t pair) {
+    pair_row_.resize(size_t(2 * deferred_reach_));
+    if (even != nullptr) kernels_.pack_pairs(even, odd, count, pair_row_.data());
+    std::fill(pair_row_.begin() + (even != nullptr ? 2 * count : 0), pair_row_.end(), uint16_t(0));
+    const int64_t steps = deferred_capacity_ / kMatmulNnTileK;
+    uint16_t* row = tiles + (pair / kMatmulNnTileRows) * kMatmulNnTileValues + (pair % kMatmulNnTileRows) * kMatmulNnTileK;
+    for (int64_t c = 0; c < deferred_reach_ / kMatmulNnTileRows; c++) {
+      std::memcpy(row + c * steps * kMatmulNnTileValues, pair_row_.data() + c * kMatmulNnTileK, kMatmulNnTileK * sizeof(uint16_t));
+    }
+  }
+
+  // The waiting products: dKᵀ += Qᵀ · dS and dVᵀ += dOᵀ · P over the waiting queries, each run of
+  // 32 key columns from the first step of 32 queries that can see any of them.
+  void flush_deferred() {
+    if (deferred_rows_ == 0) return;
+    const int64_t rows = deferred_rows_;
+    if (pending_) place_pair(pending_ds_.data(), nullptr, pending_p_.data(), nullptr, deferred_nk_, (rows - 1) / 2);
+    pending_ = false;
+    const int64_t steps = (rows + kMatmulNnTileK - 1) / kMatmulNnTileK;
+    for (int64_t pair = (rows + 1) / 2; pair < steps * kMatmulNnTileRows; pair++) {  // zeros past the last row
+      place_pair(nullptr, nullptr, nullptr, nullptr, 0, pair);
+    }
+    const int64_t nk = deferred_nk_, base = deferred_base_;
+    const auto first_step = [&](int64_t j0) { return std::max<int64_t>(0, j0 - base) / kMatmulNnTileK; };
+    for (const bool keys : {true, false}) {
+      a_.pack(kernels_, keys ? deferred_q_ : deferred_dout_, 1, keys ? deferred_ldq_ : deferred_ld_, HD_, rows);
+      MatmulNnBf16Args args;
+      args.c = keys ? dkt_.data() : dvt_.data();
+      args.a = a_.values.data();
+      args.b = keys ? deferred_ds_.data() : deferred_p_.data();
+      args.M = HD_;
+      args.N = nk;
+      args.K = rows;
+      args.a_row = a_.a_row;
+      args.a_pair = 2;
+      args.ldb = deferred_ldb_;
+      args.b_panel = deferred_capacity_ / kMatmulNnTileK * kMatmulNnTileValues;
+      args.ldc = ldt_;
+      args.accumulate = true;
+      for (int64_t j0 = 0; j0 < nk;) {
+        int64_t j1 = j0 + kMatmulNnTileK;
+        while (j1 < nk && first_step(j1) == first_step(j0)) j1 += kMatmulNnTileK;
+        args.first_step = first_step(j0);
+        kernels_.columns(args, j0, std::min(j1, nk));
+        j0 = j1;
+      }
+    }
+    deferred_rows_ = 0;
+  }
+
+  static int64_t round_up_32(int64_t x) { return (x + kMatmulNnTileK - 1) / kMatmulNnTileK * kMatmulNnTileK; }
+
   const MatmulNnBf16Kernels& kernels_;
   int64_t n_ = 0, HD_ = 0;
+  // The waiting dS and P rows (tile kernels; defer()): their B tiles, deferred_capacity_ / 2 pair
+  // rows of deferred_ldb_ values; the first waiting query's rows of q and dout; the row counts.
+  CacheLineVector<uint16_t> deferred_ds_, deferred_p_;
+  std::vector<uint16_t> pair_row_;
+  std::vector<float> pending_ds_, pending_p_;
+  bool pending_ = false;
+  const float *deferred_q_ = nullptr, *deferred_dout_ = nullptr;
+  int64_t deferred_ldq_ = 0, deferred_ld_ = 0, deferred_rows_ = 0, deferred_capacity_ = 0, deferred_base_ = 0;
+  int64_t deferred_nk_ = 0, deferred_reach_ = 0, deferred_ldb_ = 0;
   int64_t ldt_ = 0;  // dKᵀ's and dVᵀ's rows: n_ plus a cache line, so a C tile's 16 rows do not share one L1 set
   PairRows kt_pairs_, k_pairs_, v_pairs_, vt_pairs_, b_;
   BF16Rows a_;

@@ -46,10 +46,14 @@ class AttentionTrainProducts {
                                int64_t nk) = 0;
   // dQ_b [nb × HD] (rows ldq apart) = dS [nb × nk] · K[0, nk).
   virtual void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) = 0;
-  // dK[0, nk) += dSᵀ · Q_b and dV[0, nk) += Pᵀ · dO_b.
+  // dK[0, nk) += dSᵀ · Q_b and dV[0, nk) += Pᵀ · dO_b. Causal blocks: row i of the block sees keys
+  // [0, nk − nb + i + 1), and ds and p are zero past them. The products may wait for the next
+  // blocks (the tile kernels run up to 512 queries of one head at once, skipping the steps whose
+  // queries see none of a run of keys): ds and p are read during the call, but q's and dout's rows
+  // must stay readable and unchanged until key_value_grads.
   virtual void add_key_value_grads(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout,
                                    int64_t ld, int64_t nb, int64_t nk) = 0;
-  // The unit's dK and dV, [n × HD] each.
+  // The unit's dK and dV, [n × HD] each (every waiting product run first).
   virtual void key_value_grads(float* dk, float* dv) = 0;
 };
 

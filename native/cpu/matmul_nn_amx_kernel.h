@@ -83,7 +83,7 @@ inline void nn_amx_store_c(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64
 template <typename Tiles>
 void nn_amx_block(Tiles& t, const MatmulNnBf16Args& p, int64_t m, int64_t n, int64_t n_end, int64_t s_begin,
                   int64_t s_end, float* edge) {
-  if (p.accumulate || s_begin > 0) {
+  if (p.accumulate || s_begin > p.first_step) {
     nn_amx_load_c<0>(t, p, m, n, n_end, edge);
     nn_amx_load_c<1>(t, p, m, n + kNnAmxRows, n_end, edge);
     nn_amx_load_c<2>(t, p, m + kNnAmxRows, n, n_end, edge);
@@ -131,7 +131,7 @@ void nn_amx_columns(const MatmulNnBf16Args& p, int64_t n_begin, int64_t n_end) {
   while (width < kNnAmxWidest && chunk * 2 * width * kNnAmxStepColumnBytes <= kNnAmxBBytes) width *= 2;
   for (int64_t ns = n_begin; ns < n_end; ns += width) {
     const int64_t ne = nn_amx_smaller(n_end, ns + width);
-    for (int64_t s0 = 0; s0 < passes_of_k; s0 += chunk) {
+    for (int64_t s0 = p.first_step; s0 < passes_of_k; s0 += chunk) {
       const int64_t s1 = nn_amx_smaller(steps, s0 + chunk);
       for (int64_t m = 0; m < p.M; m += 2 * kNnAmxRows) {
         for (int64_t n = ns; n < ne; n += 2 * kNnAmxRows) nn_amx_block(t, p, m, n, n_end, s0, s1, edge);

@@ -45,6 +45,10 @@ struct MatmulNnBf16Args {
   // The tile layout only: values from one 16-column block of B's tiles to the next, when B holds
   // more pair rows than K needs (0: exactly a_row / 32 tiles per block).
   int64_t b_panel = 0;
+  // The tile layout only: the first step of 32 values of k the product takes, the caller knowing
+  // that every product of the steps before it is zero (rows of a causal block that cannot see these
+  // columns): each element's chain starts there, from C (accumulate) or 0. 0 elsewhere.
+  int64_t first_step = 0;
   bool accumulate = false;
 };
 
