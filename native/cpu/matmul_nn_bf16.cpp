@@ -45,7 +45,8 @@ void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_
 }
 
 // A [M × K] (or stored [K × M]: a_row = 1) as BF16 rows of `row` values, zero past K, for `rows`
-// rows (zero past M), each placed in the kernels' layout (matmul_nn_place_a_row). Stored
+// rows (zero past M), each placed in the kernels' layout (matmul_nn_place_a_row; contiguous rows in
+// the tile layout are rounded straight into their tiles). Stored
 // transposed: into the tiles by the kernels' pack_transposed_block where they have one, else a
 // unit's rows filled a block of 64 values of k at a time, so each stored row is read 64 bytes at
 // a time.
@@ -58,6 +59,21 @@ void pack_a_rows(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, uint
       for (int64_t i = i0; i < i1; i += kMatmulNnTileRows) {
         kernels.pack_transposed_block(p.a + std::min(i, p.M), p.a_col, p.K, std::min<int64_t>(kMatmulNnTileRows, p.M - i), steps,
                                       a + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues);
+      }
+    });
+    return;
+  }
+  if (p.a_col == 1 && kernels.tiles) {  // contiguous rows, rounded straight into their tiles
+    const int64_t steps = row / kMatmulNnTileK;
+    for_row_units(pool, rows, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; i++) {
+        uint16_t* tiles = a + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues + (i % kMatmulNnTileRows) * kMatmulNnTileK;
+        for (int64_t s = 0; s < steps; s++) {
+          uint16_t* out = tiles + s * kMatmulNnTileValues;
+          const int64_t k0 = s * kMatmulNnTileK, count = i < p.M ? std::clamp<int64_t>(p.K - k0, 0, kMatmulNnTileK) : 0;
+          if (count > 0) convert.f32_to_bf16(p.a + i * p.a_row + k0, out, size_t(count));
+          std::fill(out + count, out + kMatmulNnTileK, uint16_t(0));
+        }
       }
     });
     return;
