@@ -104,15 +104,21 @@ void pack_a_rows(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, uint
   });
 }
 
-// B [K × N] (rows ldb apart) packed into `out` as the kernels read it.
-void pack_b(const MatmulNnBf16Kernels& kernels, const float* b, int64_t ldb, int64_t K, int64_t N,
-            MatmulNnBf16PackedB& out, ThreadPool& pool) {
+// `out` shaped for a B [K × N] packed for the kernels (its values not yet written); returns the sizes.
+MatmulNnBf16Sizes shape_packed_b(MatmulNnBf16PackedB& out, const MatmulNnBf16Kernels& kernels, int64_t K, int64_t N) {
   const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, 1, N, K);
   out.kernels = &kernels;
   out.K = K;
   out.N = N;
   out.ldb = sizes.ldb;
   out.values.resize(size_t(sizes.b_values));
+  return sizes;
+}
+
+// B [K × N] (rows ldb apart) packed into `out` as the kernels read it.
+void pack_b(const MatmulNnBf16Kernels& kernels, const float* b, int64_t ldb, int64_t K, int64_t N,
+            MatmulNnBf16PackedB& out, ThreadPool& pool) {
+  const MatmulNnBf16Sizes sizes = shape_packed_b(out, kernels, K, N);
   pack_pair_rows(kernels, b, ldb, K, N, out.values.data(), out.ldb, sizes.pair_rows, pool);
 }
 
@@ -288,12 +294,7 @@ void matmul_nn_bf16_pack_b_transposed(MatmulNnBf16PackedB& out, const float* w, 
     throw std::invalid_argument(std::string("matmul_nn_bf16_pack_b_transposed: the ") + kernels.name +
                                 " kernels do not read the tile layout");
   }
-  const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, 1, N, K);
-  out.kernels = &kernels;
-  out.K = K;
-  out.N = N;
-  out.ldb = sizes.ldb;
-  out.values.resize(size_t(sizes.b_values));
+  const MatmulNnBf16Sizes sizes = shape_packed_b(out, kernels, K, N);
   const int64_t steps = sizes.pair_rows / kMatmulNnTileRows, blocks = sizes.ldb / kMatmulNnTileK;
   uint16_t* values = out.values.data();
   // Each unit a fixed run of 16-column blocks (rounding is elementwise, so the split never matters).
