@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #include "core/ops/packed_attention.h"
@@ -209,21 +208,21 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
   const int64_t units = NH * shape.n_seq;
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
     VisibleKeys keys;
-    const std::unique_ptr<AttentionTrainProducts> products = make_attention_train_products(products_precision);
+    AttentionTrainProducts& products = thread_attention_train_products(products_precision);
     std::vector<float> s, inv(static_cast<size_t>(B));
     std::vector<int64_t> valid(static_cast<size_t>(B));
     for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
       const int64_t h = u / shape.n_seq, seq = u % shape.n_seq, g = h / group;
       const int64_t s0 = shape.seq_begins[seq];
       keys.gather(shape, k, v, seq, g, false);
-      products->start_unit(keys.view(HD));
+      products.start_unit(keys.view(HD));
       const int64_t P = keys.P, L = keys.L;
       for (int64_t b0 = 0; b0 < L; b0 += B) {
         const int64_t nb = std::min(B, L - b0), nk = P + b0 + nb;
         const float* qb = q + ((s0 + b0) * NH + h) * HD;
         // S = Q_b · Kᵀ over the first nk visible keys: [nb × nk].
         s.resize(size_t(nb * nk));
-        products->scores(s.data(), qb, NH * HD, nb, nk);
+        products.scores(s.data(), qb, NH * HD, nb, nk);
         for (int64_t i = 0; i < nb; i++) {
           float* row = s.data() + i * nk;
           valid[size_t(i)] = P + b0 + i + 1;
@@ -234,7 +233,7 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
         }
         // O_b = P · V (P = the exps × inv, normalized as the products read them), written straight
         // into out's rows of head h.
-        products->weighted_values(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), inv.data(), valid.data(), nb, nk);
+        products.weighted_values(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), inv.data(), valid.data(), nb, nk);
       }
     }
   });
@@ -263,13 +262,13 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
   const int64_t units = NKV * shape.n_seq;
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
     VisibleKeys keys;
-    const std::unique_ptr<AttentionTrainProducts> products = make_attention_train_products(products_precision);
+    AttentionTrainProducts& products = thread_attention_train_products(products_precision);
     std::vector<float> p, ds, dkv, dvv;
     for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
       const int64_t g = u / shape.n_seq, seq = u % shape.n_seq;
       const int64_t s0 = shape.seq_begins[seq];
       keys.gather(shape, k, v, seq, g, true);
-      products->start_unit(keys.view(HD));
+      products.start_unit(keys.view(HD));
       const int64_t P = keys.P, L = keys.L, n = P + L;
       dkv.resize(size_t(n * HD));  // dK, dV of the visible rows
       dvv.resize(size_t(n * HD));
@@ -281,8 +280,8 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
           // P from the saved log-sum-exp; dP = dO · Vᵀ; dS = P ⊙ (dP − Δ) · scale.
           p.resize(size_t(nb * nk));
           ds.resize(size_t(nb * nk));
-          products->scores(p.data(), qb, NH * HD, nb, nk);
-          products->value_scores(ds.data(), dob, NH * HD, nb, nk);
+          products.scores(p.data(), qb, NH * HD, nb, nk);
+          products.value_scores(ds.data(), dob, NH * HD, nb, nk);
           for (int64_t i = 0; i < nb; i++) {
             const int64_t t = s0 + b0 + i, valid = P + b0 + i + 1;
             const float l = lse[t * NH + h];
@@ -293,11 +292,11 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
             for (int64_t j = valid; j < nk; j++) prow[j] = dsrow[j] = 0.0f;
           }
           // dQ_b = dS · K; dK += dSᵀ · Q_b; dV += Pᵀ · dO_b (how the transposes are read: attention_train_products.h).
-          products->weighted_keys(dq + ((s0 + b0) * NH + h) * HD, NH * HD, ds.data(), nb, nk);
-          products->add_key_value_grads(ds.data(), p.data(), qb, NH * HD, dob, NH * HD, nb, nk);
+          products.weighted_keys(dq + ((s0 + b0) * NH + h) * HD, NH * HD, ds.data(), nb, nk);
+          products.add_key_value_grads(ds.data(), p.data(), qb, NH * HD, dob, NH * HD, nb, nk);
         }
       }
-      products->key_value_grads(dkv.data(), dvv.data());
+      products.key_value_grads(dkv.data(), dvv.data());
       for (int64_t r = 0; r < L; r++) {
         std::memcpy(dk + ((s0 + r) * NKV + g) * HD, dkv.data() + (P + r) * HD, size_t(HD) * sizeof(float));
         std::memcpy(dv + ((s0 + r) * NKV + g) * HD, dvv.data() + (P + r) * HD, size_t(HD) * sizeof(float));

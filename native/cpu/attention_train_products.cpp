@@ -132,23 +132,19 @@ class RoundedF32Products final : public F32Products {
 // B operand: pair rows of a row-major f32 matrix [K × count] (rows ld apart), in the kernels' layout.
 struct PairRows {
   CacheLineVector<uint16_t> values;
-  std::vector<uint16_t> row;
   int64_t ldb = 0, panel = 0;  // panel: MatmulNnBf16Args::b_panel (a product may use fewer than K rows)
   void pack(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count) {
     const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, 1, count, K);
     ldb = sizes.ldb;
     panel = kernels.tiles ? sizes.pair_rows / kMatmulNnTileRows * kMatmulNnTileValues : 0;
     values.resize(size_t(sizes.b_values));
-    row.resize(size_t(ldb));
-    for (int64_t q = 0; q < sizes.pair_rows; q++) {
-      matmul_nn_pack_pair_row(kernels, src, ld, K, count, values.data(), ldb, sizes.pair_rows, q, row.data());
-    }
+    for (int64_t q = 0; q < sizes.pair_rows; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, values.data(), ldb, sizes.pair_rows, q);
   }
 };
 
 // A operand: BF16 rows of an f32 matrix [M × K] read through its strides (element (i, k) at
-// src[i × row + k × col]), in the kernels' layout; read transposed (row = 1), straight into the
-// tiles by the kernels' pack_transposed_block where they have one.
+// src[i × row + k × col]), in the kernels' layout; for tile kernels straight into the tiles
+// (matmul_nn_pack_a_tile_block).
 struct BF16Rows {
   CacheLineVector<uint16_t> values;
   std::vector<uint16_t> row;
@@ -158,11 +154,11 @@ struct BF16Rows {
     a_row = sizes.a_row;
     values.resize(size_t(sizes.a_values));
     row.resize(size_t(a_row));
-    if (col != 1 && row_stride == 1 && kernels.pack_transposed_block != nullptr) {  // transposed, straight into tiles
+    if (kernels.tiles) {
       const int64_t steps = a_row / kMatmulNnTileK;
       for (int64_t i = 0; i < sizes.a_rows; i += kMatmulNnTileRows) {
-        kernels.pack_transposed_block(src + std::min(i, M), col, K, std::min<int64_t>(kMatmulNnTileRows, M - i), steps,
-                                      values.data() + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues);
+        matmul_nn_pack_a_tile_block(kernels, src, row_stride, col, M, K, i, steps,
+                                    values.data() + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues);
       }
       return;
     }
@@ -333,14 +329,10 @@ class Bf16Products final : public AttentionTrainProducts {
     place_pair_row(deferred_p_.data(), p_even, p_odd, count, pair);
   }
   void place_pair_row(uint16_t* tiles, const float* even, const float* odd, int64_t count, int64_t pair) {
-    pair_row_.resize(size_t(2 * deferred_reach_));
-    if (even != nullptr) kernels_.pack_pairs(even, odd, count, pair_row_.data());
-    std::fill(pair_row_.begin() + (even != nullptr ? 2 * count : 0), pair_row_.end(), uint16_t(0));
     const int64_t steps = deferred_capacity_ / kMatmulNnTileK;
-    uint16_t* row = tiles + (pair / kMatmulNnTileRows) * kMatmulNnTileValues + (pair % kMatmulNnTileRows) * kMatmulNnTileK;
-    for (int64_t c = 0; c < deferred_reach_ / kMatmulNnTileRows; c++) {
-      std::memcpy(row + c * steps * kMatmulNnTileValues, pair_row_.data() + c * kMatmulNnTileK, kMatmulNnTileK * sizeof(uint16_t));
-    }
+    matmul_nn_place_pair_tile_row(kernels_, even, odd, count,
+                                  tiles + (pair / kMatmulNnTileRows) * kMatmulNnTileValues + (pair % kMatmulNnTileRows) * kMatmulNnTileK,
+                                  steps * kMatmulNnTileValues, deferred_reach_ / kMatmulNnTileRows);
   }
 
   // The waiting products: dKᵀ += Qᵀ · dS and dVᵀ += dOᵀ · P over the waiting queries, each run of
@@ -389,7 +381,6 @@ class Bf16Products final : public AttentionTrainProducts {
   // The waiting dS and P rows (tile kernels; defer()): their B tiles, deferred_capacity_ / 2 pair
   // rows of deferred_ldb_ values; the first waiting query's rows of q and dout; the row counts.
   CacheLineVector<uint16_t> deferred_ds_, deferred_p_;
-  std::vector<uint16_t> pair_row_;
   std::vector<float> pending_ds_, pending_p_;
   bool pending_ = false;
   const float *deferred_q_ = nullptr, *deferred_dout_ = nullptr;
@@ -411,6 +402,16 @@ std::unique_ptr<AttentionTrainProducts> make_attention_train_products(const Atte
   if (precision.precision == MatmulPrecision::F32) return std::make_unique<F32Products>();
   if (precision.bf16_kernels != nullptr) return std::make_unique<Bf16Products>(*precision.bf16_kernels);
   return std::make_unique<RoundedF32Products>();
+}
+
+AttentionTrainProducts& thread_attention_train_products(const AttentionTrainPrecision& precision) {
+  thread_local std::unique_ptr<AttentionTrainProducts> products;
+  thread_local AttentionTrainPrecision made_for;
+  if (products == nullptr || made_for.precision != precision.precision || made_for.bf16_kernels != precision.bf16_kernels) {
+    products = make_attention_train_products(precision);
+    made_for = precision;
+  }
+  return *products;
 }
 
 }  // namespace s3::cpu

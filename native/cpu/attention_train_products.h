@@ -69,4 +69,10 @@ AttentionTrainPrecision attention_train_precision(MatmulPrecision precision);
 
 std::unique_ptr<AttentionTrainProducts> make_attention_train_products(const AttentionTrainPrecision& precision);
 
+// The calling thread's products for `precision`, kept between calls with their buffers: the trainer
+// runs every layer's attention on the same shapes, and fresh buffers would be allocated, zero-filled
+// and faulted in again for each. Valid until this thread asks for another precision; start_unit
+// resets every per-unit state.
+AttentionTrainProducts& thread_attention_train_products(const AttentionTrainPrecision& precision);
+
 }  // namespace s3::cpu

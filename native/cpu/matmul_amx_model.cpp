@@ -79,8 +79,14 @@ void matmul_nn_bf16_columns_amx_model(const MatmulNnBf16Args& p, int64_t n_begin
 
 }  // namespace
 
-const MatmulNnBf16Kernels kMatmulNnAmxModel = {"amx-model", matmul_nn_bf16_columns_amx_model, matmul_nn_pack_pairs_avx512bf16,
-                                               true, matmul_nn_pack_transposed_block_avx512bf16, matmul_nn_pack_rows_as_b_block_avx512bf16};
+const MatmulNnBf16Kernels kMatmulNnAmxModel = {"amx-model",
+                                               matmul_nn_bf16_columns_amx_model,
+                                               matmul_nn_pack_pairs_avx512bf16,
+                                               true,
+                                               matmul_nn_pack_transposed_block_avx512bf16,
+                                               matmul_nn_pack_rows_as_b_block_avx512bf16,
+                                               matmul_nn_pack_rows_block_avx512bf16,
+                                               matmul_nn_pack_pairs_into_tiles_avx512bf16};
 const MatmulKernels kMatmulAmxModel = {"amx-model", true, matmul_columns_amx_model, true};
 
 }  // namespace s3::cpu

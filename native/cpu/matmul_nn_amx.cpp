@@ -13,7 +13,13 @@ void matmul_nn_bf16_columns_amx(const MatmulNnBf16Args& p, int64_t n_begin, int6
 
 }  // namespace
 
-const MatmulNnBf16Kernels kMatmulNnAmx = {"amx", matmul_nn_bf16_columns_amx, matmul_nn_pack_pairs_avx512bf16, true,
-                                          matmul_nn_pack_transposed_block_avx512bf16, matmul_nn_pack_rows_as_b_block_avx512bf16};
+const MatmulNnBf16Kernels kMatmulNnAmx = {"amx",
+                                          matmul_nn_bf16_columns_amx,
+                                          matmul_nn_pack_pairs_avx512bf16,
+                                          true,
+                                          matmul_nn_pack_transposed_block_avx512bf16,
+                                          matmul_nn_pack_rows_as_b_block_avx512bf16,
+                                          matmul_nn_pack_rows_block_avx512bf16,
+                                          matmul_nn_pack_pairs_into_tiles_avx512bf16};
 
 }  // namespace s3::cpu

@@ -193,6 +193,40 @@ void matmul_nn_pack_rows_as_b_block_avx512bf16(const float* w, int64_t ldw, int6
   }
 }
 
+void matmul_nn_pack_rows_block_avx512bf16(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps,
+                                          uint16_t* tiles) {
+  // Word i of the rounded halves (low, high) of a step holds value k = i: as in pack_rows_as_b_block.
+  alignas(64) int16_t order[32];
+  for (int i = 0; i < 32; i++) order[i] = int16_t(2 * i);
+  const __m512i pair_order = _mm512_load_si512(order);
+  for (int64_t r = 0; r < kLanes; r++) {
+    uint16_t* out = tiles + r * kMatmulNnTileK;
+    if (r >= rows) {
+      for (int64_t s = 0; s < steps; s++) _mm512_storeu_si512(out + s * kMatmulNnTileValues, _mm512_setzero_si512());
+      continue;
+    }
+    const float* row = src + r * ld;
+    for (int64_t s = 0; s < steps; s++) {
+      const int64_t k0 = 32 * s;
+      const __m512i low = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(first_lanes(K - k0), row + k0)));
+      const __m512i high =
+          f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(first_lanes(K - k0 - kLanes), row + k0 + kLanes)));
+      _mm512_storeu_si512(out + s * kMatmulNnTileValues, _mm512_permutex2var_epi16(low, pair_order, high));
+    }
+  }
+}
+
+void matmul_nn_pack_pairs_into_tiles_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out,
+                                                int64_t stride) {
+  for (int64_t j = 0; j < n; j += kLanes, out += stride) {
+    const __mmask16 mask = first_lanes(n - j);
+    const __m512i low = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(mask, even + j)));
+    const __m512i high = odd == nullptr ? _mm512_setzero_si512()
+                                        : f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(mask, odd + j)));
+    _mm512_storeu_si512(out, _mm512_or_si512(low, _mm512_slli_epi32(high, 16)));
+  }
+}
+
 const MatmulNnBf16Kernels kMatmulNnAvx512Bf16 = {"avx512bf16", matmul_nn_bf16_columns_avx512bf16,
                                                  matmul_nn_pack_pairs_avx512bf16};
 

@@ -32,75 +32,34 @@ void for_row_units(ThreadPool& pool, int64_t n, Fn fn) {
   });
 }
 
+// `v` holds at least n values: grown when short, never shrunk. The buffers one thread's calls of
+// several shapes share are then value-initialized (zero-filled) once, not each time a larger shape
+// follows a smaller one; every value a call reads it writes first.
+template <typename Vector>
+void hold_at_least(Vector& v, int64_t n) {
+  if (v.size() < size_t(n)) v.resize(size_t(n));
+}
+
 inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 
 // Every pair row of B over the pool, in the kernels' layout (matmul_nn_pack_pair_row).
 void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
                     uint16_t* out, int64_t ldb, int64_t pair_rows, ThreadPool& pool) {
   for_row_units(pool, pair_rows, [&](int64_t q0, int64_t q1) {
-    thread_local std::vector<uint16_t> row;
-    row.resize(size_t(ldb));
-    for (int64_t q = q0; q < q1; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, out, ldb, pair_rows, q, row.data());
+    for (int64_t q = q0; q < q1; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, out, ldb, pair_rows, q);
   });
 }
 
-// A [M × K] (or stored [K × M]: a_row = 1) as BF16 rows of `row` values, zero past K, for `rows`
-// rows (zero past M), each placed in the kernels' layout (matmul_nn_place_a_row; contiguous rows in
-// the tile layout are rounded straight into their tiles). Stored
-// transposed: into the tiles by the kernels' pack_transposed_block where they have one, else a
-// unit's rows filled a block of 64 values of k at a time, so each stored row is read 64 bytes at
-// a time.
-void pack_a_rows(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, uint16_t* a, int64_t row, int64_t rows,
-                 ThreadPool& pool) {
-  const ConvertKernels& convert = convert_kernels();
-  if (p.a_row == 1 && p.a_col != 1 && kernels.pack_transposed_block != nullptr) {  // straight into the tiles
-    const int64_t steps = row / kMatmulNnTileK;
-    for_row_units(pool, rows, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; i += kMatmulNnTileRows) {
-        kernels.pack_transposed_block(p.a + std::min(i, p.M), p.a_col, p.K, std::min<int64_t>(kMatmulNnTileRows, p.M - i), steps,
-                                      a + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues);
-      }
-    });
-    return;
-  }
-  if (p.a_col == 1 && kernels.tiles) {  // contiguous rows, rounded straight into their tiles
-    const int64_t steps = row / kMatmulNnTileK;
-    for_row_units(pool, rows, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; i++) {
-        uint16_t* tiles = a + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues + (i % kMatmulNnTileRows) * kMatmulNnTileK;
-        for (int64_t s = 0; s < steps; s++) {
-          uint16_t* out = tiles + s * kMatmulNnTileValues;
-          const int64_t k0 = s * kMatmulNnTileK, count = i < p.M ? std::clamp<int64_t>(p.K - k0, 0, kMatmulNnTileK) : 0;
-          if (count > 0) convert.f32_to_bf16(p.a + i * p.a_row + k0, out, size_t(count));
-          std::fill(out + count, out + kMatmulNnTileK, uint16_t(0));
-        }
-      }
-    });
-    return;
-  }
+// A [M × K] through its strides into the tile layout (a_row values per row, `rows` rows: zero
+// past M), one unit of 32 rows at a time over the pool.
+void pack_a_tiles(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, uint16_t* a, int64_t row, int64_t rows,
+                  ThreadPool& pool) {
+  const int64_t steps = row / kMatmulNnTileK;
   for_row_units(pool, rows, [&](int64_t i0, int64_t i1) {
-    thread_local std::vector<uint16_t> unit;  // the unit's rows before placing
-    unit.assign(size_t((i1 - i0) * row), 0);
-    for (int64_t i = i0; i < std::min(i1, p.M); i++) {
-      uint16_t* out = unit.data() + (i - i0) * row;
-      if (p.a_col == 1) {  // contiguous: the bulk SIMD rounding (bit-identical to f32_to_bf16)
-        convert.f32_to_bf16(p.a + i * p.a_row, out, size_t(p.K));
-      } else if (p.a_row != 1) {
-        for (int64_t k = 0; k < p.K; k++) out[k] = f32_to_bf16(a_at(p, i, k));
-      }
+    for (int64_t i = i0; i < i1; i += kMatmulNnTileRows) {
+      matmul_nn_pack_a_tile_block(kernels, p.a, p.a_row, p.a_col, p.M, p.K, i, steps,
+                                  a + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues);
     }
-    if (p.a_row == 1 && p.a_col != 1) {
-      constexpr int64_t kBlockK = 64;
-      const int64_t i_end = std::min(i1, p.M);
-      for (int64_t k0 = 0; k0 < p.K; k0 += kBlockK) {
-        const int64_t k1 = std::min(p.K, k0 + kBlockK);
-        for (int64_t i = i0; i < i_end; i++) {
-          uint16_t* out = unit.data() + (i - i0) * row;
-          for (int64_t k = k0; k < k1; k++) out[k] = f32_to_bf16(p.a[i + k * p.a_col]);
-        }
-      }
-    }
-    for (int64_t i = i0; i < i1; i++) matmul_nn_place_a_row(kernels, unit.data() + (i - i0) * row, i, row, a);
   });
 }
 
@@ -111,7 +70,7 @@ MatmulNnBf16Sizes shape_packed_b(MatmulNnBf16PackedB& out, const MatmulNnBf16Ker
   out.K = K;
   out.N = N;
   out.ldb = sizes.ldb;
-  out.values.resize(size_t(sizes.b_values));
+  hold_at_least(out.values, sizes.b_values);
   return sizes;
 }
 
@@ -140,12 +99,12 @@ MatmulNnBf16Args pack_a(const MatmulNnArgs& p, const MatmulNnBf16PackedB& b, Mat
     const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, p.M, p.N, p.K);
     out.a_row = sizes.a_row;
     out.a_pair = 2;
-    scratch.a.resize(size_t(sizes.a_values));
-    pack_a_rows(kernels, p, scratch.a.data(), out.a_row, sizes.a_rows, pool);
+    hold_at_least(scratch.a, sizes.a_values);
+    pack_a_tiles(kernels, p, scratch.a.data(), out.a_row, sizes.a_rows, pool);
     out.a = scratch.a.data();
     return out;
   }
-  scratch.a.resize(size_t(p.M * 2 * pairs));
+  hold_at_least(scratch.a, p.M * 2 * pairs);
   uint16_t* a = scratch.a.data();
   if (p.a_row == 1) {  // A stored [K × M] (dW = doutᵀ·inp): its stored rows are B-like, pair them
     out.a_row = 2;
@@ -182,8 +141,8 @@ void run_columns(const MatmulNnBf16Kernels& kernels, const MatmulNnBf16Args& pac
 // A [M × K] and B [K × N] rounded to BF16 values in f32 (row-major, contiguous) into scratch, as
 // the f32 kernels' arguments.
 MatmulNnArgs round_operands(const MatmulNnArgs& p, MatmulNnBf16Scratch& scratch, ThreadPool& pool) {
-  scratch.a_f32.resize(size_t(p.M * p.K));
-  scratch.b_f32.resize(size_t(p.K * p.N));
+  hold_at_least(scratch.a_f32, p.M * p.K);
+  hold_at_least(scratch.b_f32, p.K * p.N);
   float* a = scratch.a_f32.data();
   float* b = scratch.b_f32.data();
   for_row_units(pool, p.M, [&](int64_t i0, int64_t i1) {
@@ -242,21 +201,50 @@ void matmul_nn_place_a_row(const MatmulNnBf16Kernels& kernels, const uint16_t* r
 }
 
 void matmul_nn_pack_pair_row(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
-                             uint16_t* b, int64_t ldb, int64_t pair_rows, int64_t q, uint16_t* row) {
-  uint16_t* out = kernels.tiles ? row : b + q * ldb;
-  int64_t filled = 0;
-  if (q < (K + 1) / 2) {
-    const float* even = src + 2 * q * ld;
-    kernels.pack_pairs(even, 2 * q + 1 < K ? even + ld : nullptr, count, out);
-    filled = 2 * count;
+                             uint16_t* b, int64_t ldb, int64_t pair_rows, int64_t q) {
+  const float* even = q < (K + 1) / 2 ? src + 2 * q * ld : nullptr;
+  const float* odd = even != nullptr && 2 * q + 1 < K ? even + ld : nullptr;
+  if (kernels.tiles) {  // column block c's 16 pairs of this row: row q % 16 of tile (c, q / 16)
+    const int64_t steps = pair_rows / kMatmulNnTileRows;
+    matmul_nn_place_pair_tile_row(kernels, even, odd, count,
+                                  b + (q / kMatmulNnTileRows) * kMatmulNnTileValues + (q % kMatmulNnTileRows) * kMatmulNnTileK,
+                                  steps * kMatmulNnTileValues, ldb / kMatmulNnTileK);
+    return;
   }
+  uint16_t* out = b + q * ldb;
+  const int64_t filled = even != nullptr ? 2 * count : 0;
+  if (even != nullptr) kernels.pack_pairs(even, odd, count, out);
   std::fill(out + filled, out + ldb, uint16_t(0));
-  if (!kernels.tiles) return;
-  // Column block c's 16 pairs of this row: row q % 16 of tile (c, q / 16).
-  const int64_t steps = pair_rows / kMatmulNnTileRows, blocks = ldb / kMatmulNnTileK;
-  uint16_t* tiles = b + (q / kMatmulNnTileRows) * kMatmulNnTileValues + (q % kMatmulNnTileRows) * kMatmulNnTileK;
-  for (int64_t c = 0; c < blocks; c++) {
-    std::memcpy(tiles + c * steps * kMatmulNnTileValues, row + c * kMatmulNnTileK, kMatmulNnTileK * sizeof(uint16_t));
+}
+
+void matmul_nn_place_pair_tile_row(const MatmulNnBf16Kernels& kernels, const float* even, const float* odd, int64_t count,
+                                   uint16_t* row, int64_t block_stride, int64_t blocks) {
+  int64_t filled = 0;
+  if (even != nullptr && count > 0) {
+    kernels.pack_pairs_into_tiles(even, odd, count, row, block_stride);
+    filled = (count + kMatmulNnTileRows - 1) / kMatmulNnTileRows;
+  }
+  for (int64_t c = filled; c < blocks; c++) std::fill_n(row + c * block_stride, kMatmulNnTileK, uint16_t(0));
+}
+
+void matmul_nn_pack_a_tile_block(const MatmulNnBf16Kernels& kernels, const float* src, int64_t row_stride, int64_t col,
+                                 int64_t M, int64_t K, int64_t i0, int64_t steps, uint16_t* tiles) {
+  const int64_t rows = std::clamp<int64_t>(M - i0, 0, kMatmulNnTileRows);
+  const float* block = src + std::min(i0, M) * row_stride;
+  if (col == 1 && kernels.pack_rows_block != nullptr) {
+    kernels.pack_rows_block(block, row_stride, K, rows, steps, tiles);
+  } else if (row_stride == 1 && kernels.pack_transposed_block != nullptr) {
+    kernels.pack_transposed_block(block, col, K, rows, steps, tiles);
+  } else {
+    for (int64_t s = 0; s < steps; s++) {
+      for (int64_t r = 0; r < kMatmulNnTileRows; r++) {
+        uint16_t* out = tiles + s * kMatmulNnTileValues + r * kMatmulNnTileK;
+        for (int64_t j = 0; j < kMatmulNnTileK; j++) {
+          const int64_t k = s * kMatmulNnTileK + j;
+          out[j] = r < rows && k < K ? f32_to_bf16(block[r * row_stride + k * col]) : uint16_t(0);
+        }
+      }
+    }
   }
 }
 

@@ -78,6 +78,13 @@ struct MatmulNnBf16Kernels {
   // whose row q of step s holds, for each column j, the pair (W[j][32s + 2q], W[j][32s + 2q + 1]),
   // zero past K and past `rows`, rounded exactly as core/dtype.h's f32_to_bf16.
   void (*pack_rows_as_b_block)(const float* w, int64_t ldw, int64_t K, int64_t rows, int64_t steps, uint16_t* tiles) = nullptr;
+  // The tile layout only (null elsewhere): rows [i0, i0 + rows), rows ≤ 16, of an A with
+  // contiguous rows (row i − i0 at src + (i − i0) × ld) as one 16-row block of `steps` tiles, zero
+  // past K and past `rows`, rounded exactly as core/dtype.h's f32_to_bf16.
+  void (*pack_rows_block)(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps, uint16_t* tiles) = nullptr;
+  // The tile layout only (null elsewhere): pack_pairs written one tile row at a time, the pairs
+  // of columns [16j, 16j + 16) at out + j × stride, for ⌈n / 16⌉ such rows, the last zero past n.
+  void (*pack_pairs_into_tiles)(const float* even, const float* odd, int64_t n, uint16_t* out, int64_t stride) = nullptr;
 };
 
 // The BF16 kernels for `level`: VDPBF16PS at avx512bf16, AMX tiles at amx; nullptr below
@@ -97,6 +104,10 @@ void matmul_nn_pack_transposed_block_avx512bf16(const float* src, int64_t ld, in
                                                 uint16_t* tiles);
 void matmul_nn_pack_rows_as_b_block_avx512bf16(const float* w, int64_t ldw, int64_t K, int64_t rows, int64_t steps,
                                                uint16_t* tiles);
+void matmul_nn_pack_rows_block_avx512bf16(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps,
+                                          uint16_t* tiles);
+void matmul_nn_pack_pairs_into_tiles_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out,
+                                                int64_t stride);
 
 // The tile layout's units (MatmulNnBf16Kernels::tiles).
 constexpr int64_t kMatmulNnTileRows = 16, kMatmulNnTileK = 32, kMatmulNnTileValues = kMatmulNnTileRows * kMatmulNnTileK;
@@ -114,9 +125,22 @@ void matmul_nn_place_a_row(const MatmulNnBf16Kernels& kernels, const uint16_t* r
 
 // Pair row q of B into `b` in the kernels' layout (ldb and pair_rows from matmul_nn_bf16_sizes):
 // the `count` columns of rows 2q and 2q + 1 of src (rows ld apart; the odd row zero when
-// 2q + 1 = K) side by side, then zeros; all zeros when q ≥ ⌈K/2⌉. `row` is scratch of ldb values.
+// 2q + 1 = K) side by side, then zeros; all zeros when q ≥ ⌈K/2⌉.
 void matmul_nn_pack_pair_row(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
-                             uint16_t* b, int64_t ldb, int64_t pair_rows, int64_t q, uint16_t* row);
+                             uint16_t* b, int64_t ldb, int64_t pair_rows, int64_t q);
+
+// The tile layout only: one pair row of B tiles, the pairs (even[j], odd[j]) of `count` columns
+// (odd null: zeros; even null: every pair zero), as the rows of `blocks` tiles of 16 columns, block
+// c's at row + c × block_stride, zero past count. Rounded by the kernels' pack_pairs_into_tiles.
+void matmul_nn_place_pair_tile_row(const MatmulNnBf16Kernels& kernels, const float* even, const float* odd, int64_t count,
+                                   uint16_t* row, int64_t block_stride, int64_t blocks);
+
+// The tile layout only: rows [i0, i0 + 16) of A [M × K] (element (i, k) at src[i × row_stride +
+// k × col]) as their `steps` tiles at `tiles`, zero past M and K, rounded exactly as
+// core/dtype.h's f32_to_bf16: by the kernels' pack_rows_block for contiguous rows (col = 1), their
+// pack_transposed_block for rows read transposed (row_stride = 1), value by value otherwise.
+void matmul_nn_pack_a_tile_block(const MatmulNnBf16Kernels& kernels, const float* src, int64_t row_stride, int64_t col,
+                                 int64_t M, int64_t K, int64_t i0, int64_t steps, uint16_t* tiles);
 
 // B [K × N] rounded and packed for one table of kernels, as MatmulNnBf16Args describes (tile rows
 // on cache lines): packed once, it serves every product that shares it (the LM head's dX, one per

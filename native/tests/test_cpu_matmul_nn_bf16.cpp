@@ -340,6 +340,87 @@ TEST(matmul_nn_bf16_rows_as_b_tile_packing_rounds_like_f32_to_bf16) {
   }
 }
 
+// Contiguous A rows straight into their row block of tiles: tile s row i holds k = 32 s … 32 s + 31
+// of row i, every value rounded as f32_to_bf16 (ties, NaN, infinities, subnormals), zero past K and
+// past the block's rows; and A's three paths into a block (contiguous rows, rows read transposed,
+// any strides value by value) lay the same matrix out in the same bits.
+TEST(matmul_nn_bf16_row_tile_packing_rounds_like_f32_to_bf16_on_every_path) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
+  const s3::cpu::MatmulNnBf16Kernels& kernels = s3::cpu::kMatmulNnAmxModel;
+  CHECK(kernels.pack_rows_block != nullptr);
+  const uint32_t special[] = {0x3F808000u, 0x3F818000u, 0x3F80FFFFu, 0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu,
+                              0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFFC12345u, 0x00000000u, 0x80000000u};
+  const int64_t ld = 79, K = 71, steps = 3;  // A [16 × ld], K values per row used
+  std::vector<float> a = normal_values(size_t(16 * ld), 65);
+  for (size_t i = 0; i < 12; i++) std::memcpy(&a[i * 89], &special[i], 4);
+  for (int64_t rows : {16, 5, 0}) {
+    s3::CacheLineVector<uint16_t> tiles(size_t(steps * 512), 0xBEEF);
+    kernels.pack_rows_block(a.data(), ld, K, rows, steps, tiles.data());
+    for (int64_t s = 0; s < steps; s++) {
+      for (int64_t i = 0; i < 16; i++) {
+        for (int64_t j = 0; j < 32; j++) {
+          const int64_t k = 32 * s + j;
+          const uint16_t want = i < rows && k < K ? s3::f32_to_bf16(a[size_t(i * ld + k)]) : uint16_t(0);
+          CHECK_EQ(tiles[size_t(s * 512 + i * 32 + j)], want);
+        }
+      }
+    }
+  }
+  const int64_t M = 37;  // the second block is partial: rows 16..31 of 37, the third 32..36
+  std::vector<float> rows_major = normal_values(size_t(M * K), 66), stored_transposed(size_t(K * M));
+  std::vector<float> strided(size_t(M * K * 2));  // element (i, k) at 2 (i + k M): no unit stride
+  for (int64_t i = 0; i < M; i++) {
+    for (int64_t k = 0; k < K; k++) {
+      stored_transposed[size_t(k * M + i)] = rows_major[size_t(i * K + k)];
+      strided[size_t(2 * (i + k * M))] = rows_major[size_t(i * K + k)];
+    }
+  }
+  for (int64_t i0 : {0, 16, 32, 48}) {
+    s3::CacheLineVector<uint16_t> want(size_t(steps * 512), 0xBEEF), transposed(want.size(), 0xBEEF), any(want.size(), 0xBEEF);
+    s3::cpu::matmul_nn_pack_a_tile_block(kernels, rows_major.data(), K, 1, M, K, i0, steps, want.data());
+    s3::cpu::matmul_nn_pack_a_tile_block(kernels, stored_transposed.data(), 1, M, M, K, i0, steps, transposed.data());
+    s3::cpu::matmul_nn_pack_a_tile_block(kernels, strided.data(), 2, 2 * M, M, K, i0, steps, any.data());
+    CHECK(std::memcmp(want.data(), transposed.data(), want.size() * 2) == 0);
+    CHECK(std::memcmp(want.data(), any.data(), want.size() * 2) == 0);
+    for (int64_t i = 0; i < 16; i++) {  // the block's row i is A's row i0 + i (zero past M)
+      const uint16_t first = i0 + i < M ? s3::f32_to_bf16(rows_major[size_t((i0 + i) * K)]) : uint16_t(0);
+      CHECK_EQ(want[size_t(i * 32)], first);
+    }
+  }
+}
+
+// A pair row straight into its rows of B tiles: block c's tile row holds the pairs (even[16c + j],
+// odd[16c + j]) rounded as f32_to_bf16, zero past count and in the blocks past it; a missing odd
+// row gives zero halves, a missing even row a row of zeros; nothing else in the tiles is written.
+TEST(matmul_nn_bf16_pair_tile_rows_round_like_f32_to_bf16) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
+  const s3::cpu::MatmulNnBf16Kernels& kernels = s3::cpu::kMatmulNnAmxModel;
+  CHECK(kernels.pack_pairs_into_tiles != nullptr);
+  std::vector<float> even = normal_values(40, 67), odd = normal_values(40, 68);
+  const uint32_t special[] = {0x3F808000u, 0x3F818000u, 0x00000001u, 0x7F800001u, 0xFF800000u};
+  for (size_t i = 0; i < 5; i++) std::memcpy(&even[i * 7], &special[i], 4), std::memcpy(&odd[39 - i * 7], &special[i], 4);
+  const int64_t stride = 3 * 512, blocks = 4;  // a row of tiles three tiles apart, as in a 3-step panel
+  for (int64_t count : {40, 33, 16, 1}) {
+    for (int mode = 0; mode < 3; mode++) {  // both rows, no odd row, no rows
+      const float* e = mode < 2 ? even.data() : nullptr;
+      const float* o = mode == 0 ? odd.data() : nullptr;
+      s3::CacheLineVector<uint16_t> tiles(size_t(blocks * stride), 0xBEEF);
+      s3::cpu::matmul_nn_place_pair_tile_row(kernels, e, o, count, tiles.data() + 64, stride, blocks);
+      for (int64_t c = 0; c < blocks; c++) {
+        for (int64_t j = 0; j < 16; j++) {
+          const int64_t n = 16 * c + j;
+          const uint16_t want_even = e != nullptr && n < count ? s3::f32_to_bf16(even[size_t(n)]) : uint16_t(0);
+          const uint16_t want_odd = o != nullptr && n < count ? s3::f32_to_bf16(odd[size_t(n)]) : uint16_t(0);
+          CHECK_EQ(tiles[size_t(64 + c * stride + 2 * j)], want_even);
+          CHECK_EQ(tiles[size_t(64 + c * stride + 2 * j + 1)], want_odd);
+        }
+        CHECK_EQ(tiles[size_t(63 + c * stride)], uint16_t(0xBEEF));
+        CHECK_EQ(tiles[size_t(96 + c * stride)], uint16_t(0xBEEF));
+      }
+    }
+  }
+}
+
 // A linear layer's weights packed once as B = Wᵀ (straight from W's rows) give the bits of packing
 // an explicit transposed copy per call, on the tile model and on the hardware tiles where the CPU
 // has AMX; tables without the tile layout refuse.
