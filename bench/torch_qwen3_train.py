@@ -6,7 +6,9 @@
 # layer is recomputed in the backward (torch.utils.checkpoint) as the s³ trainer does; without it
 # the [heads × T × T] attention tensors of 28 layers do not fit in memory at 2,048 tokens
 # (--no-checkpoint turns it off); --bf16 runs the forward and backward under torch.autocast(bfloat16)
-# (f32 master weights and AdamW), the anchor of `--precision bf16`. Attention is
+# (f32 master weights and AdamW), the anchor of `--precision bf16`; --micro-batches N accumulates the
+# gradients of N sequences (each its own tokens, the loss the mean over all) before the step, as
+# `swarm bench train --micro-batches N` does. Attention is
 # scaled_dot_product_attention (with its own backward) where the torch has it (2.0 on), else explicit
 # masked softmax (Debian's 1.13). Run with Debian's interpreter or a venv with a newer CPU torch:
 #   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_qwen3_train.py --shape small --seq 2048
@@ -65,6 +67,7 @@ def main():
     ap.add_argument("--no-checkpoint", action="store_true")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--bf16", action="store_true")
+    ap.add_argument("--micro-batches", type=int, default=1)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     s = SHAPES[a.shape]
@@ -75,13 +78,17 @@ def main():
     # The fused CPU AdamW where the torch has it (2.4 on); it computes the same update.
     fused = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 4)
     opt = torch.optim.AdamW(params, lr=1e-6, weight_decay=0.0, **({"fused": True} if fused else {}))
-    ids = torch.randint(0, s["vocab"], (1, a.seq), generator=torch.Generator().manual_seed(1))
+    generator = torch.Generator().manual_seed(1)
+    batches = [torch.randint(0, s["vocab"], (1, a.seq), generator=generator) for _ in range(a.micro_batches)]
     times = []
     for r in range(a.repetitions + (0 if a.no_warm_up else 1)):
         t0 = time.perf_counter()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
-            loss = loss_of(m, ids, not a.no_checkpoint)
-        loss.backward()
+        loss = 0.0
+        for ids in batches:
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+                part = loss_of(m, ids, not a.no_checkpoint) / a.micro_batches
+            part.backward()
+            loss += float(part)
         t1 = time.perf_counter()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
@@ -91,9 +98,9 @@ def main():
             times.append((t2 - t0, t1 - t0, t2 - t1))
     times.sort()
     step, fb, optimizer = times[len(times) // 2]
-    out = dict(torch=torch.__version__, shape=a.shape, threads=a.threads, tokens=a.seq, checkpoint=not a.no_checkpoint, bf16=a.bf16,
+    out = dict(torch=torch.__version__, shape=a.shape, threads=a.threads, tokens=a.seq * a.micro_batches, microBatches=a.micro_batches, checkpoint=not a.no_checkpoint, bf16=a.bf16,
                attention="sdpa" if SDPA is not None else "masked softmax", fusedAdamW=fused,
-               medianSeconds=step, forwardBackwardSeconds=fb, optimizerSeconds=optimizer, tokensPerSecond=a.seq / step,
+               medianSeconds=step, forwardBackwardSeconds=fb, optimizerSeconds=optimizer, tokensPerSecond=a.seq * a.micro_batches / step,
                loss=float(loss), peakRssGiB=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)
     print(json.dumps(out, indent=1))
 

@@ -46,6 +46,9 @@ void check_batch(const TrainBenchOptions& o) {
     throw std::invalid_argument("bench_train: " + std::to_string(o.tokens) + " tokens do not split into " +
                                 std::to_string(o.sequences) + " sequences of at least 2 tokens each");
   }
+  if (o.micro_batches < 1) {
+    throw std::invalid_argument("bench_train: micro_batches must be at least 1, got " + std::to_string(o.micro_batches));
+  }
 }
 
 }  // namespace
@@ -83,19 +86,24 @@ TrainBenchFigures bench_train(train::Trainer& trainer, const TrainBenchOptions& 
   };
   const Qwen3Config& c = trainer.config();
   const int64_t length = o.tokens / o.sequences;
-  train::TrainBatch batch;
-  batch.kind = train::LossKind::Sft;
+  // Each micro-batch its own tokens (one generator, drawn in order); every token's coefficient
+  // 1 / (the step's tokens), so the accumulated loss is the mean over the step.
   std::mt19937 rng(1);
-  batch.tokens.resize(size_t(o.tokens));
-  for (int32_t& id : batch.tokens) id = int32_t(rng() % uint32_t(c.vocab_size));
-  batch.coef.assign(size_t(o.tokens), 1.0f / float(o.tokens));
-  batch.seq_lengths.assign(size_t(o.sequences), length);
-  for (int64_t s = 1; s <= o.sequences; s++) batch.coef[size_t(s * length - 1)] = 0.0f;  // no next token
+  std::vector<train::TrainBatch> batches(size_t(o.micro_batches));
+  for (train::TrainBatch& batch : batches) {
+    batch.kind = train::LossKind::Sft;
+    batch.tokens.resize(size_t(o.tokens));
+    for (int32_t& id : batch.tokens) id = int32_t(rng() % uint32_t(c.vocab_size));
+    batch.coef.assign(size_t(o.tokens), 1.0f / float(o.tokens * o.micro_batches));
+    batch.seq_lengths.assign(size_t(o.sequences), length);
+    for (int64_t s = 1; s <= o.sequences; s++) batch.coef[size_t(s * length - 1)] = 0.0f;  // no next token
+  }
 
   reset_peak_rss();
   TrainBenchFigures figures;
-  figures.tokens = o.tokens;
+  figures.tokens = o.tokens * o.micro_batches;
   figures.sequences = o.sequences;
+  figures.micro_batches = o.micro_batches;
   figures.device = trainer.device_description();
   std::vector<double> total, forward_backward, optimizer;
   const int repetitions = std::max(1, o.repetitions);
@@ -106,7 +114,8 @@ TrainBenchFigures bench_train(train::Trainer& trainer, const TrainBenchOptions& 
                                                             std::to_string(repetitions);
     phase(step + ": forward + backward");
     const auto start = std::chrono::steady_clock::now();
-    figures.loss = trainer.accumulate(batch).loss;
+    figures.loss = 0;
+    for (const train::TrainBatch& batch : batches) figures.loss += trainer.accumulate(batch).loss;
     const double fb = seconds_since(start);
     phase(step + ": AdamW");
     const auto step_start = std::chrono::steady_clock::now();
@@ -128,7 +137,7 @@ TrainBenchFigures bench_train(train::Trainer& trainer, const TrainBenchOptions& 
   figures.median_seconds = median(total);
   figures.forward_backward_seconds = median(forward_backward);
   figures.optimizer_seconds = median(optimizer);
-  figures.tokens_per_second = double(o.tokens) / figures.median_seconds;
+  figures.tokens_per_second = double(figures.tokens) / figures.median_seconds;
   figures.flops_per_token = train_flops_per_token(c, length);
   figures.gflops = figures.tokens_per_second * figures.flops_per_token / 1e9;
   figures.peak_rss_bytes = peak_rss_bytes();

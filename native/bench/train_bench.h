@@ -1,7 +1,8 @@
 // train_bench.h: timed training steps for `swarm bench train` and the GPU check's training benchmark:
-// forward + backward of the SFT loss over one micro-batch of `sequences` packed sequences of
-// tokens / sequences tokens each, then one AdamW step, on the trainer (native/train/trainer) of the
-// CPU or a CUDA device. FLOPs per token follow the usual model-FLOPs count, so the figures compare
+// forward + backward of the SFT loss over `micro_batches` micro-batches (gradients accumulated, as an
+// RL update over several team attempts accumulates them), each of `sequences` packed sequences of
+// tokens / sequences tokens, then one AdamW step, on the trainer (native/train/trainer) of the CPU or
+// a CUDA device. FLOPs per token follow the usual model-FLOPs count, so the figures compare
 // with other trainers (the recompute of each layer in the backward is extra work the formula does
 // not credit):
 //   6 · (matmul parameters of the layers + LM head) + 12 · L · T · NH · HD / 2
@@ -24,8 +25,9 @@
 namespace s3::model {
 
 struct TrainBenchOptions {
-  int64_t tokens = 0;     // per step, in all
-  int64_t sequences = 1;  // packed into the step's micro-batch, tokens / sequences each (must divide)
+  int64_t tokens = 0;     // per micro-batch
+  int64_t sequences = 1;  // packed into each micro-batch, tokens / sequences each (must divide)
+  int64_t micro_batches = 1;  // per step, each its own tokens, their gradients accumulated before AdamW
   int repetitions = 1;    // timed steps
   bool warm_up = true;    // one untimed step first (off: a CPU step of a big model takes minutes)
   size_t threads = 0;     // CPU trainer threads (0: the default)
@@ -39,8 +41,9 @@ struct TrainBenchOptions {
 };
 
 struct TrainBenchFigures {
-  int64_t tokens = 0;                  // per step
-  int64_t sequences = 1;               // per step
+  int64_t tokens = 0;                  // per step, in all micro-batches
+  int64_t sequences = 1;               // per micro-batch
+  int64_t micro_batches = 1;           // per step
   std::string device;                  // the trainer's description ("cpu (avx512, 2 threads)")
   double best_seconds = 0;             // accumulate + AdamW step, best repetition
   double median_seconds = 0;           // accumulate + AdamW step, median repetition
@@ -51,7 +54,7 @@ struct TrainBenchFigures {
   double flops_per_token = 0;          // the formula above
   double gflops = 0;                   // tokens_per_second · flops_per_token / 1e9
   double peak_rss_bytes = 0;           // VmHWM after the trainer was built (the high-water mark is reset then)
-  double loss = 0;                     // of the last step (finite: a sanity check)
+  double loss = 0;                     // of the last step, the mean over its tokens (finite: a sanity check)
   bool activations_kept = false;       // the last step's backward used kept activations (else it recomputed each layer)
 };
 
@@ -61,7 +64,7 @@ double train_flops_per_token(const Qwen3Config& config, int64_t T);
 // Loads checkpoint_dir into a trainer on options.device, then times the steps. AdamW keeps its
 // moments in optimizer_state (train/adamw.h); the trainer's matmuls run at matmul_precision
 // (train/trainer.h). Tokens are drawn uniformly from the vocabulary with a fixed seed, so runs at
-// two precisions or on two devices train on the same batch. std::invalid_argument for options that
+// two precisions or on two devices train on the same batches. std::invalid_argument for options that
 // do not make a batch.
 TrainBenchFigures bench_train(const std::string& checkpoint_dir, const TrainBenchOptions& options);
 

@@ -12,8 +12,8 @@
 namespace s3::napi {
 namespace {
 
-// benchTrain(directory, {tokens, repetitions, warmUp, sequences?, device?, optimizerStateDtype?, matmulPrecision?,
-// activationBytes?})
+// benchTrain(directory, {tokens, repetitions, warmUp, sequences?, microBatches?, device?, optimizerStateDtype?,
+// matmulPrecision?, activationBytes?})
 // → figures (see src/bench/train-bench.ts).
 Napi::Value bench_train(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -25,6 +25,7 @@ Napi::Value bench_train(const Napi::CallbackInfo& info) {
   bench.repetitions = int(options.required_integer("repetitions"));
   bench.warm_up = options.required_boolean("warmUp");
   bench.sequences = options.integer("sequences", 1);
+  bench.micro_batches = options.integer("microBatches", 1);
   bench.device = device_option(env, options.object(), "benchTrain");
   const int64_t activation_bytes = options.integer("activationBytes", 0);
   if (activation_bytes < 0) throw Napi::TypeError::New(env, "benchTrain: activationBytes must be ≥ 0");
@@ -47,6 +48,7 @@ Napi::Value bench_train(const Napi::CallbackInfo& info) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("tokens", double(f.tokens));
   o.Set("sequences", double(f.sequences));
+  o.Set("microBatches", double(f.micro_batches));
   o.Set("device", f.device);
   o.Set("bestSeconds", f.best_seconds);
   o.Set("medianSeconds", f.median_seconds);

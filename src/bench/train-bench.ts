@@ -1,5 +1,5 @@
-// The training benchmark behind `swarm bench train`: forward + backward of the SFT loss over one
-// packed sequence and an AdamW step on the CPU trainer, at one or more matmul precisions side by
+// The training benchmark behind `swarm bench train`: forward + backward of the SFT loss over one or
+// more micro-batches of packed sequences and an AdamW step on the CPU trainer, at one or more matmul precisions side by
 // side (the same batch, machine and run), with the machine's FMA and BF16 dot-product peaks measured
 // in the same run (native/bench/train_bench.h gives the FLOPs-per-token formula).
 import { benchCheckpointDirectory } from '../native/random-checkpoint.js';
@@ -11,9 +11,12 @@ import type { MatmulPrecision, OptimizerStateDtype } from '../native/trainer.js'
 
 /** The native figures of one `benchTrain` run (native/napi/train_bench.cpp). */
 export interface NativeTrainBenchFigures {
+  /** Tokens per step, in all its micro-batches. */
   readonly tokens: number;
-  /** Sequences the step's tokens are packed in. */
+  /** Sequences each micro-batch's tokens are packed in. */
   readonly sequences: number;
+  /** Micro-batches per step (their gradients accumulated before the AdamW step). */
+  readonly microBatches: number;
   /** Where the trainer ran: "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)". */
   readonly device: string;
   readonly bestSeconds: number;
@@ -32,7 +35,7 @@ export interface NativeTrainBenchFigures {
 type TrainBenchBinding = {
   benchTrain(
     directory: string,
-    options: { tokens: number; sequences: number; device: DeviceChoice; repetitions: number; warmUp: boolean; optimizerStateDtype: OptimizerStateDtype; matmulPrecision: MatmulPrecision; activationBytes: number },
+    options: { tokens: number; sequences: number; microBatches: number; device: DeviceChoice; repetitions: number; warmUp: boolean; optimizerStateDtype: OptimizerStateDtype; matmulPrecision: MatmulPrecision; activationBytes: number },
   ): NativeTrainBenchFigures;
 };
 
@@ -42,8 +45,14 @@ export interface TrainBenchOptions {
   readonly shape?: string;
   /** Tokens per sequence. */
   readonly seq: number;
-  /** Sequences packed into each step's micro-batch (default 1): a step trains seq × sequences tokens. */
+  /** Sequences packed into each micro-batch (default 1): a micro-batch trains seq × sequences tokens. */
   readonly sequences?: number;
+  /**
+   * Micro-batches per step (default 1), each with its own tokens, their gradients accumulated before
+   * one AdamW step as an RL update over several team attempts does: a step trains
+   * seq × sequences × microBatches tokens.
+   */
+  readonly microBatches?: number;
   /** Where the trainer runs (default 'auto': CUDA when usable, else the CPU). */
   readonly device?: DeviceChoice;
   readonly repetitions: number;
@@ -107,7 +116,7 @@ export function benchTrain(options: TrainBenchOptions): TrainBenchReport {
   if (precisions.length === 0) throw new Error('benchTrain: no precision to time');
   const runs = precisions.map((matmulPrecision) => {
     const sequences = options.sequences ?? 1;
-    const figures = binding.benchTrain(directory, { tokens: options.seq * sequences, sequences, device: options.device ?? 'auto', repetitions: options.repetitions, warmUp: options.warmUp ?? true, optimizerStateDtype, matmulPrecision, activationBytes: options.activationBytes ?? 0 });
+    const figures = binding.benchTrain(directory, { tokens: options.seq * sequences, sequences, microBatches: options.microBatches ?? 1, device: options.device ?? 'auto', repetitions: options.repetitions, warmUp: options.warmUp ?? true, optimizerStateDtype, matmulPrecision, activationBytes: options.activationBytes ?? 0 });
     const onCpu = figures.device.startsWith('cpu');
     const train: TrainBenchFigures = {
       ...figures,

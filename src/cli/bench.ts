@@ -118,7 +118,8 @@ export function registerBench(program: Command): void {
     .option('--model <dir>', 'a Qwen3 checkpoint folder')
     .option('--shape <name>', 'random weights of a shape: tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b', 'small')
     .option('--seq <n>', 'tokens per sequence', '2048')
-    .option('--sequences <n>', 'sequences packed into each step (a step trains seq × sequences tokens)', '1')
+    .option('--sequences <n>', 'sequences packed into each micro-batch (a micro-batch trains seq × sequences tokens)', '1')
+    .option('--micro-batches <n>', 'micro-batches per step, their gradients accumulated before one AdamW step (a step trains seq × sequences × micro-batches tokens)', '1')
     .option('--device <device>', 'where the trainer runs: auto (CUDA when a usable GPU exists, else the CPU) | cpu | cuda', 'auto')
     .option('--repetitions <n>', 'timed steps (median reported)', '3')
     .option('--no-warm-up', 'skip the untimed first step (a 0.6B step takes minutes)')
@@ -126,12 +127,13 @@ export function registerBench(program: Command): void {
     .option('--precision <list>', 'trainer matmuls: f32 | bf16 (BF16 operands, f32 sums) | f32,bf16 (both, side by side in one run)', 'f32')
     .option('--activation-mib <n>', 'MiB the forward may keep activations in for the backward, beyond which each layer is recomputed (0: half the free memory)', '0')
     .option('--json', 'print JSON')
-    .action((options: { model?: string; shape: string; seq: string; sequences: string; device: string; repetitions: string; warmUp: boolean; optimizerState: string; precision: string; activationMib: string; json?: boolean }) => {
+    .action((options: { model?: string; shape: string; seq: string; sequences: string; microBatches: string; device: string; repetitions: string; warmUp: boolean; optimizerState: string; precision: string; activationMib: string; json?: boolean }) => {
       const report = benchTrain({
         model: options.model,
         shape: options.shape,
         seq: parseIntegerFlag('--seq', options.seq, 2),
         sequences: parseIntegerFlag('--sequences', options.sequences, 1),
+        microBatches: parseIntegerFlag('--micro-batches', options.microBatches, 1),
         device: parseChoiceFlag('--device', options.device, DEVICE_CHOICES),
         repetitions: parseIntegerFlag('--repetitions', options.repetitions, 1),
         warmUp: options.warmUp,
@@ -145,7 +147,7 @@ export function registerBench(program: Command): void {
         [
           `model ${report.model}, ${report.optimizerStateDtype} AdamW moments; machine: ${peaks} (${report.limits.threads} threads, ${report.limits.simd})`,
           ...report.runs.map(({ matmulPrecision, train: f }) =>
-            `train ${f.tokens} tokens (${f.sequences} × ${f.tokens / f.sequences}) on ${f.device}, ${matmulPrecision} matmuls: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
+            `train ${f.tokens} tokens (${f.microBatches > 1 ? `${f.microBatches} micro-batches of ` : ''}${f.sequences} × ${f.tokens / f.microBatches / f.sequences}) on ${f.device}, ${matmulPrecision} matmuls: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
               `${f.gflops.toFixed(0)} GFLOP/s` + (f.fractionOfFmaPeak === null ? '' : ` = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of the FMA peak`) +
               (f.fractionOfBf16DotPeak === null || matmulPrecision !== 'bf16' ? '' : ` (${(100 * f.fractionOfBf16DotPeak).toFixed(0)}% of the BF16 dot peak${f.fractionOfAmxPeak === null ? '' : `, ${(100 * f.fractionOfAmxPeak).toFixed(0)}% of the AMX tile peak`})`) +
               `, peak memory ${f.peakMemoryGiB.toFixed(2)} GiB (${f.activationsKept ? 'activations kept' : 'each layer recomputed'} for the backward), loss ${f.loss.toFixed(5)}`,

@@ -41,6 +41,21 @@ describe('swarm bench train', () => {
     expect(f.tokensPerSecond).toBeCloseTo(72 / f.medianSeconds, 6);
   });
 
+  it('accumulates --micro-batches micro-batches per step before one AdamW step, each of its own tokens, and refuses none', () => {
+    const run = (...flags: string[]) =>
+      JSON.parse(execFileSync(process.execPath, [swarm, 'bench', 'train', '--shape', 'tiny', '--seq', '24', '--sequences', '2', '--device', 'cpu', '--repetitions', '1', '--no-warm-up', '--json', ...flags], { stdio: 'pipe' }).toString()).train;
+    const one = run(), three = run('--micro-batches', '3');
+    expect([one.tokens, one.sequences, one.microBatches]).toEqual([48, 2, 1]);
+    expect([three.tokens, three.sequences, three.microBatches]).toEqual([144, 2, 3]);
+    expect(three.tokensPerSecond).toBeCloseTo(144 / three.medianSeconds, 6);
+    expect(three.flopsPerToken).toBe(one.flopsPerToken);  // per token: the sequence length sets attention's share
+    // The step's loss is the mean over its tokens: the first micro-batch is the one-micro-batch run's
+    // batch, the others are new tokens, so the mean moves but stays a mean cross-entropy of the same model.
+    expect(three.loss).not.toBe(one.loss);
+    expect(Math.abs(three.loss - one.loss)).toBeLessThan(0.1 * one.loss);
+    expect(() => run('--micro-batches', '0')).toThrow(/--micro-batches must be at least 1, got 0/);
+  });
+
   it('times f32 and bf16 matmuls side by side with --precision f32,bf16, on the same batch, and refuses other precisions', () => {
     const run = (precision: string) =>
       execFileSync(process.execPath, [swarm, 'bench', 'train', '--shape', 'tiny', '--seq', '32', '--repetitions', '1', '--no-warm-up', '--precision', precision, '--json'], { stdio: 'pipe' }).toString();

@@ -42,5 +42,6 @@ describe('native options', () => {
     expect(() => Trainer.open(tiny, { warmupSteps: 0.5 })).toThrow(/Trainer options: warmupSteps must be an integer, got 0\.5/);
     const { binding } = loadAddon();
     expect(() => binding.benchTrain(tiny, { tokens: 16, repetitions: 1 } as never)).toThrow(/benchTrain: warmUp must be a boolean, got nothing/);
+    expect(() => binding.benchTrain(tiny, { tokens: 16, repetitions: 1, warmUp: false, microBatches: 0 } as never)).toThrow(/bench_train: micro_batches must be at least 1, got 0/);
   });
 });
