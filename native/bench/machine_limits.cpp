@@ -75,6 +75,7 @@ MachineLimits measure_machine_limits(ThreadPool& pool, size_t read_bytes, int re
   // A round of four tile products is ~64 cycles, not ~8: fewer rounds for a run of similar length.
   if (cpu_info().level >= SimdLevel::Amx) {
     limits.amx_gflops = peak_gflops(pool, kAmxDot.dot_loop, kAmxDot.flops_per_iteration, repetitions, sink, 1'000'000);
+    limits.amx_loaded_gflops = peak_gflops(pool, kAmxDot.loaded_dot_loop, kAmxDot.flops_per_iteration, repetitions, sink, 1'000'000);
   }
 
   const size_t count = read_bytes / sizeof(float);

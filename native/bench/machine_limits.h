@@ -2,7 +2,8 @@
 // figures can be reported as a fraction of what the hardware can do: peak f32 FMA throughput
 // (a register-only kernel, no memory traffic), at the avx512bf16 level also the peak BF16
 // dot-product (VDPBF16PS) throughput the BF16 matmuls run at, at the amx level also the AMX tile
-// (TDPBF16PS) peak, and sustained read bandwidth (a STREAM-like sum over a buffer far larger than
+// (TDPBF16PS) peak from tile registers and with the tiles reloaded from L1 each round (the tile
+// kernels' inner loop), and sustained read bandwidth (a STREAM-like sum over a buffer far larger than
 // the caches). All use every thread of the pool.
 #pragma once
 #include <cstddef>
@@ -16,6 +17,7 @@ struct MachineLimits {
   double fma_gflops = 0;         // best of the repetitions, f32, all threads
   double bf16_dot_gflops = 0;    // the same for VDPBF16PS (2 flops per product); 0 below the avx512bf16 level
   double amx_gflops = 0;         // the same for AMX tiles (TDPBF16PS); 0 below the amx level
+  double amx_loaded_gflops = 0;  // the same with the operand tiles reloaded from L1 every round; 0 below the amx level
   double read_gbytes_per_s = 0;  // best of the repetitions, all threads
   const char* simd = "";         // the run-time SIMD level (cpu_info().level) the kernels ran at
 };
@@ -42,11 +44,13 @@ struct Bf16DotKernel {
 };
 extern const Bf16DotKernel kBf16DotAvx512Bf16;
 
-// The tile probe of the amx level (machine_limits_amx.cpp): `iterations` rounds of TDPBF16PS into
-// four accumulator tiles, returning a value derived from them.
+// The tile probes of the amx level (machine_limits_amx.cpp): `iterations` rounds of TDPBF16PS into
+// four accumulator tiles, returning a value derived from them; dot_loop on operand tiles loaded
+// once, loaded_dot_loop reloading its four operand tiles from L1 every round.
 struct AmxDotKernel {
   int flops_per_iteration;
   float (*dot_loop)(long iterations);
+  float (*loaded_dot_loop)(long iterations);
 };
 extern const AmxDotKernel kAmxDot;
 

@@ -199,6 +199,7 @@ Napi::Value machine_limits(const Napi::CallbackInfo& info) {
   o.Set("fmaGflops", limits.fma_gflops);
   o.Set("bf16DotGflops", limits.bf16_dot_gflops);
   o.Set("amxGflops", limits.amx_gflops);
+  o.Set("amxLoadedGflops", limits.amx_loaded_gflops);
   o.Set("readGBytesPerSecond", limits.read_gbytes_per_s);
   o.Set("simd", limits.simd);
   o.Set("threads", double(default_thread_pool().num_threads()));

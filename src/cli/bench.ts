@@ -60,7 +60,7 @@ export function registerBench(program: Command): void {
       const report = benchForward({ model: options.model, shape: options.shape, shapes, repetitions, kvCacheDtype });
       print(options.json, report, () =>
         [
-          `model ${report.model}, ${report.kvCacheDtype} KV cache; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak${report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot-product peak` : ''}${report.limits.amxGflops > 0 ? `, ${report.limits.amxGflops.toFixed(0)} GFLOP/s AMX tile peak` : ''}, ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read (${report.limits.threads} threads, ${report.limits.simd})`,
+          `model ${report.model}, ${report.kvCacheDtype} KV cache; machine: ${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak${report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot-product peak` : ''}${report.limits.amxGflops > 0 ? `, ${report.limits.amxGflops.toFixed(0)} GFLOP/s AMX tile peak (${report.limits.amxLoadedGflops.toFixed(0)} with tile loads from L1)` : ''}, ${report.limits.readGBytesPerSecond.toFixed(1)} GB/s read (${report.limits.threads} threads, ${report.limits.simd})`,
           ...report.prefill.map(
             (f) =>
               `prefill ${f.sequences}×${f.tokens}: ${f.tokensPerSecond.toFixed(1)} tokens/s, ${f.gflops.toFixed(0)} GFLOP/s = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of FMA peak` +
@@ -142,7 +142,7 @@ export function registerBench(program: Command): void {
         activationBytes: parseIntegerFlag('--activation-mib', options.activationMib, 0) * 2 ** 20,
       });
       const peaks = `${report.limits.fmaGflops.toFixed(0)} GFLOP/s FMA peak` + (report.limits.bf16DotGflops > 0 ? `, ${report.limits.bf16DotGflops.toFixed(0)} GFLOP/s BF16 dot peak` : '') +
-        (report.limits.amxGflops > 0 ? `, ${report.limits.amxGflops.toFixed(0)} GFLOP/s AMX tile peak` : '');
+        (report.limits.amxGflops > 0 ? `, ${report.limits.amxGflops.toFixed(0)} GFLOP/s AMX tile peak (${report.limits.amxLoadedGflops.toFixed(0)} with tile loads from L1)` : '');
       print(options.json, report, () =>
         [
           `model ${report.model}, ${report.optimizerStateDtype} AdamW moments; machine: ${peaks} (${report.limits.threads} threads, ${report.limits.simd})`,

@@ -133,6 +133,12 @@ export interface NativeMachineLimits {
   bf16DotGflops: number;
   /** AMX tile (TDPBF16PS) peak at the amx level, where BF16 and FP8 weights are multiplied on tiles; 0 below it. */
   amxGflops: number;
+  /**
+   * The same tile products with their operand tiles reloaded from L1 every round, as the tile
+   * kernels' inner loop does: the ceiling those kernels can reach on this host now (on a shared host
+   * it can be far below amxGflops); 0 below the amx level.
+   */
+  amxLoadedGflops: number;
   readGBytesPerSecond: number;
   /** The run-time SIMD level the kernels ran at (cpuInfo simdLevel: S3_SIMD caps it). */
   simd: string;

@@ -18,6 +18,8 @@ describe('swarm bench', () => {
     else expect(report.limits.bf16DotGflops).toBe(0);
     if (report.limits.simd === 'amx') expect(report.limits.amxGflops).toBeGreaterThan(report.limits.bf16DotGflops);
     else expect(report.limits.amxGflops).toBe(0);
+    if (report.limits.simd === 'amx') expect(report.limits.amxLoadedGflops).toBeGreaterThan(0);
+    else expect(report.limits.amxLoadedGflops).toBe(0);
     expect(report.limits.readGBytesPerSecond).toBeGreaterThan(0);
     expect(report.prefill.map((f: { sequences: number; tokens: number }) => [f.sequences, f.tokens])).toEqual([[1, 32], [2, 16]]);
     for (const f of report.prefill) {
