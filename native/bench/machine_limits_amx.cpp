@@ -18,6 +18,18 @@ namespace {
 // so nothing overflows or goes subnormal in any run length used.
 constexpr uint16_t kSmallBf16 = 0x3A83;
 
+// The four accumulator tiles stored and released: a value derived from them, so the rounds cannot
+// be optimized away.
+float stored_sum(cpu::HardwareTiles& tiles) {
+  alignas(64) float c[4][16 * 16];
+  tiles.store<0>(c[0], 64);
+  tiles.store<1>(c[1], 64);
+  tiles.store<2>(c[2], 64);
+  tiles.store<3>(c[3], 64);
+  tiles.release();
+  return c[0][0] + c[1][17] + c[2][34] + c[3][255];
+}
+
 float amx_dot_loop(long iterations) {
   alignas(64) uint16_t operand[16 * 32];
   for (uint16_t& v : operand) v = kSmallBf16;
@@ -37,13 +49,7 @@ float amx_dot_loop(long iterations) {
     tiles.dot<2, 5, 6>();
     tiles.dot<3, 5, 7>();
   }
-  alignas(64) float c[4][16 * 16];
-  tiles.store<0>(c[0], 64);
-  tiles.store<1>(c[1], 64);
-  tiles.store<2>(c[2], 64);
-  tiles.store<3>(c[3], 64);
-  tiles.release();
-  return c[0][0] + c[1][17] + c[2][34] + c[3][255];
+  return stored_sum(tiles);
 }
 
 // The same rounds, each first loading its two A and two B tiles from one of four sets of operand
@@ -72,13 +78,7 @@ float amx_loaded_dot_loop(long iterations) {
     tiles.dot<2, 5, 6>();
     tiles.dot<3, 5, 7>();
   }
-  alignas(64) float c[4][16 * 16];
-  tiles.store<0>(c[0], 64);
-  tiles.store<1>(c[1], 64);
-  tiles.store<2>(c[2], 64);
-  tiles.store<3>(c[3], 64);
-  tiles.release();
-  return c[0][0] + c[1][17] + c[2][34] + c[3][255];
+  return stored_sum(tiles);
 }
 
 }  // namespace

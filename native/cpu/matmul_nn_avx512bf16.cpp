@@ -165,28 +165,32 @@ static inline __mmask16 first_lanes(int64_t count) {
   return count >= kLanes ? __mmask16(0xFFFF) : count > 0 ? __mmask16((1u << count) - 1u) : __mmask16(0);
 }
 
-void matmul_nn_pack_rows_as_b_block_avx512bf16(const float* w, int64_t ldw, int64_t K, int64_t rows, int64_t steps,
-                                               uint16_t* tiles) {
-  // Word i of the (low, high) pair of rounded halves holds value k = i of the step: the low 16
-  // bits of lane i of `low` for i < 16 (word 2i), of lane i − 16 of `high` past it (word 32 + 2(i − 16)).
+// The permutation that gathers the rounded halves of a step in order: word i of the (low, high)
+// pair holds value k = i, the low 16 bits of lane i of `low` for i < 16 (word 2i), of lane i − 16
+// of `high` past it (word 32 + 2(i − 16)).
+static inline __m512i step_word_order() {
   alignas(64) int16_t order[32];
   for (int i = 0; i < 32; i++) order[i] = int16_t(2 * i);
-  const __m512i pair_order = _mm512_load_si512(order);
+  return _mm512_load_si512(order);
+}
+
+// row[0, 32), zero from `count` on, rounded as f32_to_bf16: the 32 BF16 values in order in one vector.
+static inline __m512i rounded_step(const float* row, int64_t count, __m512i order) {
+  const __m512i low = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(first_lanes(count), row)));
+  const __m512i high = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(first_lanes(count - kLanes), row + kLanes)));
+  return _mm512_permutex2var_epi16(low, order, high);
+}
+
+void matmul_nn_pack_rows_as_b_block_avx512bf16(const float* w, int64_t ldw, int64_t K, int64_t rows, int64_t steps,
+                                               uint16_t* tiles) {
+  const __m512i order = step_word_order();
   for (int64_t s = 0; s < steps; s++) {
     const int64_t k0 = 32 * s;
-    const __mmask16 low_mask = first_lanes(K - k0), high_mask = first_lanes(K - k0 - kLanes);
     // r[j] = W row j's 16 pairs of this step (one 32-bit word each); then transposed, r[q] = pair q
     // of the 16 rows: row q of the tile.
     __m512 r[16];
     for (int j = 0; j < 16; j++) {
-      if (j >= rows) {
-        r[j] = _mm512_setzero_ps();
-        continue;
-      }
-      const float* row = w + j * ldw + k0;
-      const __m512i low = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(low_mask, row)));
-      const __m512i high = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(high_mask, row + kLanes)));
-      r[j] = _mm512_castsi512_ps(_mm512_permutex2var_epi16(low, pair_order, high));
+      r[j] = j < rows ? _mm512_castsi512_ps(rounded_step(w + j * ldw + k0, K - k0, order)) : _mm512_setzero_ps();
     }
     transpose16x16(r);
     for (int q = 0; q < 16; q++) _mm512_storeu_ps(reinterpret_cast<float*>(tiles + s * kMatmulNnTileValues + q * kMatmulNnTileK), r[q]);
@@ -195,10 +199,7 @@ void matmul_nn_pack_rows_as_b_block_avx512bf16(const float* w, int64_t ldw, int6
 
 void matmul_nn_pack_rows_block_avx512bf16(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps,
                                           uint16_t* tiles) {
-  // Word i of the rounded halves (low, high) of a step holds value k = i: as in pack_rows_as_b_block.
-  alignas(64) int16_t order[32];
-  for (int i = 0; i < 32; i++) order[i] = int16_t(2 * i);
-  const __m512i pair_order = _mm512_load_si512(order);
+  const __m512i order = step_word_order();
   for (int64_t r = 0; r < kLanes; r++) {
     uint16_t* out = tiles + r * kMatmulNnTileK;
     if (r >= rows) {
@@ -206,13 +207,7 @@ void matmul_nn_pack_rows_block_avx512bf16(const float* src, int64_t ld, int64_t 
       continue;
     }
     const float* row = src + r * ld;
-    for (int64_t s = 0; s < steps; s++) {
-      const int64_t k0 = 32 * s;
-      const __m512i low = f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(first_lanes(K - k0), row + k0)));
-      const __m512i high =
-          f32_to_bf16_lanes(_mm512_castps_si512(_mm512_maskz_loadu_ps(first_lanes(K - k0 - kLanes), row + k0 + kLanes)));
-      _mm512_storeu_si512(out + s * kMatmulNnTileValues, _mm512_permutex2var_epi16(low, pair_order, high));
-    }
+    for (int64_t s = 0; s < steps; s++) _mm512_storeu_si512(out + s * kMatmulNnTileValues, rounded_step(row + 32 * s, K - 32 * s, order));
   }
 }
 
