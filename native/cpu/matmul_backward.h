@@ -24,4 +24,12 @@ void matmul_backward(float* dinp, float* dweight, const float* dout, const float
 void matmul_backward(float* dinp, float* dweight, const float* dout, const float* inp, int64_t M, int64_t N, int64_t K,
                      ThreadPool& pool, const MatmulNnBf16PackedB& weight_tiles);
 
+// The same on tile kernels (MatmulNnBf16Kernels::tiles) with inp [M × K] also packed, as the B of
+// dweight's product (matmul_nn_bf16_pack_b(inp_pairs, inp, K, M, K, ...)), so the layers that share
+// an input (q, k and v; gate and up) pack it once. dout is packed once as dinp's A, and dweight's
+// A = doutᵀ is transposed from those tiles rather than read and rounded again. The bits of the
+// overloads above.
+void matmul_backward(float* dinp, float* dweight, const float* dout, int64_t M, int64_t N, int64_t K, ThreadPool& pool,
+                     const MatmulNnBf16PackedB& weight_tiles, const MatmulNnBf16PackedB& inp_pairs);
+
 }  // namespace s3::cpu

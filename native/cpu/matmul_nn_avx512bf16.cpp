@@ -222,6 +222,43 @@ void matmul_nn_pack_pairs_into_tiles_avx512bf16(const float* even, const float* 
   }
 }
 
+void matmul_nn_transpose_a_tile_avx512bf16(const uint16_t* top, const uint16_t* bottom, int64_t column, uint16_t* out) {
+  // z[j] = row j of both blocks: `top`'s 16 values in its low 256 bits, `bottom`'s in its high.
+  // Per 128-bit quarter (8 values of one block's row), three rounds of interleaving (16-, 32-, then
+  // 64-bit units) leave y[2c + h] holding, in quarter e, rows 8h … 8h + 7 of column c + 8·(e mod 2)
+  // of the block of that half.
+  __m512i z[16], t[16];
+  for (int j = 0; j < 16; j++) {
+    const __m256i low = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(top + j * kMatmulNnTileK + column));
+    const __m256i high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bottom + j * kMatmulNnTileK + column));
+    z[j] = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+  }
+  for (int k = 0; k < 8; k++) {  // t[k]: columns 0–3 of rows 2k, 2k + 1 as 32-bit pairs; t[8 + k]: columns 4–7
+    t[k] = _mm512_unpacklo_epi16(z[2 * k], z[2 * k + 1]);
+    t[8 + k] = _mm512_unpackhi_epi16(z[2 * k], z[2 * k + 1]);
+  }
+  for (int g = 0; g < 2; g++) {  // z[8g + 2k + 0/1]: columns 4g + 0–1 / 4g + 2–3 of rows 4k … 4k + 3
+    for (int k = 0; k < 4; k++) {
+      z[8 * g + 2 * k] = _mm512_unpacklo_epi32(t[8 * g + 2 * k], t[8 * g + 2 * k + 1]);
+      z[8 * g + 2 * k + 1] = _mm512_unpackhi_epi32(t[8 * g + 2 * k], t[8 * g + 2 * k + 1]);
+    }
+  }
+  for (int c = 0; c < 8; c++) {  // t[2c + h]: column c, rows 8h … 8h + 7
+    const int g = c / 4, e = c % 4;  // z[8g + 2k + e / 2] holds column 4g + e in 64-bit unit e % 2
+    for (int h = 0; h < 2; h++) {
+      const __m512i x0 = z[8 * g + 2 * (2 * h) + e / 2], x1 = z[8 * g + 2 * (2 * h + 1) + e / 2];
+      t[2 * c + h] = e % 2 == 0 ? _mm512_unpacklo_epi64(x0, x1) : _mm512_unpackhi_epi64(x0, x1);
+    }
+  }
+  // Output row c (c < 8): quarter 0 of t[2c], t[2c + 1], then quarter 2 of each; row 8 + c: quarters 1 and 3.
+  const __m512i low_columns = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+  const __m512i high_columns = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+  for (int c = 0; c < 8; c++) {
+    _mm512_storeu_si512(out + c * kMatmulNnTileK, _mm512_permutex2var_epi64(t[2 * c], low_columns, t[2 * c + 1]));
+    _mm512_storeu_si512(out + (8 + c) * kMatmulNnTileK, _mm512_permutex2var_epi64(t[2 * c], high_columns, t[2 * c + 1]));
+  }
+}
+
 const MatmulNnBf16Kernels kMatmulNnAvx512Bf16 = {"avx512bf16", matmul_nn_bf16_columns_avx512bf16,
                                                  matmul_nn_pack_pairs_avx512bf16};
 

@@ -50,17 +50,21 @@ void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_
   });
 }
 
-// A [M × K] through its strides into the tile layout (a_row values per row, `rows` rows: zero
-// past M), one unit of 32 rows at a time over the pool.
-void pack_a_tiles(const MatmulNnBf16Kernels& kernels, const MatmulNnArgs& p, uint16_t* a, int64_t row, int64_t rows,
-                  ThreadPool& pool) {
+// A [M × K] (element (i, k) at a[i × row_stride + k × col]) into the tile layout (a_row values
+// per row, `rows` rows: zero past M), one unit of 32 rows at a time over the pool.
+void pack_a_tiles(const MatmulNnBf16Kernels& kernels, const float* a, int64_t row_stride, int64_t col, int64_t M, int64_t K,
+                  uint16_t* out, int64_t row, int64_t rows, ThreadPool& pool) {
   const int64_t steps = row / kMatmulNnTileK;
   for_row_units(pool, rows, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; i += kMatmulNnTileRows) {
-      matmul_nn_pack_a_tile_block(kernels, p.a, p.a_row, p.a_col, p.M, p.K, i, steps,
-                                  a + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues);
+      matmul_nn_pack_a_tile_block(kernels, a, row_stride, col, M, K, i, steps,
+                                  out + (i / kMatmulNnTileRows) * steps * kMatmulNnTileValues);
     }
   });
+}
+
+void require_tiles(const MatmulNnBf16Kernels& kernels, const char* caller) {
+  if (!kernels.tiles) throw std::invalid_argument(std::string(caller) + ": the " + kernels.name + " kernels do not read the tile layout");
 }
 
 // `out` shaped for a B [K × N] packed for the kernels (its values not yet written); returns the sizes.
@@ -81,10 +85,8 @@ void pack_b(const MatmulNnBf16Kernels& kernels, const float* b, int64_t ldb, int
   pack_pair_rows(kernels, b, ldb, K, N, out.values.data(), out.ldb, sizes.pair_rows, pool);
 }
 
-// A packed for the kernels into scratch, with B already packed: the kernels' arguments.
-MatmulNnBf16Args pack_a(const MatmulNnArgs& p, const MatmulNnBf16PackedB& b, MatmulNnBf16Scratch& scratch,
-                        ThreadPool& pool) {
-  const MatmulNnBf16Kernels& kernels = *b.kernels;
+// The kernels' arguments for C, its shape and B already packed (A still to be set).
+MatmulNnBf16Args product_args(const MatmulNnArgs& p, const MatmulNnBf16PackedB& b) {
   MatmulNnBf16Args out;
   out.M = p.M;
   out.N = p.N;
@@ -94,13 +96,21 @@ MatmulNnBf16Args pack_a(const MatmulNnArgs& p, const MatmulNnBf16PackedB& b, Mat
   out.accumulate = p.accumulate;
   out.b = b.values.data();
   out.ldb = b.ldb;
+  return out;
+}
+
+// A packed for the kernels into scratch, with B already packed: the kernels' arguments.
+MatmulNnBf16Args pack_a(const MatmulNnArgs& p, const MatmulNnBf16PackedB& b, MatmulNnBf16Scratch& scratch,
+                        ThreadPool& pool) {
+  const MatmulNnBf16Kernels& kernels = *b.kernels;
+  MatmulNnBf16Args out = product_args(p, b);
   const int64_t pairs = (p.K + 1) / 2;
   if (kernels.tiles) {  // the AMX layout (MatmulNnBf16Kernels::tiles)
     const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, p.M, p.N, p.K);
     out.a_row = sizes.a_row;
     out.a_pair = 2;
     hold_at_least(scratch.a, sizes.a_values);
-    pack_a_tiles(kernels, p, scratch.a.data(), out.a_row, sizes.a_rows, pool);
+    pack_a_tiles(kernels, p.a, p.a_row, p.a_col, p.M, p.K, scratch.a.data(), out.a_row, sizes.a_rows, pool);
     out.a = scratch.a.data();
     return out;
   }
@@ -278,10 +288,7 @@ void matmul_nn_bf16_pack_b(MatmulNnBf16PackedB& out, const float* b, int64_t ldb
 
 void matmul_nn_bf16_pack_b_transposed(MatmulNnBf16PackedB& out, const float* w, int64_t ldw, int64_t K, int64_t N,
                                       const MatmulNnBf16Kernels& kernels, ThreadPool& pool) {
-  if (!kernels.tiles || kernels.pack_rows_as_b_block == nullptr) {
-    throw std::invalid_argument(std::string("matmul_nn_bf16_pack_b_transposed: the ") + kernels.name +
-                                " kernels do not read the tile layout");
-  }
+  require_tiles(kernels, "matmul_nn_bf16_pack_b_transposed");
   const MatmulNnBf16Sizes sizes = shape_packed_b(out, kernels, K, N);
   const int64_t steps = sizes.pair_rows / kMatmulNnTileRows, blocks = sizes.ldb / kMatmulNnTileK;
   uint16_t* values = out.values.data();
@@ -302,6 +309,60 @@ void matmul_nn_bf16(const MatmulNnArgs& args, const MatmulNnBf16PackedB& b, Thre
   }
   if (args.M <= 0 || args.N <= 0) return;
   run_columns(*b.kernels, pack_a(args, b, calling_thread_scratch(), pool), pool);
+}
+
+void matmul_nn_bf16_pack_a(MatmulNnBf16PackedA& out, const float* a, int64_t row_stride, int64_t col, int64_t M, int64_t K,
+                           const MatmulNnBf16Kernels& kernels, ThreadPool& pool) {
+  require_tiles(kernels, "matmul_nn_bf16_pack_a");
+  const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, M, 1, K);
+  out.kernels = &kernels;
+  out.M = M;
+  out.K = K;
+  out.a_row = sizes.a_row;
+  hold_at_least(out.values, sizes.a_values);
+  pack_a_tiles(kernels, a, row_stride, col, M, K, out.values.data(), sizes.a_row, sizes.a_rows, pool);
+}
+
+void matmul_nn_bf16_transpose_a(MatmulNnBf16PackedA& out, const MatmulNnBf16PackedA& a, ThreadPool& pool) {
+  if (a.kernels == nullptr) throw std::invalid_argument("matmul_nn_bf16_transpose_a: A is not packed");
+  const MatmulNnBf16Kernels& kernels = *a.kernels;
+  // A: row blocks of 16 (M padded to 32) × `steps` of 32 values of k (K padded to 32); Aᵀ the
+  // other way round, so its block row r comes from A's step r / 2 and its step s from A's block
+  // rows 2s and 2s + 1.
+  const int64_t steps = a.a_row / kMatmulNnTileK;
+  const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, a.K, 1, a.M);
+  out.kernels = a.kernels;
+  out.M = a.K;
+  out.K = a.M;
+  out.a_row = sizes.a_row;
+  hold_at_least(out.values, sizes.a_values);
+  const int64_t out_steps = sizes.a_row / kMatmulNnTileK, out_blocks = sizes.a_rows / kMatmulNnTileRows;
+  const uint16_t* in = a.values.data();
+  uint16_t* values = out.values.data();
+  for_row_units(pool, out_blocks, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; r++) {
+      for (int64_t s = 0; s < out_steps; s++) {
+        const uint16_t* top = in + (2 * s * steps + r / 2) * kMatmulNnTileValues;
+        kernels.transpose_a_tile(top, top + steps * kMatmulNnTileValues, kMatmulNnTileRows * (r % 2),
+                                 values + (r * out_steps + s) * kMatmulNnTileValues);
+      }
+    }
+  });
+}
+
+void matmul_nn_bf16(const MatmulNnArgs& args, const MatmulNnBf16PackedA& a, const MatmulNnBf16PackedB& b, ThreadPool& pool) {
+  if (a.kernels == nullptr || a.kernels != b.kernels || args.M != a.M || args.K != a.K || args.K != b.K || args.N != b.N) {
+    throw std::invalid_argument("matmul_nn_bf16: A packed for M = " + std::to_string(a.M) + ", K = " + std::to_string(a.K) +
+                                " and B for K = " + std::to_string(b.K) + ", N = " + std::to_string(b.N) +
+                                (a.kernels != b.kernels ? " by other kernels" : "") + ", used for M = " +
+                                std::to_string(args.M) + ", K = " + std::to_string(args.K) + ", N = " + std::to_string(args.N));
+  }
+  if (args.M <= 0 || args.N <= 0) return;
+  MatmulNnBf16Args packed = product_args(args, b);
+  packed.a = a.values.data();
+  packed.a_row = a.a_row;
+  packed.a_pair = 2;
+  run_columns(*b.kernels, packed, pool);
 }
 
 void matmul_nn(const MatmulNnArgs& args, MatmulPrecision precision, ThreadPool& pool) {

@@ -85,6 +85,10 @@ struct MatmulNnBf16Kernels {
   // The tile layout only (null elsewhere): pack_pairs written one tile row at a time, the pairs
   // of columns [16j, 16j + 16) at out + j × stride, for ⌈n / 16⌉ such rows, the last zero past n.
   void (*pack_pairs_into_tiles)(const float* even, const float* odd, int64_t n, uint16_t* out, int64_t stride) = nullptr;
+  // The tile layout only (null elsewhere): one tile of Aᵀ from A's tiles (matmul_nn_bf16_transpose_a):
+  // out row i, i < 16, holds column `column` + i of the 16 rows of `top` (tile rows 64 bytes apart)
+  // followed by the same column of the 16 rows of `bottom`.
+  void (*transpose_a_tile)(const uint16_t* top, const uint16_t* bottom, int64_t column, uint16_t* out) = nullptr;
 };
 
 // The BF16 kernels for `level`: VDPBF16PS at avx512bf16, AMX tiles at amx; nullptr below
@@ -108,6 +112,7 @@ void matmul_nn_pack_rows_block_avx512bf16(const float* src, int64_t ld, int64_t 
                                           uint16_t* tiles);
 void matmul_nn_pack_pairs_into_tiles_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out,
                                                 int64_t stride);
+void matmul_nn_transpose_a_tile_avx512bf16(const uint16_t* top, const uint16_t* bottom, int64_t column, uint16_t* out);
 
 // The tile layout's units (MatmulNnBf16Kernels::tiles).
 constexpr int64_t kMatmulNnTileRows = 16, kMatmulNnTileK = 32, kMatmulNnTileValues = kMatmulNnTileRows * kMatmulNnTileK;
@@ -150,6 +155,29 @@ struct MatmulNnBf16PackedB {
   CacheLineVector<uint16_t> values;
   int64_t K = 0, N = 0, ldb = 0;
 };
+
+// The tile layout only: A [M × K] rounded and packed as MatmulNnBf16Kernels::tiles describes
+// (a_row values per row, M padded to a multiple of 32 rows). Packed once, it serves every product
+// that shares it (the q, k and v projections of one normed input), and the tiles of Aᵀ are
+// transposed from it (matmul_nn_bf16_transpose_a) without reading the f32 values again.
+struct MatmulNnBf16PackedA {
+  const MatmulNnBf16Kernels* kernels = nullptr;
+  CacheLineVector<uint16_t> values;
+  int64_t M = 0, K = 0, a_row = 0;
+};
+
+// A [M × K] (element (i, k) at a[i × row_stride + k × col]) packed for tile `kernels` into `out`,
+// rounded exactly as core/dtype.h's f32_to_bf16 (std::invalid_argument for kernels without the
+// tile layout).
+void matmul_nn_bf16_pack_a(MatmulNnBf16PackedA& out, const float* a, int64_t row_stride, int64_t col, int64_t M, int64_t K,
+                           const MatmulNnBf16Kernels& kernels, ThreadPool& pool);
+// The tiles of Aᵀ [K × M] from those of A: the values matmul_nn_bf16_pack_a gives for Aᵀ, moved
+// as 16 × 16 blocks of BF16 values rather than read and rounded again.
+void matmul_nn_bf16_transpose_a(MatmulNnBf16PackedA& out, const MatmulNnBf16PackedA& a, ThreadPool& pool);
+// C (+)= A·B on both operands packed (args.a and args.b are not read; M, K and N must be the
+// packed ones, and both packed for one table: std::invalid_argument otherwise): the bits of
+// matmul_nn_bf16 on the f32 operands.
+void matmul_nn_bf16(const MatmulNnArgs& args, const MatmulNnBf16PackedA& a, const MatmulNnBf16PackedB& b, ThreadPool& pool);
 
 // The rounded operands of one call (the driver keeps one per calling thread).
 struct MatmulNnBf16Scratch {

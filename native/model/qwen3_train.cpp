@@ -71,7 +71,34 @@ struct LinearScratch {
   std::vector<uint16_t> weight_bf16;  // bf16: W rounded
   std::vector<float> input;           // bf16, at levels whose kernels do not round the input
   cpu::WeightTiles tiles;             // bf16 at the amx level: the weights' tiles, packed once per version
+  cpu::MatmulNnBf16PackedA input_tiles;  // bf16 at the amx level: an input several layers multiply (share_input_tiles)
+  cpu::MatmulNnBf16PackedB input_pairs;  // the same for their weight gradients (share_input_pairs)
 };
+
+// The tile kernels the BF16 products run on at this precision (the amx level), or null.
+const cpu::MatmulNnBf16Kernels* linear_tiles(MatmulPrecision precision) {
+  return precision == MatmulPrecision::Bf16 ? cpu::weight_tile_kernels() : nullptr;
+}
+
+// inp [M × K] packed once as the A of the linear layers that multiply it (q, k and v; gate and
+// up), valid until the next call; null where the products do not run on tiles (each linear()
+// then handles its input itself).
+const cpu::MatmulNnBf16PackedA* share_input_tiles(const float* inp, int64_t M, int64_t K, LinearScratch& scratch,
+                                                  MatmulPrecision precision, ThreadPool& pool) {
+  const cpu::MatmulNnBf16Kernels* tiles = linear_tiles(precision);
+  if (tiles == nullptr) return nullptr;
+  cpu::matmul_nn_bf16_pack_a(scratch.input_tiles, inp, K, 1, M, K, *tiles, pool);
+  return &scratch.input_tiles;
+}
+
+// The same for their backward: inp packed once as the B of their weight gradients doutᵀ · inp.
+const cpu::MatmulNnBf16PackedB* share_input_pairs(const float* inp, int64_t M, int64_t K, LinearScratch& scratch,
+                                                  MatmulPrecision precision, ThreadPool& pool) {
+  const cpu::MatmulNnBf16Kernels* tiles = linear_tiles(precision);
+  if (tiles == nullptr) return nullptr;
+  cpu::matmul_nn_bf16_pack_b(scratch.input_pairs, inp, K, M, K, *tiles, pool);
+  return &scratch.input_pairs;
+}
 
 // out[M × N] = inp[M × K] · Wᵀ for the f32 weight W [N × K] at params + offset. In f32 the
 // training path goes through the C = A·B kernels of cpu/matmul_nn.h (no horizontal sums, so faster
@@ -81,13 +108,19 @@ struct LinearScratch {
 // other levels W is rounded to BF16 rows once per call and multiplied by the BF16-weight forward
 // kernels (cpu/linear_bf16.h), which need no transposition. Both tile kernels sum each element over
 // k in increasing steps of TDPBF16PS, so the amx level's bits are those of its forward kernel.
+// inp_tiles: inp already packed (share_input_tiles), or null.
 void linear(float* out, const float* inp, const float* params, size_t offset, int64_t M, int64_t N, int64_t K,
-            LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool) {
+            LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool,
+            const cpu::MatmulNnBf16PackedA* inp_tiles = nullptr) {
   const float* w = params + offset;
   if (precision == MatmulPrecision::Bf16) {
-    if (const cpu::MatmulNnBf16Kernels* tiles = cpu::weight_tile_kernels()) {
-      cpu::matmul_nn_bf16(cpu::matmul_nn_args(out, inp, nullptr, M, N, K, false), scratch.tiles.packed(w, N, K, true, *tiles, pool),
-                          pool);
+    if (const cpu::MatmulNnBf16Kernels* tiles = linear_tiles(precision)) {
+      const cpu::MatmulNnBf16PackedB& w_tiles = scratch.tiles.packed(w, N, K, true, *tiles, pool);
+      if (inp_tiles != nullptr) {
+        cpu::matmul_nn_bf16(cpu::matmul_nn_args(out, nullptr, nullptr, M, N, K, false), *inp_tiles, w_tiles, pool);
+      } else {
+        cpu::matmul_nn_bf16(cpu::matmul_nn_args(out, inp, nullptr, M, N, K, false), w_tiles, pool);
+      }
       return;
     }
     scratch.weight_bf16.resize(size_t(N * K));
@@ -115,11 +148,17 @@ void linear(float* out, const float* inp, const float* params, size_t offset, in
 
 // The backward of linear(): dinp = dout · W (skipped when null) and grads_w += doutᵀ · inp, at the
 // forward's precision; at the amx level dinp runs on W's tiles, packed once per version.
+// inp_pairs: inp already packed (share_input_pairs), or null.
 void linear_backward(float* dinp, float* grads_w, const float* dout, const float* inp, const float* w, int64_t M, int64_t N,
-                     int64_t K, LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool) {
-  const cpu::MatmulNnBf16Kernels* tiles = precision == MatmulPrecision::Bf16 ? cpu::weight_tile_kernels() : nullptr;
-  if (tiles != nullptr) {
-    cpu::matmul_backward(dinp, grads_w, dout, inp, M, N, K, pool, scratch.tiles.packed(w, N, K, false, *tiles, pool));
+                     int64_t K, LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool,
+                     const cpu::MatmulNnBf16PackedB* inp_pairs = nullptr) {
+  if (const cpu::MatmulNnBf16Kernels* tiles = linear_tiles(precision)) {
+    const cpu::MatmulNnBf16PackedB& w_tiles = scratch.tiles.packed(w, N, K, false, *tiles, pool);
+    if (inp_pairs != nullptr) {
+      cpu::matmul_backward(dinp, grads_w, dout, M, N, K, pool, w_tiles, *inp_pairs);
+    } else {
+      cpu::matmul_backward(dinp, grads_w, dout, inp, M, N, K, pool, w_tiles);
+    }
   } else {
     cpu::matmul_backward(dinp, grads_w, dout, inp, w, M, N, K, pool, precision);
   }
@@ -179,9 +218,10 @@ void layer_forward(const Qwen3Config& c, const Dims& d, const Qwen3ParamLayout::
   const float eps = c.rms_norm_eps;
   const MatmulPrecision mp = state.precision;
   rmsnorm_rows(a.h1.data(), xin, params + L.input_layernorm, d.T, d.C, eps, pool);
-  linear(a.q_raw.data(), a.h1.data(), params, L.q_proj, d.T, d.QD, d.C, linear_scratch, mp, pool);
-  linear(a.k_raw.data(), a.h1.data(), params, L.k_proj, d.T, d.KD, d.C, linear_scratch, mp, pool);
-  linear(a.v.data(), a.h1.data(), params, L.v_proj, d.T, d.KD, d.C, linear_scratch, mp, pool);
+  const cpu::MatmulNnBf16PackedA* h1_tiles = share_input_tiles(a.h1.data(), d.T, d.C, linear_scratch, mp, pool);
+  linear(a.q_raw.data(), a.h1.data(), params, L.q_proj, d.T, d.QD, d.C, linear_scratch, mp, pool, h1_tiles);
+  linear(a.k_raw.data(), a.h1.data(), params, L.k_proj, d.T, d.KD, d.C, linear_scratch, mp, pool, h1_tiles);
+  linear(a.v.data(), a.h1.data(), params, L.v_proj, d.T, d.KD, d.C, linear_scratch, mp, pool, h1_tiles);
   rmsnorm_rows(a.qr.data(), a.q_raw.data(), params + L.q_norm, d.T * d.NH, d.HD, eps, pool);
   rmsnorm_rows(a.kr.data(), a.k_raw.data(), params + L.k_norm, d.T * d.NKV, d.HD, eps, pool);
   cpu::rope_forward(a.qr.data(), state.cos.data(), state.sin.data(), d.T, d.NH, d.HD);
@@ -192,8 +232,9 @@ void layer_forward(const Qwen3Config& c, const Dims& d, const Qwen3ParamLayout::
   linear(scratch.data(), a.att.data(), params, L.o_proj, d.T, d.C, d.QD, linear_scratch, mp, pool);
   add(a.xmid.data(), xin, scratch.data(), d.T * d.C, pool);
   rmsnorm_rows(a.h2.data(), a.xmid.data(), params + L.post_attention_layernorm, d.T, d.C, eps, pool);
-  linear(a.gate.data(), a.h2.data(), params, L.gate_proj, d.T, d.I, d.C, linear_scratch, mp, pool);
-  linear(a.up.data(), a.h2.data(), params, L.up_proj, d.T, d.I, d.C, linear_scratch, mp, pool);
+  const cpu::MatmulNnBf16PackedA* h2_tiles = share_input_tiles(a.h2.data(), d.T, d.C, linear_scratch, mp, pool);
+  linear(a.gate.data(), a.h2.data(), params, L.gate_proj, d.T, d.I, d.C, linear_scratch, mp, pool, h2_tiles);
+  linear(a.up.data(), a.h2.data(), params, L.up_proj, d.T, d.I, d.C, linear_scratch, mp, pool, h2_tiles);
   for_units(pool, d.T * d.I, kElementsPerUnit, [&](int64_t i0, int64_t i1) {
     cpu::swiglu_forward(a.act.data() + i0, a.gate.data() + i0, a.up.data() + i0, i1 - i0);
   });
@@ -343,10 +384,11 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
       cpu::swiglu_backward(dgate.data() + i0, dup.data() + i0, d_act.data() + i0, a.gate.data() + i0, a.up.data() + i0,
                            i1 - i0);
     });
+    const cpu::MatmulNnBf16PackedB* h2_pairs = share_input_pairs(a.h2.data(), d.T, d.C, linear_scratch, mp, pool);
     linear_backward(dh.data(), grads + W.gate_proj, dgate.data(), a.h2.data(), params + W.gate_proj, d.T, d.I,
-                    d.C, linear_scratch, mp, pool);
+                    d.C, linear_scratch, mp, pool, h2_pairs);
     linear_backward(tmpC.data(), grads + W.up_proj, dup.data(), a.h2.data(), params + W.up_proj,
-                    d.T, d.I, d.C, linear_scratch, mp, pool);
+                    d.T, d.I, d.C, linear_scratch, mp, pool, h2_pairs);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
     rmsnorm_backward_rows(tmpC.data(), grads + W.post_attention_layernorm, dh.data(), a.xmid.data(),
                           params + W.post_attention_layernorm, d.T, d.C, eps, partial, pool);
@@ -362,13 +404,14 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
                           d.HD, eps, partial, pool);
     rmsnorm_backward_rows(dk_raw.data(), grads + W.k_norm, dk.data(), a.k_raw.data(), params + W.k_norm, d.T * d.NKV,
                           d.HD, eps, partial, pool);
+    const cpu::MatmulNnBf16PackedB* h1_pairs = share_input_pairs(a.h1.data(), d.T, d.C, linear_scratch, mp, pool);
     linear_backward(dh.data(), grads + W.q_proj, dq_raw.data(), a.h1.data(), params + W.q_proj,
-                    d.T, d.QD, d.C, linear_scratch, mp, pool);
+                    d.T, d.QD, d.C, linear_scratch, mp, pool, h1_pairs);
     linear_backward(tmpC.data(), grads + W.k_proj, dk_raw.data(), a.h1.data(), params + W.k_proj,
-                    d.T, d.KD, d.C, linear_scratch, mp, pool);
+                    d.T, d.KD, d.C, linear_scratch, mp, pool, h1_pairs);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
     linear_backward(tmpC.data(), grads + W.v_proj, dv.data(), a.h1.data(), params + W.v_proj,
-                    d.T, d.KD, d.C, linear_scratch, mp, pool);
+                    d.T, d.KD, d.C, linear_scratch, mp, pool, h1_pairs);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
     rmsnorm_backward_rows(tmpC.data(), grads + W.input_layernorm, dh.data(), xin, params + W.input_layernorm, d.T, d.C,
                           eps, partial, pool);

@@ -5,10 +5,13 @@
 // arithmetic is specified (the portable path is the FMA chain on rounded operands; VDPBF16PS adds a
 // pair's odd product, then its even one); and determinism: the bits do not depend on the thread
 // count, on which rows share the call (batch invariance) or on how the columns are split.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include "core/cpu_features.h"
 #include "core/dtype.h"
 #include "core/thread_pool.h"
+#include "cpu/matmul_backward.h"
 #include "cpu/matmul_nn_bf16.h"
 #include "tests/simd_levels.h"
 #include "tests/random_values.h"
@@ -454,6 +458,113 @@ TEST(matmul_nn_bf16_b_packed_from_w_rows_gives_the_bits_of_packing_w_transposed)
     refused = std::string(e.what()).find("tile layout") != std::string::npos;
   }
   CHECK(refused);
+}
+
+// A packed once serves several products with the bits of packing it per call, and the tiles of Aᵀ
+// transposed from A's are the tiles packing Aᵀ from the f32 values gives (every padding value
+// included), on the tile model and on the hardware tiles where the CPU has AMX; mismatched
+// shapes and tables without the tile layout are refused.
+TEST(matmul_nn_bf16_packed_a_and_its_transpose_give_the_bits_of_packing_per_call) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
+  s3::ThreadPool pool(2);
+  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = {&s3::cpu::kMatmulNnAmxModel};
+  if (s3::cpu_info().supported_level >= SimdLevel::Amx) tables.push_back(&s3::cpu::kMatmulNnAmx);
+  for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
+    for (const auto& shape : {std::array<int64_t, 3>{37, 70, 301}, std::array<int64_t, 3>{64, 33, 32},
+                              std::array<int64_t, 3>{1, 16, 17}, std::array<int64_t, 3>{96, 5, 64}}) {
+      const int64_t M = shape[0], N = shape[1], K = shape[2];
+      std::vector<float> a = normal_values(size_t(M * K), 93), b = normal_values(size_t(K * N), 94);
+      a[0] = std::numeric_limits<float>::infinity();  // rounding's edge values travel through the transposition
+      a[size_t(M * K - 1)] = std::nanf("");
+      std::vector<float> a_t(size_t(K * M));
+      for (int64_t i = 0; i < M; i++) {
+        for (int64_t k = 0; k < K; k++) a_t[size_t(k * M + i)] = a[size_t(i * K + k)];
+      }
+      s3::cpu::MatmulNnBf16PackedA packed, transposed, packed_t;
+      s3::cpu::matmul_nn_bf16_pack_a(packed, a.data(), K, 1, M, K, *table, pool);
+      s3::cpu::matmul_nn_bf16_transpose_a(transposed, packed, pool);
+      s3::cpu::matmul_nn_bf16_pack_a(packed_t, a_t.data(), M, 1, K, M, *table, pool);
+      CHECK_EQ(transposed.M, K);
+      CHECK_EQ(transposed.K, M);
+      CHECK_EQ(transposed.a_row, packed_t.a_row);
+      CHECK(std::equal(packed_t.values.begin(), packed_t.values.end(), transposed.values.begin()));
+      // Aᵀ read through its strides packs to the same tiles.
+      s3::cpu::MatmulNnBf16PackedA strided;
+      s3::cpu::matmul_nn_bf16_pack_a(strided, a.data(), 1, K, K, M, *table, pool);
+      CHECK(std::equal(packed_t.values.begin(), packed_t.values.end(), strided.values.begin()));
+
+      a[0] = 1.0f;
+      a[size_t(M * K - 1)] = -2.0f;
+      s3::cpu::matmul_nn_bf16_pack_a(packed, a.data(), K, 1, M, K, *table, pool);
+      s3::cpu::MatmulNnBf16PackedB packed_b;
+      s3::cpu::matmul_nn_bf16_pack_b(packed_b, b.data(), N, K, N, *table, pool);
+      for (const bool accumulate : {false, true}) {
+        std::vector<float> want = normal_values(size_t(M * N), 95), got = want;
+        s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(want.data(), a.data(), b.data(), M, N, K, accumulate), pool, *table);
+        s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(got.data(), nullptr, nullptr, M, N, K, accumulate), packed, packed_b, pool);
+        CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+  s3::cpu::MatmulNnBf16PackedA a8;
+  s3::cpu::MatmulNnBf16PackedB b8;
+  const std::vector<float> ones(64, 1.0f);
+  s3::cpu::matmul_nn_bf16_pack_a(a8, ones.data(), 8, 1, 8, 8, s3::cpu::kMatmulNnAmxModel, pool);
+  s3::cpu::matmul_nn_bf16_pack_b(b8, ones.data(), 8, 8, 8, s3::cpu::kMatmulNnAmxModel, pool);
+  std::vector<float> c(64);
+  const auto refused = [&](const std::function<void()>& call, const char* words) {
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what()).find(words) != std::string::npos;
+    }
+    return false;
+  };
+  CHECK(refused([&] { s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(c.data(), nullptr, nullptr, 8, 8, 7, false), a8, b8, pool); },
+                "used for M = 8, K = 7"));
+  CHECK(refused([&] { s3::cpu::matmul_nn_bf16_pack_a(a8, ones.data(), 8, 1, 8, 8, s3::cpu::kMatmulNnAvx512Bf16, pool); },
+                "tile layout"));
+}
+
+// A linear layer's backward on tiles (dout packed once, doutᵀ transposed from its tiles, inp packed
+// by the call or by the caller) gives the bits of its two products packed per call: dinp = dout · W
+// and dweight += doutᵀ · inp, each alone or both.
+TEST(matmul_backward_on_tiles_gives_the_bits_of_its_products_packed_per_call) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
+  s3::ThreadPool pool(2);
+  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = {&s3::cpu::kMatmulNnAmxModel};
+  if (s3::cpu_info().supported_level >= SimdLevel::Amx) tables.push_back(&s3::cpu::kMatmulNnAmx);
+  for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
+    for (const auto& shape : {std::array<int64_t, 3>{37, 70, 45}, std::array<int64_t, 3>{64, 32, 96}}) {
+      const int64_t M = shape[0], N = shape[1], K = shape[2];
+      const std::vector<float> dout = normal_values(size_t(M * N), 96), inp = normal_values(size_t(M * K), 97),
+                               w = normal_values(size_t(N * K), 98), dw0 = normal_values(size_t(N * K), 99);
+      std::vector<float> want_dinp(size_t(M * K)), want_dw = dw0;
+      s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(want_dinp.data(), dout.data(), w.data(), M, K, N, false), pool, *table);
+      s3::cpu::MatmulNnArgs dw_args = s3::cpu::matmul_nn_args(want_dw.data(), dout.data(), inp.data(), N, K, M, true);
+      dw_args.a_row = 1;
+      dw_args.a_col = N;
+      s3::cpu::matmul_nn_bf16(dw_args, pool, *table);
+      s3::cpu::MatmulNnBf16PackedB w_tiles, inp_pairs;
+      s3::cpu::matmul_nn_bf16_pack_b(w_tiles, w.data(), K, N, K, *table, pool);
+      s3::cpu::matmul_nn_bf16_pack_b(inp_pairs, inp.data(), K, M, K, *table, pool);
+      for (int call = 0; call < 2; call++) {
+        for (const int which : {1, 2, 3}) {  // dinp, dweight, both
+          std::vector<float> dinp(size_t(M * K), -1.0f), dw = dw0;
+          float* dinp_out = (which & 1) != 0 ? dinp.data() : nullptr;
+          float* dw_out = (which & 2) != 0 ? dw.data() : nullptr;
+          if (call == 0) {
+            s3::cpu::matmul_backward(dinp_out, dw_out, dout.data(), inp.data(), M, N, K, pool, w_tiles);
+          } else {
+            s3::cpu::matmul_backward(dinp_out, dw_out, dout.data(), M, N, K, pool, w_tiles, inp_pairs);
+          }
+          CHECK(dinp_out == nullptr ? dinp == std::vector<float>(dinp.size(), -1.0f)
+                                    : std::memcmp(dinp.data(), want_dinp.data(), dinp.size() * sizeof(float)) == 0);
+          CHECK(dw_out == nullptr ? dw == dw0 : std::memcmp(dw.data(), want_dw.data(), dw.size() * sizeof(float)) == 0);
+        }
+      }
+    }
+  }
 }
 
 // Same bits with 1 or 2 threads, for the rows alone or in a batch, and for any split of the columns
