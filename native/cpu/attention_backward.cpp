@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/grow_only.h"
 #include "core/ops/packed_attention.h"
 #include "cpu/attention_backward_rows.h"
 #include "cpu/kernel_select.h"
@@ -221,7 +222,7 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
         const int64_t nb = std::min(B, L - b0), nk = P + b0 + nb;
         const float* qb = q + ((s0 + b0) * NH + h) * HD;
         // S = Q_b · Kᵀ over the first nk visible keys: [nb × nk].
-        s.resize(size_t(nb * nk));
+        hold_at_least(s, nb * nk);
         products.scores(s.data(), qb, NH * HD, nb, nk);
         for (int64_t i = 0; i < nb; i++) {
           float* row = s.data() + i * nk;
@@ -278,8 +279,8 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
           const float* qb = q + ((s0 + b0) * NH + h) * HD;
           const float* dob = dout + ((s0 + b0) * NH + h) * HD;
           // P from the saved log-sum-exp; dP = dO · Vᵀ; dS = P ⊙ (dP − Δ) · scale.
-          p.resize(size_t(nb * nk));
-          ds.resize(size_t(nb * nk));
+          hold_at_least(p, nb * nk);
+          hold_at_least(ds, nb * nk);
           products.scores(p.data(), qb, NH * HD, nb, nk);
           products.value_scores(ds.data(), dob, NH * HD, nb, nk);
           for (int64_t i = 0; i < nb; i++) {

@@ -8,6 +8,7 @@
 #include "core/aligned_allocator.h"
 #include "core/cpu_features.h"
 #include "core/dtype.h"
+#include "core/grow_only.h"
 #include "cpu/convert.h"
 #include "cpu/matmul_nn.h"
 
@@ -137,7 +138,7 @@ struct PairRows {
     const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, 1, count, K);
     ldb = sizes.ldb;
     panel = kernels.tiles ? sizes.pair_rows / kMatmulNnTileRows * kMatmulNnTileValues : 0;
-    values.resize(size_t(sizes.b_values));
+    hold_at_least(values, sizes.b_values);
     for (int64_t q = 0; q < sizes.pair_rows; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, values.data(), ldb, sizes.pair_rows, q);
   }
 };
@@ -152,7 +153,7 @@ struct BF16Rows {
   void pack(const MatmulNnBf16Kernels& kernels, const float* src, int64_t row_stride, int64_t col, int64_t M, int64_t K) {
     const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, M, 1, K);
     a_row = sizes.a_row;
-    values.resize(size_t(sizes.a_values));
+    hold_at_least(values, sizes.a_values);
     row.resize(size_t(a_row));
     if (kernels.tiles) {
       const int64_t steps = a_row / kMatmulNnTileK;
@@ -178,7 +179,7 @@ struct BF16Rows {
                           int64_t M, int64_t K) {
     const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, M, 1, K);
     a_row = sizes.a_row;
-    values.resize(size_t(sizes.a_values));
+    hold_at_least(values, sizes.a_values);
     row.resize(size_t(a_row));
     const ConvertKernels& convert = convert_kernels();
     for (int64_t i = 0; i < sizes.a_rows; i++) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "core/grow_only.h"
 #include "cpu/convert.h"
 #include "cpu/kernel_select.h"
 
@@ -30,14 +31,6 @@ void for_row_units(ThreadPool& pool, int64_t n, Fn fn) {
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
     for (size_t u = begin; u < end; u++) fn(int64_t(u) * kRowsPerUnit, std::min(n, int64_t(u + 1) * kRowsPerUnit));
   });
-}
-
-// `v` holds at least n values: grown when short, never shrunk. The buffers one thread's calls of
-// several shapes share are then value-initialized (zero-filled) once, not each time a larger shape
-// follows a smaller one; every value a call reads it writes first.
-template <typename Vector>
-void hold_at_least(Vector& v, int64_t n) {
-  if (v.size() < size_t(n)) v.resize(size_t(n));
 }
 
 inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
