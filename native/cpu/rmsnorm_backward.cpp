@@ -1,25 +1,18 @@
 // rmsnorm_backward.cpp: the implementation of cpu/rmsnorm_backward.h (see the header for the contract and layouts).
-// A row's two sums (Σ x², Σ w·dy·x) run in double as eight interleaved partial sums (element i into
-// sum i mod 8) combined in a fixed order: independent chains the compiler vectorizes, and the same
-// bits at every SIMD level, since each partial sum's order is fixed and nothing is fused or
-// reassociated (fp-contract off below).
+// A row's two sums (Σ x², Σ w·dy·x) run in double as core/ops/interleaved_sums.h's eight partial
+// sums: the same bits at every SIMD level, since nothing is fused or reassociated (fp-contract off
+// below).
 #include "cpu/rmsnorm_backward.h"
 
 #include <vector>
 
+#include "core/ops/interleaved_sums.h"
 #include "core/ops/rmsnorm.h"
 
 #pragma GCC push_options
 #pragma GCC optimize("fp-contract=off")
 
 namespace s3::cpu {
-namespace {
-
-constexpr int kPartialSums = 8;
-
-double combine(const double (&s)[kPartialSums]) { return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])); }
-
-}  // namespace
 
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight, int64_t N,
                       int64_t C, float eps) {
@@ -28,7 +21,7 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
     const float* x = inp + n * C;
     const float* dy = dout + n * C;
     float* dx = dinp + n * C;
-    double squares[kPartialSums] = {}, dots[kPartialSums] = {};
+    double squares[ops::kInterleavedSums] = {}, dots[ops::kInterleavedSums] = {};
     const auto add_terms = [&](int64_t i0, int lanes) {
       for (int j = 0; j < lanes; j++) {
         const float xi = x[i0 + j];
@@ -37,10 +30,10 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
       }
     };
     int64_t i0 = 0;
-    for (; i0 + kPartialSums <= C; i0 += kPartialSums) add_terms(i0, kPartialSums);  // a constant count: vectorized
+    for (; i0 + ops::kInterleavedSums <= C; i0 += ops::kInterleavedSums) add_terms(i0, ops::kInterleavedSums);  // a constant count: vectorized
     if (i0 < C) add_terms(i0, int(C - i0));
-    const double rstd = ops::rmsnorm_backward_rstd(combine(squares), C, eps);
-    const double coef = ops::rmsnorm_backward_coef(rstd, combine(dots), C);
+    const double rstd = ops::rmsnorm_backward_rstd(ops::combine_interleaved_sums(squares), C, eps);
+    const double coef = ops::rmsnorm_backward_coef(rstd, ops::combine_interleaved_sums(dots), C);
     for (int64_t i = 0; i < C; i++) {
       dw[size_t(i)] += ops::rmsnorm_backward_dweight_term(dy[i], x[i], rstd);
       dx[i] = ops::rmsnorm_backward_dx(rstd, coef, weight[i], dy[i], x[i]);

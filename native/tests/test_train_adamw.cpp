@@ -174,6 +174,9 @@ TEST(adamw_f32_default_is_the_plain_f32_update_bit_for_bit) {
   for (int t = 1; t <= 3; t++) {
     const std::vector<float> g = random_gradients(n, t);
     const auto r = s3::train::adamw_step(p.data(), g.data(), n, state, o, pool);
+    long double squares = 0.0L;  // the global norm against a long-double sum in plain order
+    for (float x : g) squares += (long double)x * (long double)x;
+    CHECK(std::fabs(r.grad_norm - double(std::sqrt(squares))) <= 1e-13 * r.grad_norm);
     const float clip = r.grad_norm > 1.0 ? float(1.0 / r.grad_norm) : 1.0f;
     const float c1 = float(1.0 - std::pow(0.9, double(t))), c2 = float(1.0 - std::pow(0.999, double(t)));
     const float b1 = 0.9f, b2 = 0.999f, lr = float(r.lr), eps = 1e-8f, wd = 0.01f;

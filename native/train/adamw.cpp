@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/ops/adamw.h"
+#include "core/ops/interleaved_sums.h"
 #include "cpu/adamw_update.h"
 
 namespace s3::train {
@@ -51,15 +52,14 @@ AdamWStepResult adamw_step(float* params, const float* grads, size_t n, AdamWSta
     state.m.resize(n, 0.0f);
     state.v.resize(n, 0.0f);
   }
-  // Global norm: fixed blocks summed in order, so the result does not depend on the pool.
+  // Global norm: fixed blocks, each an interleaved sum, summed in order, so the result does not
+  // depend on the pool.
   constexpr size_t kBlock = 1 << 16;  // a multiple of 4: a Philox block's 4 parameters share a block
   const size_t blocks = (n + kBlock - 1) / kBlock;
   std::vector<double> partial(blocks, 0.0);
   pool.parallel_for(blocks, [&](size_t begin, size_t end, size_t) {
     for (size_t b = begin; b < end; b++) {
-      double s = 0.0;
-      for (size_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); i++) s += double(grads[i]) * double(grads[i]);
-      partial[b] = s;
+      partial[b] = ops::interleaved_sum_of_squares(grads + b * kBlock, std::min(n, (b + 1) * kBlock) - b * kBlock);
     }
   });
   double total = 0.0;
