@@ -293,8 +293,7 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
             for (int64_t j = valid; j < nk; j++) prow[j] = dsrow[j] = 0.0f;
           }
           // dQ_b = dS · K; dK += dSᵀ · Q_b; dV += Pᵀ · dO_b (how the transposes are read: attention_train_products.h).
-          products.weighted_keys(dq + ((s0 + b0) * NH + h) * HD, NH * HD, ds.data(), nb, nk);
-          products.add_key_value_grads(ds.data(), p.data(), qb, NH * HD, dob, NH * HD, nb, nk);
+          products.score_grads(dq + ((s0 + b0) * NH + h) * HD, NH * HD, ds.data(), p.data(), qb, NH * HD, dob, NH * HD, nb, nk);
         }
       }
       products.key_value_grads(dkv.data(), dvv.data());

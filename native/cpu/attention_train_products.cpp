@@ -54,12 +54,10 @@ class F32Products : public AttentionTrainProducts {
     normalize_rows(e, inv, valid, nb, nk);
     probabilities_times_values(o, ldo, e, nb, nk);
   }
-  void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) override {
-    product(dq, ldq, ds, nk, 1, keys_.k, keys_.HD, nb, keys_.HD, nk, false);
-  }
-  void add_key_value_grads(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout, int64_t ld,
-                           int64_t nb, int64_t nk) override {
+  void score_grads(float* dq, int64_t ld_dq, const float* ds, const float* p, const float* q, int64_t ldq,
+                   const float* dout, int64_t ld, int64_t nb, int64_t nk) override {
     const int64_t HD = keys_.HD;
+    product(dq, ld_dq, ds, nk, 1, keys_.k, HD, nb, HD, nk, false);
     product(dk_.data(), HD, ds, 1, nk, q, ldq, nk, HD, nb, true);
     product(dv_.data(), HD, p, 1, nk, dout, ld, nk, HD, nb, true);
   }
@@ -101,16 +99,13 @@ class RoundedF32Products final : public F32Products {
     normalize_rows(e, inv, valid, nb, nk);
     probabilities_times_values(o, ldo, round_rows(a_, e, nk, nb, nk), nb, nk);
   }
-  void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) override {
-    F32Products::weighted_keys(dq, ldq, round_rows(a_, ds, nk, nb, nk), nb, nk);
-  }
-  void add_key_value_grads(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout, int64_t ld,
-                           int64_t nb, int64_t nk) override {
+  void score_grads(float* dq, int64_t ld_dq, const float* ds, const float* p, const float* q, int64_t ldq,
+                   const float* dout, int64_t ld, int64_t nb, int64_t nk) override {
     const float* dsr = round_rows(a_, ds, nk, nb, nk);
     const float* pr = round_rows(b_, p, nk, nb, nk);
     const float* qr = round_rows(c_, q, ldq, nb, HD_);
     const float* doutr = round_rows(d_, dout, ld, nb, HD_);
-    F32Products::add_key_value_grads(dsr, pr, qr, HD_, doutr, HD_, nb, nk);
+    F32Products::score_grads(dq, ld_dq, dsr, pr, qr, HD_, doutr, HD_, nb, nk);
   }
 
  private:
@@ -231,15 +226,14 @@ class Bf16Products final : public AttentionTrainProducts {
     a_.pack_probabilities(kernels_, e, inv, valid, nb, nk);
     run(o, ldo, a_, v_pairs_, nb, HD_, nk, false);
   }
-  void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) override {
-    a_.pack(kernels_, ds, nk, 1, nb, nk);
-    run(dq, ldq, a_, k_pairs_, nb, HD_, nk, false);
-  }
-  // dKᵀ [HD × nk] += Q_bᵀ · dS and dVᵀ += dO_bᵀ · P: A the block's queries read transposed, B the
-  // score rows paired over the block's queries. With tile kernels the rows wait (defer) and the
+  // dQ_b = dS · K on dS's BF16 rows; dKᵀ [HD × nk] += Q_bᵀ · dS and dVᵀ += dO_bᵀ · P: A the block's
+  // queries read transposed, B the score rows paired over the block's queries. With tile kernels
+  // the pairs wait (defer), dS's taken from its rows' tiles rather than rounded again, and the
   // products run over up to kDeferredQueries queries at once.
-  void add_key_value_grads(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout, int64_t ld,
-                           int64_t nb, int64_t nk) override {
+  void score_grads(float* dq, int64_t ld_dq, const float* ds, const float* p, const float* q, int64_t ldq,
+                   const float* dout, int64_t ld, int64_t nb, int64_t nk) override {
+    ds_rows_.pack(kernels_, ds, nk, 1, nb, nk);
+    run(dq, ld_dq, ds_rows_, k_pairs_, nb, HD_, nk, false);
     if (kernels_.tiles) {
       defer(ds, p, q, ldq, dout, ld, nb, nk);
       return;
@@ -310,7 +304,12 @@ class Bf16Products final : public AttentionTrainProducts {
       pending_ = false;
       i = 1;
     }
-    for (; i + 1 < nb; i += 2) place_pair(ds + i * nk, ds + (i + 1) * nk, p + i * nk, p + (i + 1) * nk, nk, (r0 + i) / 2);
+    for (; i + 1 < nb; i += 2) {  // dS's pair from its rows' tiles (ds_rows_: this block's rows, rounded once)
+      const int64_t pair = (r0 + i) / 2;
+      matmul_nn_place_pair_tile_row_from_a(kernels_, ds_rows_.values.data(), ds_rows_.a_row, i, pair_tile_row(deferred_ds_.data(), pair),
+                                           deferred_tile_stride(), deferred_reach_ / kMatmulNnTileRows);
+      place_pair_row(deferred_p_.data(), p + i * nk, p + (i + 1) * nk, nk, pair);
+    }
     if (i < nb) {
       pending_ds_.assign(size_t(n_), 0.0f);
       pending_p_.assign(size_t(n_), 0.0f);
@@ -330,11 +329,15 @@ class Bf16Products final : public AttentionTrainProducts {
     place_pair_row(deferred_p_.data(), p_even, p_odd, count, pair);
   }
   void place_pair_row(uint16_t* tiles, const float* even, const float* odd, int64_t count, int64_t pair) {
-    const int64_t steps = deferred_capacity_ / kMatmulNnTileK;
-    matmul_nn_place_pair_tile_row(kernels_, even, odd, count,
-                                  tiles + (pair / kMatmulNnTileRows) * kMatmulNnTileValues + (pair % kMatmulNnTileRows) * kMatmulNnTileK,
-                                  steps * kMatmulNnTileValues, deferred_reach_ / kMatmulNnTileRows);
+    matmul_nn_place_pair_tile_row(kernels_, even, odd, count, pair_tile_row(tiles, pair), deferred_tile_stride(),
+                                  deferred_reach_ / kMatmulNnTileRows);
   }
+  // Where pair row `pair` of the waiting tiles starts (in its first 16-column block), and the
+  // values from one block to the next.
+  static uint16_t* pair_tile_row(uint16_t* tiles, int64_t pair) {
+    return tiles + (pair / kMatmulNnTileRows) * kMatmulNnTileValues + (pair % kMatmulNnTileRows) * kMatmulNnTileK;
+  }
+  int64_t deferred_tile_stride() const { return deferred_capacity_ / kMatmulNnTileK * kMatmulNnTileValues; }
 
   // The waiting products: dKᵀ += Qᵀ · dS and dVᵀ += dOᵀ · P over the waiting queries, each run of
   // 32 key columns from the first step of 32 queries that can see any of them.
@@ -361,7 +364,7 @@ class Bf16Products final : public AttentionTrainProducts {
       args.a_row = a_.a_row;
       args.a_pair = 2;
       args.ldb = deferred_ldb_;
-      args.b_panel = deferred_capacity_ / kMatmulNnTileK * kMatmulNnTileValues;
+      args.b_panel = deferred_tile_stride();
       args.ldc = ldt_;
       args.accumulate = true;
       for (int64_t j0 = 0; j0 < nk;) {
@@ -389,7 +392,7 @@ class Bf16Products final : public AttentionTrainProducts {
   int64_t deferred_nk_ = 0, deferred_reach_ = 0, deferred_ldb_ = 0;
   int64_t ldt_ = 0;  // dKᵀ's and dVᵀ's rows: n_ plus a cache line, so a C tile's 16 rows do not share one L1 set
   PairRows kt_pairs_, k_pairs_, v_pairs_, vt_pairs_, b_;
-  BF16Rows a_;
+  BF16Rows a_, ds_rows_;  // ds_rows_: the block's dS, A of dQ and (tile kernels) the source of dS's pairs
   std::vector<float> dkt_, dvt_;
 };
 

@@ -44,15 +44,14 @@ class AttentionTrainProducts {
   // one f32 multiply, as a normalizing pass over e would give. e may be overwritten.
   virtual void weighted_values(float* o, int64_t ldo, float* e, const float* inv, const int64_t* valid, int64_t nb,
                                int64_t nk) = 0;
-  // dQ_b [nb × HD] (rows ldq apart) = dS [nb × nk] · K[0, nk).
-  virtual void weighted_keys(float* dq, int64_t ldq, const float* ds, int64_t nb, int64_t nk) = 0;
-  // dK[0, nk) += dSᵀ · Q_b and dV[0, nk) += Pᵀ · dO_b. Causal blocks: row i of the block sees keys
-  // [0, nk − nb + i + 1), and ds and p are zero past them. The products may wait for the next
-  // blocks (the tile kernels run up to 512 queries of one head at once, skipping the steps whose
-  // queries see none of a run of keys): ds and p are read during the call, but q's and dout's rows
-  // must stay readable and unchanged until key_value_grads.
-  virtual void add_key_value_grads(const float* ds, const float* p, const float* q, int64_t ldq, const float* dout,
-                                   int64_t ld, int64_t nb, int64_t nk) = 0;
+  // dQ_b [nb × HD] (rows ld_dq apart) = dS [nb × nk] · K[0, nk), dK[0, nk) += dSᵀ · Q_b and
+  // dV[0, nk) += Pᵀ · dO_b: one call, so dS is rounded once for all its products. Causal blocks:
+  // row i of the block sees keys [0, nk − nb + i + 1), and ds and p are zero past them. The dK and
+  // dV products may wait for the next blocks (the tile kernels run up to 512 queries of one head at
+  // once, skipping the steps whose queries see none of a run of keys): ds and p are read during the
+  // call, but q's and dout's rows must stay readable and unchanged until key_value_grads.
+  virtual void score_grads(float* dq, int64_t ld_dq, const float* ds, const float* p, const float* q, int64_t ldq,
+                           const float* dout, int64_t ld, int64_t nb, int64_t nk) = 0;
   // The unit's dK and dV, [n × HD] each (every waiting product run first).
   virtual void key_value_grads(float* dk, float* dv) = 0;
 };

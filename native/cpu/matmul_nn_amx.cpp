@@ -21,6 +21,7 @@ const MatmulNnBf16Kernels kMatmulNnAmx = {"amx",
                                           matmul_nn_pack_rows_as_b_block_avx512bf16,
                                           matmul_nn_pack_rows_block_avx512bf16,
                                           matmul_nn_pack_pairs_into_tiles_avx512bf16,
-                                          matmul_nn_transpose_a_tile_avx512bf16};
+                                          matmul_nn_transpose_a_tile_avx512bf16,
+                                          matmul_nn_pair_tile_row_from_a_rows_avx512bf16};
 
 }  // namespace s3::cpu

@@ -259,6 +259,18 @@ void matmul_nn_transpose_a_tile_avx512bf16(const uint16_t* top, const uint16_t* 
   }
 }
 
+void matmul_nn_pair_tile_row_from_a_rows_avx512bf16(const uint16_t* even, const uint16_t* odd, int64_t blocks, uint16_t* row,
+                                                    int64_t block_stride) {
+  for (int64_t c = 0; c < blocks; c++, row += block_stride) {
+    // Block c: half c mod 2 of step c / 2; each value widened into a 32-bit word, the odd row's
+    // shifted into its high half: the pair layout.
+    const int64_t at = (c / 2) * kMatmulNnTileValues + (c % 2) * kLanes;
+    const __m512i low = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(even + at)));
+    const __m512i high = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(odd + at)));
+    _mm512_storeu_si512(row, _mm512_or_si512(low, _mm512_slli_epi32(high, 16)));
+  }
+}
+
 const MatmulNnBf16Kernels kMatmulNnAvx512Bf16 = {"avx512bf16", matmul_nn_bf16_columns_avx512bf16,
                                                  matmul_nn_pack_pairs_avx512bf16};
 

@@ -230,6 +230,17 @@ void matmul_nn_place_pair_tile_row(const MatmulNnBf16Kernels& kernels, const flo
   for (int64_t c = filled; c < blocks; c++) std::fill_n(row + c * block_stride, kMatmulNnTileK, uint16_t(0));
 }
 
+void matmul_nn_place_pair_tile_row_from_a(const MatmulNnBf16Kernels& kernels, const uint16_t* a, int64_t a_row, int64_t i,
+                                          uint16_t* row, int64_t block_stride, int64_t blocks) {
+  const int64_t steps = a_row / kMatmulNnTileK;
+  const auto row_start = [&](int64_t r) {
+    return a + (r / kMatmulNnTileRows) * steps * kMatmulNnTileValues + (r % kMatmulNnTileRows) * kMatmulNnTileK;
+  };
+  const int64_t filled = std::min(blocks, a_row / kMatmulNnTileRows);
+  kernels.pair_tile_row_from_a_rows(row_start(i), row_start(i + 1), filled, row, block_stride);
+  for (int64_t c = filled; c < blocks; c++) std::fill_n(row + c * block_stride, kMatmulNnTileK, uint16_t(0));
+}
+
 void matmul_nn_pack_a_tile_block(const MatmulNnBf16Kernels& kernels, const float* src, int64_t row_stride, int64_t col,
                                  int64_t M, int64_t K, int64_t i0, int64_t steps, uint16_t* tiles) {
   const int64_t rows = std::clamp<int64_t>(M - i0, 0, kMatmulNnTileRows);

@@ -89,6 +89,12 @@ struct MatmulNnBf16Kernels {
   // out row i, i < 16, holds column `column` + i of the 16 rows of `top` (tile rows 64 bytes apart)
   // followed by the same column of the 16 rows of `bottom`.
   void (*transpose_a_tile)(const uint16_t* top, const uint16_t* bottom, int64_t column, uint16_t* out) = nullptr;
+  // The tile layout only (null elsewhere): one pair row of B tiles from two rows of A's tiles
+  // (`even`, `odd`: each row's start in its step-0 tile, steps 512 values apart): for each of
+  // `blocks` 16-column blocks c, the pairs (even[k], odd[k]) of columns [16c, 16c + 16) at
+  // row + c × block_stride. Values are moved, not rounded.
+  void (*pair_tile_row_from_a_rows)(const uint16_t* even, const uint16_t* odd, int64_t blocks, uint16_t* row,
+                                    int64_t block_stride) = nullptr;
 };
 
 // The BF16 kernels for `level`: VDPBF16PS at avx512bf16, AMX tiles at amx; nullptr below
@@ -113,6 +119,8 @@ void matmul_nn_pack_rows_block_avx512bf16(const float* src, int64_t ld, int64_t 
 void matmul_nn_pack_pairs_into_tiles_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out,
                                                 int64_t stride);
 void matmul_nn_transpose_a_tile_avx512bf16(const uint16_t* top, const uint16_t* bottom, int64_t column, uint16_t* out);
+void matmul_nn_pair_tile_row_from_a_rows_avx512bf16(const uint16_t* even, const uint16_t* odd, int64_t blocks, uint16_t* row,
+                                                    int64_t block_stride);
 
 // The tile layout's units (MatmulNnBf16Kernels::tiles).
 constexpr int64_t kMatmulNnTileRows = 16, kMatmulNnTileK = 32, kMatmulNnTileValues = kMatmulNnTileRows * kMatmulNnTileK;
@@ -139,6 +147,13 @@ void matmul_nn_pack_pair_row(const MatmulNnBf16Kernels& kernels, const float* sr
 // c's at row + c × block_stride, zero past count. Rounded by the kernels' pack_pairs_into_tiles.
 void matmul_nn_place_pair_tile_row(const MatmulNnBf16Kernels& kernels, const float* even, const float* odd, int64_t count,
                                    uint16_t* row, int64_t block_stride, int64_t blocks);
+
+// The tile layout only: the pair row matmul_nn_place_pair_tile_row writes for rows i and i + 1 of
+// an A [· × K] from their f32 values (count = K), taken from A packed in the kernels' tile layout
+// (a_row values per row) instead: the same BF16 values moved, not rounded again; blocks past A's
+// row are zero.
+void matmul_nn_place_pair_tile_row_from_a(const MatmulNnBf16Kernels& kernels, const uint16_t* a, int64_t a_row, int64_t i,
+                                          uint16_t* row, int64_t block_stride, int64_t blocks);
 
 // The tile layout only: rows [i0, i0 + 16) of A [M × K] (element (i, k) at src[i × row_stride +
 // k × col]) as their `steps` tiles at `tiles`, zero past M and K, rounded exactly as

@@ -425,6 +425,31 @@ TEST(matmul_nn_bf16_pair_tile_rows_round_like_f32_to_bf16) {
   }
 }
 
+// A pair row taken from two rows of a packed A (the attention's dS, rounded once for dQ's A and
+// moved into dK's B) is the pair row rounded from their f32 values: any two consecutive rows, in
+// one 16-row block or across two, with zeros past K and in the blocks past A's row, and nothing
+// written outside the row.
+TEST(matmul_nn_bf16_pair_tile_row_from_a_rows_is_the_row_rounded_from_f32) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
+  s3::ThreadPool pool(1);
+  const s3::cpu::MatmulNnBf16Kernels& kernels = s3::cpu::kMatmulNnAmxModel;
+  for (const int64_t K : {int64_t(70), int64_t(32), int64_t(5)}) {
+    const int64_t M = 34;
+    std::vector<float> a = normal_values(size_t(M * K), 69);
+    const uint32_t special[] = {0x3F808000u, 0x3F818000u, 0x00000001u, 0x7F800001u, 0xFF800000u};
+    for (size_t i = 0; i < 5; i++) std::memcpy(&a[(i * 13) % a.size()], &special[i], 4);
+    s3::cpu::MatmulNnBf16PackedA packed;
+    s3::cpu::matmul_nn_bf16_pack_a(packed, a.data(), K, 1, M, K, kernels, pool);
+    const int64_t stride = 3 * 512, blocks = (K + 15) / 16 + 2;  // two blocks past A's row (and its padding)
+    for (const int64_t i : {int64_t(0), int64_t(15), int64_t(16), int64_t(31), int64_t(32)}) {
+      s3::CacheLineVector<uint16_t> want(size_t(blocks * stride), 0xBEEF), got = want;
+      s3::cpu::matmul_nn_place_pair_tile_row(kernels, &a[size_t(i * K)], &a[size_t((i + 1) * K)], K, want.data() + 64, stride, blocks);
+      s3::cpu::matmul_nn_place_pair_tile_row_from_a(kernels, packed.values.data(), packed.a_row, i, got.data() + 64, stride, blocks);
+      CHECK(want == got);
+    }
+  }
+}
+
 // A linear layer's weights packed once as B = Wᵀ (straight from W's rows) give the bits of packing
 // an explicit transposed copy per call, on the tile model and on the hardware tiles where the CPU
 // has AMX; tables without the tile layout refuse.
