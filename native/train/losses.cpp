@@ -45,6 +45,24 @@ void head_logits(float* logits, float* hc_t, std::vector<float>& scratch, const 
   });
 }
 
+// The largest of z[0, V) (−inf for V = 0; NaNs skipped, as `z > max ? z : max` skips them), in
+// sixteen interleaved running maxima so the compiler vectorizes them where one would wait on each
+// compare. Each maximum keeps the value the serial loop would pick, so the result is the serial
+// loop's whatever the order (up to which zero's sign wins a tie between +0 and −0).
+float row_max(const float* z, int64_t V) {
+  constexpr int kLanes = 16;
+  float m[kLanes];
+  for (float& x : m) x = -INFINITY;
+  int64_t v = 0;
+  for (; v + kLanes <= V; v += kLanes) {
+    for (int j = 0; j < kLanes; j++) m[j] = z[v + j] > m[j] ? z[v + j] : m[j];
+  }
+  for (int j = 0; v < V; v++, j++) m[j] = z[v] > m[j] ? z[v] : m[j];
+  float max = -INFINITY;
+  for (const float x : m) max = x > max ? x : max;
+  return max;
+}
+
 }  // namespace
 
 RatioQuantiles ratio_quantiles(std::vector<double> x) {
@@ -199,8 +217,7 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
       for (size_t i = begin; i < end; i++) {
         const int64_t t = rows[r0 + i];
         float* z = &logits[i * size_t(V)];
-        float max = -INFINITY;
-        for (int64_t v = 0; v < V; v++) max = z[v] > max ? z[v] : max;
+        const float max = row_max(z, V);
         double total = 0.0, weighted = 0.0;
         row_kernels.exp_sums(e, z, V, max, temperature, &total, &weighted);
         const ops::TokenLossRowInput input = token_loss_row_input(in, settings, t);
