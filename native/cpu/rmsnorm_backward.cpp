@@ -15,7 +15,7 @@
 namespace s3::cpu {
 
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight, int64_t N,
-                      int64_t C, float eps) {
+                      int64_t C, float eps, const float* residual) {
   std::vector<double> dw(size_t(C), 0.0);
   for (int64_t n = 0; n < N; n++) {
     const float* x = inp + n * C;
@@ -36,7 +36,8 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
     const double coef = ops::rmsnorm_backward_coef(rstd, ops::combine_interleaved_sums(dots), C);
     for (int64_t i = 0; i < C; i++) {
       dw[size_t(i)] += ops::rmsnorm_backward_dweight_term(dy[i], x[i], rstd);
-      dx[i] = ops::rmsnorm_backward_dx(rstd, coef, weight[i], dy[i], x[i]);
+      const float g = ops::rmsnorm_backward_dx(rstd, coef, weight[i], dy[i], x[i]);
+      dx[i] = residual != nullptr ? residual[n * C + i] + g : g;
     }
   }
   for (int64_t i = 0; i < C; i++) dweight[i] += float(dw[size_t(i)]);

@@ -184,14 +184,16 @@ void rmsnorm_rows(float* out, const float* inp, const float* weight, int64_t N, 
 }
 
 // rmsnorm_backward on units of rows, each adding its weight gradient into its own row of
-// `partial`; the rows are then added in unit order.
+// `partial`; the rows are then added in unit order. With `residual`, dinp = residual + the gradient
+// (the residual stream's gradient in the same pass).
 void rmsnorm_backward_rows(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight, int64_t N,
-                           int64_t C, float eps, std::vector<float>& partial, ThreadPool& pool) {
+                           int64_t C, float eps, std::vector<float>& partial, ThreadPool& pool,
+                           const float* residual = nullptr) {
   const int64_t units = (N + kRowsPerUnit - 1) / kRowsPerUnit;
   partial.assign(size_t(units * C), 0.0f);
   for_units(pool, N, kRowsPerUnit, [&](int64_t r0, int64_t r1) {
     cpu::rmsnorm_backward(dinp + r0 * C, partial.data() + (r0 / kRowsPerUnit) * C, dout + r0 * C, inp + r0 * C, weight,
-                          r1 - r0, C, eps);
+                          r1 - r0, C, eps, residual != nullptr ? residual + r0 * C : nullptr);
   });
   for (int64_t u = 0; u < units; u++) {
     for (int64_t i = 0; i < C; i++) dweight[i] += partial[size_t(u * C + i)];
@@ -377,7 +379,6 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
     }
     const LayerActivations& a = state.saved ? state.saved->layers[size_t(l)] : recomputed;
     // MLP: xout = xmid + down(swiglu(gate(h2), up(h2))), h2 = norm(xmid).
-    dxmid = dx;
     linear_backward(d_act.data(), grads + W.down_proj, dx.data(), a.act.data(), params + W.down_proj, d.T, d.C,
                     d.I, linear_scratch, mp, pool);
     for_units(pool, d.T * d.I, kElementsPerUnit, [&](int64_t i0, int64_t i1) {
@@ -390,9 +391,8 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
     linear_backward(tmpC.data(), grads + W.up_proj, dup.data(), a.h2.data(), params + W.up_proj,
                     d.T, d.I, d.C, linear_scratch, mp, pool, h2_pairs);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
-    rmsnorm_backward_rows(tmpC.data(), grads + W.post_attention_layernorm, dh.data(), a.xmid.data(),
-                          params + W.post_attention_layernorm, d.T, d.C, eps, partial, pool);
-    add(dxmid.data(), dxmid.data(), tmpC.data(), d.T * d.C, pool);
+    rmsnorm_backward_rows(dxmid.data(), grads + W.post_attention_layernorm, dh.data(), a.xmid.data(),
+                          params + W.post_attention_layernorm, d.T, d.C, eps, partial, pool, dx.data());  // dxmid = dx + ∂/∂xmid
     // Attention: xmid = xin + o_proj(attn(rope(qnorm(q)), rope(knorm(k)), v)), from h1 = norm(xin).
     linear_backward(datt.data(), grads + W.o_proj, dxmid.data(), a.att.data(), params + W.o_proj,
                     d.T, d.C, d.QD, linear_scratch, mp, pool);
@@ -413,9 +413,8 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
     linear_backward(tmpC.data(), grads + W.v_proj, dv.data(), a.h1.data(), params + W.v_proj,
                     d.T, d.KD, d.C, linear_scratch, mp, pool, h1_pairs);
     add(dh.data(), dh.data(), tmpC.data(), d.T * d.C, pool);
-    rmsnorm_backward_rows(tmpC.data(), grads + W.input_layernorm, dh.data(), xin, params + W.input_layernorm, d.T, d.C,
-                          eps, partial, pool);
-    add(dx.data(), dxmid.data(), tmpC.data(), d.T * d.C, pool);
+    rmsnorm_backward_rows(dx.data(), grads + W.input_layernorm, dh.data(), xin, params + W.input_layernorm, d.T, d.C, eps,
+                          partial, pool, dxmid.data());  // dx = dxmid + ∂/∂xin
     if (on_layer_done) on_layer_done(l);
   }
   cpu::embedding_backward(grads + layout.embed, dx.data(), batch.tokens, d.T, d.C);

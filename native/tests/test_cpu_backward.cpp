@@ -2,6 +2,7 @@
 // L = Σ r ⊙ forward(inputs) for a fixed random r, differentiated numerically (accumulated in
 // double) and compared with the kernel's gradients. Attention runs packed sequences with GQA.
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -101,6 +102,18 @@ TEST(rmsnorm_backward_rows_of_any_width_match_the_formula_in_double) {
     s3::cpu::rmsnorm_backward(in_place.data(), dw_in_place.data(), in_place.data(), x.data(), w.data(), N, C, 1e-6f);
     CHECK(in_place == dx);
     CHECK(dw_in_place == dw);
+    // With a residual stream: residual + dx, each element one f32 add, into another buffer or in
+    // place over the residual.
+    const std::vector<float> residual = normal_values(size_t(N * C), 33);
+    std::vector<float> summed(size_t(N * C)), over_residual = residual, dw_summed(size_t(C), 0.5f);
+    s3::cpu::rmsnorm_backward(summed.data(), dw_summed.data(), dy.data(), x.data(), w.data(), N, C, 1e-6f, residual.data());
+    s3::cpu::rmsnorm_backward(over_residual.data(), dw_summed.data(), dy.data(), x.data(), w.data(), N, C, 1e-6f,
+                              over_residual.data());
+    for (size_t i = 0; i < summed.size(); i++) {
+      const float want = residual[i] + dx[i];
+      CHECK(std::memcmp(&summed[i], &want, 4) == 0);
+      CHECK(std::memcmp(&over_residual[i], &want, 4) == 0);
+    }
     for (int64_t n = 0; n < N; n++) {
       double ss = 0, dot = 0;
       for (int64_t i = 0; i < C; i++) {
