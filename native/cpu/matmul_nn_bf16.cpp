@@ -1,6 +1,7 @@
 // matmul_nn_bf16.cpp: the BF16-product C (+)= A·B of matmul_nn_bf16.h: rounding and packing the
-// operands once per call, the per-level choice between the VDPBF16PS kernels and the portable path,
-// and the split of columns between threads.
+// operands once per call (or once for the products that share them, A's transpose moved from A's
+// tiles), the per-level choice between the VDPBF16PS kernels and the portable path, and the split
+// of columns between threads.
 #include "cpu/matmul_nn_bf16.h"
 
 #include <algorithm>
