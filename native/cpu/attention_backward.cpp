@@ -206,35 +206,39 @@ void causal_attention_train_forward(float* out, float* lse, const float* q, cons
   const int64_t B = shape.block > 0 ? shape.block : 64;
   const float scale = 1.0f / std::sqrt(float(HD));
   const AttentionRowKernels& rows = attention_row_kernels();
-  const int64_t units = NH * shape.n_seq;
+  // One unit per (KV head, sequence): its keys and values gathered and packed once for the query
+  // heads that share them.
+  const int64_t units = NKV * shape.n_seq;
   pool.parallel_for(size_t(units), [&](size_t begin, size_t end, size_t) {
     VisibleKeys keys;
     AttentionTrainProducts& products = thread_attention_train_products(products_precision);
     std::vector<float> s, inv(static_cast<size_t>(B));
     std::vector<int64_t> valid(static_cast<size_t>(B));
     for (int64_t u = int64_t(begin); u < int64_t(end); u++) {
-      const int64_t h = u / shape.n_seq, seq = u % shape.n_seq, g = h / group;
+      const int64_t g = u / shape.n_seq, seq = u % shape.n_seq;
       const int64_t s0 = shape.seq_begins[seq];
       keys.gather(shape, k, v, seq, g, false);
       products.start_unit(keys.view(HD));
       const int64_t P = keys.P, L = keys.L;
-      for (int64_t b0 = 0; b0 < L; b0 += B) {
-        const int64_t nb = std::min(B, L - b0), nk = P + b0 + nb;
-        const float* qb = q + ((s0 + b0) * NH + h) * HD;
-        // S = Q_b · Kᵀ over the first nk visible keys: [nb × nk].
-        hold_at_least(s, nb * nk);
-        products.scores(s.data(), qb, NH * HD, nb, nk);
-        for (int64_t i = 0; i < nb; i++) {
-          float* row = s.data() + i * nk;
-          valid[size_t(i)] = P + b0 + i + 1;
-          float max;
-          const float total = rows.softmax_exp(row, valid[size_t(i)], scale, &max);
-          inv[size_t(i)] = 1.0f / total;
-          lse[(s0 + b0 + i) * NH + h] = max + std::log(total);
+      for (int64_t h = g * group; h < (g + 1) * group; h++) {
+        for (int64_t b0 = 0; b0 < L; b0 += B) {
+          const int64_t nb = std::min(B, L - b0), nk = P + b0 + nb;
+          const float* qb = q + ((s0 + b0) * NH + h) * HD;
+          // S = Q_b · Kᵀ over the first nk visible keys: [nb × nk].
+          hold_at_least(s, nb * nk);
+          products.scores(s.data(), qb, NH * HD, nb, nk);
+          for (int64_t i = 0; i < nb; i++) {
+            float* row = s.data() + i * nk;
+            valid[size_t(i)] = P + b0 + i + 1;
+            float max;
+            const float total = rows.softmax_exp(row, valid[size_t(i)], scale, &max);
+            inv[size_t(i)] = 1.0f / total;
+            lse[(s0 + b0 + i) * NH + h] = max + std::log(total);
+          }
+          // O_b = P · V (P = the exps × inv, normalized as the products read them), written straight
+          // into out's rows of head h.
+          products.weighted_values(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), inv.data(), valid.data(), nb, nk);
         }
-        // O_b = P · V (P = the exps × inv, normalized as the products read them), written straight
-        // into out's rows of head h.
-        products.weighted_values(out + ((s0 + b0) * NH + h) * HD, NH * HD, s.data(), inv.data(), valid.data(), nb, nk);
       }
     }
   });
