@@ -74,6 +74,13 @@ const int64_t kShapes[][3] = {{1, 1, 1},     {5, 17, 3},   {6, 64, 32},        {
 // shapes by more than 2⁻¹⁶ Σ|a·b| somewhere (that is, the operands really were rounded).
 // Every level this machine runs with BF16 products of its own: runnable_levels_with_bf16(), and amx
 // (its tile kernel) where the CPU has AMX.
+// The tile tables this CPU runs: the software model always, the hardware tiles where it has AMX.
+std::vector<const s3::cpu::MatmulNnBf16Kernels*> tile_tables() {
+  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = {&s3::cpu::kMatmulNnAmxModel};
+  if (s3::cpu_info().supported_level >= SimdLevel::Amx) tables.push_back(&s3::cpu::kMatmulNnAmx);
+  return tables;
+}
+
 std::vector<SimdLevel> levels_with_tiles() {
   std::vector<SimdLevel> levels = s3::tests::runnable_levels_with_bf16();
   if (s3::cpu_info().supported_level >= SimdLevel::Amx) levels.push_back(SimdLevel::Amx);
@@ -161,8 +168,7 @@ TEST(matmul_nn_bf16_tile_kernel_matches_the_reference_on_the_tile_model) {
 TEST(matmul_nn_bf16_tile_kernel_chunks_of_k_keep_each_sum_chain) {
   if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the tile model is compiled for it");
   s3::ThreadPool pool(2);
-  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = {&s3::cpu::kMatmulNnAmxModel};
-  if (s3::cpu_info().supported_level >= SimdLevel::Amx) tables.push_back(&s3::cpu::kMatmulNnAmx);
+  const std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = tile_tables();
   const int64_t M = 35, N = 70, K = 4096 + 1000, split = 4096;
   const std::vector<float> a = normal_values(size_t(M * K), 71), b = normal_values(size_t(K * N), 72);
   for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
@@ -456,8 +462,7 @@ TEST(matmul_nn_bf16_pair_tile_row_from_a_rows_is_the_row_rounded_from_f32) {
 TEST(matmul_nn_bf16_b_packed_from_w_rows_gives_the_bits_of_packing_w_transposed) {
   if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
   s3::ThreadPool pool(2);
-  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = {&s3::cpu::kMatmulNnAmxModel};
-  if (s3::cpu_info().supported_level >= SimdLevel::Amx) tables.push_back(&s3::cpu::kMatmulNnAmx);
+  const std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = tile_tables();
   for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
     for (const auto& shape : {std::array<int64_t, 3>{37, 70, 301}, std::array<int64_t, 3>{5, 33, 32}, std::array<int64_t, 3>{64, 16, 1}}) {
       const int64_t M = shape[0], N = shape[1], K = shape[2];
@@ -492,8 +497,7 @@ TEST(matmul_nn_bf16_b_packed_from_w_rows_gives_the_bits_of_packing_w_transposed)
 TEST(matmul_nn_bf16_packed_a_and_its_transpose_give_the_bits_of_packing_per_call) {
   if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
   s3::ThreadPool pool(2);
-  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = {&s3::cpu::kMatmulNnAmxModel};
-  if (s3::cpu_info().supported_level >= SimdLevel::Amx) tables.push_back(&s3::cpu::kMatmulNnAmx);
+  const std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = tile_tables();
   for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
     for (const auto& shape : {std::array<int64_t, 3>{37, 70, 301}, std::array<int64_t, 3>{64, 33, 32},
                               std::array<int64_t, 3>{1, 16, 17}, std::array<int64_t, 3>{96, 5, 64}}) {
@@ -557,8 +561,7 @@ TEST(matmul_nn_bf16_packed_a_and_its_transpose_give_the_bits_of_packing_per_call
 TEST(matmul_backward_on_tiles_gives_the_bits_of_its_products_packed_per_call) {
   if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
   s3::ThreadPool pool(2);
-  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = {&s3::cpu::kMatmulNnAmxModel};
-  if (s3::cpu_info().supported_level >= SimdLevel::Amx) tables.push_back(&s3::cpu::kMatmulNnAmx);
+  const std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = tile_tables();
   for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
     for (const auto& shape : {std::array<int64_t, 3>{37, 70, 45}, std::array<int64_t, 3>{64, 32, 96}}) {
       const int64_t M = shape[0], N = shape[1], K = shape[2];
