@@ -5,6 +5,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
+    globalSetup: ['test/temp-root.ts'],
     testTimeout: 60_000,
     hookTimeout: 600_000,
   },
