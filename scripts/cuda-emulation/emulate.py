@@ -16,10 +16,14 @@ links the translated sources with the CPU core library and compares against the 
   gpu-test-attention-backward: the tensor-core test of the GPU test file
                     test_cuda_attention_backward.cpp itself (its thresholds on its own inputs),
                     device arrays in host memory.
+  gpu-test-loss:    the GPU test file test_cuda_loss.cpp itself: the fused LM-head loss on the device
+                    (train/losses_cuda, its kernels and cuBLASLt plans) against the CPU loss, with
+                    cublaslt_standin.cpp built as libcublasLt.so.13 (f32/bf16 products summed in
+                    double; FP8 refused) and found through S3_CUDA_LIBRARY_PATH.
 Slow (a minute or two per check); a development tool, not part of CI.
 
 Usage (from the repository root, after `cmake --build build-cpu-bench` or another CPU-only build
-directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|gpu-test-attention-backward|all] [build-dir]
+directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|gpu-test-attention-backward|gpu-test-loss|all] [build-dir]
 """
 import os
 import re
@@ -49,7 +53,15 @@ CHECKS = {
                                     ["native/cuda/check.cpp", "native/tests/test_main.cpp"],
                                     "../../native/tests/test_cuda_attention_backward.cpp",
                                     ["=cuda_training_attention_on_tensor_cores_matches_cpu"]),
+    # The GPU test file itself over the cuBLASLt stand-in (USES_CUBLASLT): device discovery, the
+    # loader, the GEMM plans and the allocator run as they are, over the stand-in runtime.
+    "gpu-test-loss": (["token_loss.cu", "dtype_kernels.cu", "embedding.cu", "device_info.cu"],
+                      ["native/cuda/check.cpp", "native/cuda/cublaslt.cpp", "native/cuda/matmul.cpp",
+                       "native/cuda/matmul_backward.cpp", "native/cuda/device_memory.cpp", "native/train/losses_cuda.cpp",
+                       "native/model/device.cpp", "native/tests/test_main.cpp"],
+                      "../../native/tests/test_cuda_loss.cpp", ["=cuda_fused_head_loss_matches_cpu"]),
 }
+USES_CUBLASLT = {"gpu-test-loss"}
 
 
 def matching(text, i, open_char, close_char):
@@ -117,6 +129,7 @@ def translate(text):
     text = re.sub(r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([\w:]+)\s+(\w+)\[\];",
                   r"\1* \2 = reinterpret_cast<\1*>(emu::current->shared.data());", text)
     text = re.sub(r"__global__\s+void\s+__launch_bounds__\([^)]*\)", "void", text)
+    text = re.sub(r"__shared__\s+(alignas\([^)]*\))", r"\1 static", text)
     text = text.replace("__global__ ", "").replace("__shared__ ", "static ").replace("__device__ ", "")
     text = text.replace("__host__ ", "").replace("__forceinline__ ", "inline ").replace("__restrict__", "")
     text = re.sub(r"__align__\(\d+\)\s*", "", text)
@@ -153,8 +166,13 @@ def run(check):
         objects.append(obj)
     binary = os.path.join(out_dir, check)
     subprocess.run(["g++", "-o", binary] + objects + [os.path.join(build, "libs3_core.a"), "-lpthread", "-ldl"], check=True)
+    env = dict(os.environ)
+    if check in USES_CUBLASLT:
+        subprocess.run(flags + ["-O2", "-shared", "-fPIC", os.path.join(here, "cublaslt_standin.cpp"), "-o",
+                                os.path.join(out_dir, "libcublasLt.so.13")], check=True)
+        env["S3_CUDA_LIBRARY_PATH"] = out_dir
     print("== " + check, flush=True)
-    return subprocess.run([binary] + arguments).returncode
+    return subprocess.run([binary] + arguments, env=env).returncode
 
 
 status = 0

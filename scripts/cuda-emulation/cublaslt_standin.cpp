@@ -1,0 +1,178 @@
+// cublaslt_standin.cpp: a host stand-in for libcublasLt.so.13 in the CPU emulation, so the GPU tests
+// whose products go through cuBLASLt (the fused loss, the trainer) can run their kernels emulated. It
+// implements the calls cuda/cublaslt_api.h declares with the documented meaning s3 relies on:
+// D = alpha · op(A) · op(B) + beta · C over column-major layouts (element (i, j) at i + j · ld),
+// op = N or T, A and B in f32 or bf16, C and D in f32 or bf16, each element's products summed in
+// double and rounded once (cuBLAS's own order is not modelled). Block-scaled FP8 is refused
+// (CUBLAS_STATUS_NOT_SUPPORTED from the heuristic): what a real cuBLASLt accepts there can only be
+// learned on a GPU. It checks the descriptor values s3 sets (compute 32F, scale 32F) and refuses
+// anything else, so an unexpected call shows up as an error rather than a silent product.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/dtype.h"
+#include "cuda/cublaslt_api.h"
+
+namespace {
+
+namespace lt = s3::cuda::lt;
+
+constexpr lt::Status kInvalidValue = 7;  // CUBLAS_STATUS_INVALID_VALUE [cublas_api]
+
+struct Desc {
+  int32_t compute = 0, transa = lt::kOpN, transb = lt::kOpN, a_scale_mode = 0, b_scale_mode = 0;
+};
+struct Layout {
+  cudaDataType_t type;
+  uint64_t rows, cols;
+  int64_t ld;
+};
+
+bool supported(cudaDataType_t type) { return type == CUDA_R_32F || type == CUDA_R_16BF; }
+
+double read(const void* base, cudaDataType_t type, int64_t index) {
+  if (type == CUDA_R_16BF) return double(s3::bf16_to_f32(static_cast<const uint16_t*>(base)[index]));
+  return double(static_cast<const float*>(base)[index]);
+}
+
+void write(void* base, cudaDataType_t type, int64_t index, double value) {
+  if (type == CUDA_R_16BF) {
+    static_cast<uint16_t*>(base)[index] = s3::f32_to_bf16(float(value));
+  } else {
+    static_cast<float*>(base)[index] = float(value);
+  }
+}
+
+// The problem the layouts describe (m × n = (m × k) · (k × n)), or false when they do not fit together.
+bool shape(const Desc& d, const Layout& a, const Layout& b, const Layout& c, const Layout& out, int64_t* m, int64_t* n, int64_t* k) {
+  *m = int64_t(d.transa == lt::kOpT ? a.cols : a.rows);
+  *k = int64_t(d.transa == lt::kOpT ? a.rows : a.cols);
+  const int64_t kb = int64_t(d.transb == lt::kOpT ? b.cols : b.rows);
+  *n = int64_t(d.transb == lt::kOpT ? b.rows : b.cols);
+  const bool layouts_ok = a.ld >= int64_t(a.rows) && b.ld >= int64_t(b.rows) && c.ld >= int64_t(c.rows) && out.ld >= int64_t(out.rows);
+  return kb == *k && int64_t(c.rows) == *m && int64_t(c.cols) == *n && int64_t(out.rows) == *m && int64_t(out.cols) == *n &&
+         layouts_ok && supported(a.type) && supported(b.type) && supported(c.type) && supported(out.type);
+}
+
+}  // namespace
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+EXPORT size_t cublasLtGetVersion() { return 130100; }
+EXPORT const char* cublasLtGetStatusString(lt::Status status) {
+  if (status == lt::kStatusSuccess) return "CUBLAS_STATUS_SUCCESS";
+  if (status == lt::kStatusNotSupported) return "CUBLAS_STATUS_NOT_SUPPORTED (emulation stand-in)";
+  return "CUBLAS_STATUS_INVALID_VALUE (emulation stand-in)";
+}
+EXPORT lt::Status cublasLtCreate(lt::Handle* handle) {
+  static int one;
+  *handle = &one;
+  return lt::kStatusSuccess;
+}
+EXPORT lt::Status cublasLtDestroy(lt::Handle) { return lt::kStatusSuccess; }
+
+EXPORT lt::Status cublasLtMatmulDescCreate(lt::MatmulDesc* desc, int32_t compute, cudaDataType_t scale) {
+  if (compute != lt::kCompute32F || scale != CUDA_R_32F) return kInvalidValue;
+  Desc* d = new Desc;
+  d->compute = compute;
+  *desc = d;
+  return lt::kStatusSuccess;
+}
+EXPORT lt::Status cublasLtMatmulDescDestroy(lt::MatmulDesc desc) {
+  delete static_cast<Desc*>(desc);
+  return lt::kStatusSuccess;
+}
+EXPORT lt::Status cublasLtMatmulDescSetAttribute(lt::MatmulDesc desc, int32_t attribute, const void* value, size_t size) {
+  Desc* d = static_cast<Desc*>(desc);
+  int32_t v = 0;
+  if (size == sizeof v) std::memcpy(&v, value, sizeof v);
+  switch (attribute) {
+    case lt::kDescTransA: d->transa = v; return size == sizeof v && (v == lt::kOpN || v == lt::kOpT) ? lt::kStatusSuccess : kInvalidValue;
+    case lt::kDescTransB: d->transb = v; return size == sizeof v && (v == lt::kOpN || v == lt::kOpT) ? lt::kStatusSuccess : kInvalidValue;
+    case lt::kDescAScaleMode: d->a_scale_mode = v; return lt::kStatusSuccess;
+    case lt::kDescBScaleMode: d->b_scale_mode = v; return lt::kStatusSuccess;
+    case lt::kDescAScalePointer:
+    case lt::kDescBScalePointer: return size == sizeof(void*) ? lt::kStatusSuccess : kInvalidValue;
+  }
+  return kInvalidValue;
+}
+
+EXPORT lt::Status cublasLtMatrixLayoutCreate(lt::MatrixLayout* layout, cudaDataType_t type, uint64_t rows, uint64_t cols, int64_t ld) {
+  *layout = new Layout{type, rows, cols, ld};
+  return lt::kStatusSuccess;
+}
+EXPORT lt::Status cublasLtMatrixLayoutDestroy(lt::MatrixLayout layout) {
+  delete static_cast<Layout*>(layout);
+  return lt::kStatusSuccess;
+}
+
+EXPORT lt::Status cublasLtMatmulPreferenceCreate(lt::MatmulPreference* preference) {
+  static int one;
+  *preference = &one;
+  return lt::kStatusSuccess;
+}
+EXPORT lt::Status cublasLtMatmulPreferenceDestroy(lt::MatmulPreference) { return lt::kStatusSuccess; }
+EXPORT lt::Status cublasLtMatmulPreferenceSetAttribute(lt::MatmulPreference, int32_t attribute, const void*, size_t) {
+  const bool known = attribute == lt::kPrefMaxWorkspaceBytes || attribute == lt::kPrefReductionSchemeMask ||
+                     (attribute >= lt::kPrefMinAlignmentABytes && attribute <= lt::kPrefMinAlignmentABytes + 3);
+  return known ? lt::kStatusSuccess : kInvalidValue;
+}
+
+// One algorithm for every f32/bf16 problem the layouts describe; none for block-scaled FP8.
+lt::Status check(lt::MatmulDesc desc, lt::MatrixLayout a, lt::MatrixLayout b, lt::MatrixLayout c, lt::MatrixLayout d) {
+  const Desc& s = *static_cast<const Desc*>(desc);
+  if (s.a_scale_mode != 0 || s.b_scale_mode != 0) return lt::kStatusNotSupported;
+  int64_t m, n, k;
+  return shape(s, *static_cast<const Layout*>(a), *static_cast<const Layout*>(b), *static_cast<const Layout*>(c),
+               *static_cast<const Layout*>(d), &m, &n, &k)
+             ? lt::kStatusSuccess
+             : lt::kStatusNotSupported;
+}
+
+EXPORT lt::Status cublasLtMatmulAlgoGetHeuristic(lt::Handle, lt::MatmulDesc desc, lt::MatrixLayout a, lt::MatrixLayout b,
+                                                 lt::MatrixLayout c, lt::MatrixLayout d, lt::MatmulPreference, int requested,
+                                                 lt::HeuristicResult* results, int* returned) {
+  const lt::Status status = check(desc, a, b, c, d);
+  *returned = 0;
+  if (status != lt::kStatusSuccess) return status;
+  if (requested > 0) {
+    std::memset(&results[0], 0, sizeof results[0]);
+    results[0].waves_count = 1.0f;
+    *returned = 1;
+  }
+  return lt::kStatusSuccess;
+}
+
+EXPORT lt::Status cublasLtMatmulAlgoCheck(lt::Handle, lt::MatmulDesc desc, lt::MatrixLayout a, lt::MatrixLayout b, lt::MatrixLayout c,
+                                          lt::MatrixLayout d, const lt::MatmulAlgo*, lt::HeuristicResult* result) {
+  if (result != nullptr) std::memset(result, 0, sizeof *result);
+  return check(desc, a, b, c, d);
+}
+
+EXPORT lt::Status cublasLtMatmul(lt::Handle, lt::MatmulDesc desc, const void* alpha, const void* a, lt::MatrixLayout a_layout,
+                                 const void* b, lt::MatrixLayout b_layout, const void* beta, const void* c, lt::MatrixLayout c_layout,
+                                 void* d, lt::MatrixLayout d_layout, const lt::MatmulAlgo*, void*, size_t, cudaStream_t) {
+  const lt::Status status = check(desc, a_layout, b_layout, c_layout, d_layout);
+  if (status != lt::kStatusSuccess) return status;
+  const Desc& s = *static_cast<const Desc*>(desc);
+  const Layout &la = *static_cast<const Layout*>(a_layout), &lb = *static_cast<const Layout*>(b_layout);
+  const Layout &lc = *static_cast<const Layout*>(c_layout), &ld = *static_cast<const Layout*>(d_layout);
+  int64_t m, n, k;
+  shape(s, la, lb, lc, ld, &m, &n, &k);
+  const double al = double(*static_cast<const float*>(alpha)), be = double(*static_cast<const float*>(beta));
+  // C may be D: each column of the result is computed whole before it is written.
+  std::vector<double> column(static_cast<size_t>(m));
+  std::vector<double> b_column(static_cast<size_t>(k));
+  for (int64_t j = 0; j < n; j++) {
+    for (int64_t p = 0; p < k; p++) b_column[size_t(p)] = read(b, lb.type, s.transb == lt::kOpT ? j + p * lb.ld : p + j * lb.ld);
+    for (int64_t i = 0; i < m; i++) {
+      double sum = 0.0;
+      for (int64_t p = 0; p < k; p++) sum += read(a, la.type, s.transa == lt::kOpT ? p + i * la.ld : i + p * la.ld) * b_column[size_t(p)];
+      column[size_t(i)] = al * sum + (be != 0.0 ? be * read(c, lc.type, i + j * lc.ld) : 0.0);
+    }
+    for (int64_t i = 0; i < m; i++) write(d, ld.type, i + j * ld.ld, column[size_t(i)]);
+  }
+  return lt::kStatusSuccess;
+}
