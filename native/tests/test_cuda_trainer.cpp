@@ -4,10 +4,11 @@
 // a KL penalty, with log-probs near the model's own: every diagnostic, every parameter's gradient
 // and the parameters after two AdamW updates, against thresholds measured between the CPU's SIMD
 // levels (the reasons are at `Thresholds`).
-// Then on the device: the same run twice gives the same bits, and a checkpoint resumes bit for bit
-// (f32 and bf16 moments) and loads into the CPU trainer with the device's parameters; the CUDA runner
-// takes the trainer's parameters on the device (stored and bf16 weights) with the bits of the host
-// path's copies (logits compared bit for bit). Skipped where CUDA is not usable; where it is not,
+// Then on the device: a new trainer's gradients are zero in reused device memory, the same run twice
+// gives the same bits, and a checkpoint resumes bit for bit (f32 and bf16 moments) and loads into the
+// CPU trainer with the device's parameters; the CUDA runner takes the trainer's parameters on the
+// device (stored and bf16 weights) with the bits of the host path's copies (logits compared bit for
+// bit). Skipped where CUDA is not usable; where it is not,
 // asking for it is refused with the reason (that test runs everywhere else).
 #include <algorithm>
 #include <cmath>
@@ -237,6 +238,29 @@ TEST(cuda_trainer_matches_the_cpu_trainer) {
     // Gradients are zero after an update, on the device as on the host.
     for (float g : gpu.grads()) CHECK_EQ(g, 0.0f);
   }
+}
+
+// A new trainer's gradients are zero even where its memory held other values: the device memory a
+// process frees comes back from cudaMalloc as it was left (here NaN bytes), and the first update
+// adds to the gradients. (The trainer once left them as allocated: its first update then held
+// whatever was there, NaN in the CPU emulation of this test.)
+TEST(cuda_trainer_starts_from_zero_gradients_in_reused_device_memory) {
+  s3test::require_cuda();
+  const SmallModel m(false);
+  // Room for the trainer's parameters, gradients, moments and more, freed before it allocates.
+  const size_t bytes = size_t(8) * sizeof(float) *
+                       m.trainer(options_on(s3::model::Device::Cpu, s3::MatmulPrecision::F32, s3::train::OptimizerStateDtype::F32))
+                           .layout()
+                           .total;
+  {
+    s3test::DeviceArray<uint8_t> dirty(bytes);
+    s3test::cuda_ok(cudaMemset(dirty.get(), 0xFF, bytes), "cudaMemset");
+    s3test::cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  }
+  const Trainer gpu = m.trainer(options_on(s3::model::Device::Cuda, s3::MatmulPrecision::Bf16, s3::train::OptimizerStateDtype::F32));
+  size_t nonzero = 0;
+  for (float g : gpu.grads()) nonzero += g != 0.0f;  // NaN counts: NaN != 0
+  CHECK_EQ(nonzero, size_t(0));
 }
 
 TEST(cuda_trainer_repeats_itself_and_resumes_bit_identically) {

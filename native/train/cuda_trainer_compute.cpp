@@ -60,6 +60,7 @@ class CudaTrainerCompute final : public TrainerCompute {
     if (bf16_gemms()) params_bf16_ = cuda::DeviceBuffer(allocator_, n * sizeof(uint16_t), "the bf16 copy of the parameters");
     norm_scratch_ = cuda::DeviceBuffer(allocator_, cuda::gradient_norm_scratch_bytes(), "the gradient norm's partial sums");
     upload_state(params.data(), AdamWState{});  // no moments: zeroed
+    zero_grad();  // cudaMalloc's memory holds whatever the process freed there before
     const cuda::GemmDtype gemm_dtype = bf16_gemms() ? cuda::GemmDtype::Bf16 : cuda::GemmDtype::F32;
     pass_ = std::make_unique<model::Qwen3TrainCuda>(config_, layout_, library_, allocator_, stream_.get(), gemm_dtype,
                                                     options_.activation_bytes);
