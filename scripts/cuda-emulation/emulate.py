@@ -20,11 +20,16 @@ links the translated sources with the CPU core library and compares against the 
                     (train/losses_cuda, its kernels and cuBLASLt plans) against the CPU loss, with
                     cublaslt_standin.cpp built as libcublasLt.so.13 (f32/bf16 products summed in
                     double; FP8 refused) and found through S3_CUDA_LIBRARY_PATH.
-Slow (a minute or two per check); a development tool, not part of CI.
+  gpu-test-model-scores, gpu-test-trainer: GPU tests over the whole device path (every CUDA source
+                    of native/sources.json and the host files that choose the device), with the same
+                    stand-in: test_cuda_model.cpp's scores test, and every test of test_cuda_trainer.cpp.
+Slow (1 to 15 minutes per check); a development tool, not part of CI.
 
 Usage (from the repository root, after `cmake --build build-cpu-bench` or another CPU-only build
-directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|gpu-test-attention-backward|gpu-test-loss|all] [build-dir]
+directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|gpu-test-attention-backward|gpu-test-loss|
+  gpu-test-model-scores|gpu-test-trainer|all] [build-dir]
 """
+import json
 import os
 import re
 import subprocess
@@ -61,7 +66,16 @@ CHECKS = {
                        "native/model/device.cpp", "native/tests/test_main.cpp"],
                       "../../native/tests/test_cuda_loss.cpp", ["=cuda_fused_head_loss_matches_cpu"]),
 }
-USES_CUBLASLT = {"gpu-test-loss"}
+# Every CUDA source of the build (native/sources.json), with the host files that choose the device:
+# the whole device path, for the GPU tests of the model and the trainer.
+with open(os.path.join(root, "native/sources.json")) as f:
+    _cuda = json.load(f)["cuda"]
+WHOLE = ([os.path.basename(p) for p in _cuda if p.endswith(".cu")],
+         [p for p in _cuda if p.endswith(".cpp")] + ["native/model/device.cpp", "native/engine/model_runner.cpp",
+                                                     "native/train/trainer_compute.cpp", "native/tests/test_main.cpp"])
+CHECKS["gpu-test-model-scores"] = WHOLE + ("../../native/tests/test_cuda_model.cpp", ["=cuda_model_scores_match_the_cpu"])
+CHECKS["gpu-test-trainer"] = WHOLE + ("../../native/tests/test_cuda_trainer.cpp", [])
+USES_CUBLASLT = {"gpu-test-loss", "gpu-test-model-scores", "gpu-test-trainer"}
 
 
 def matching(text, i, open_char, close_char):

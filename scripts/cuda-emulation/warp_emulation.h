@@ -120,6 +120,18 @@ inline bool __any_sync(unsigned, bool predicate) {
   for (int v : all) if (v) return true;
   return false;
 }
+inline bool __all_sync(unsigned, bool predicate) {
+  const auto all = emu::gather(int(predicate));
+  for (int v : all) if (!v) return false;
+  return true;
+}
+inline unsigned __ballot_sync(unsigned, bool predicate) {
+  const auto all = emu::gather(int(predicate));
+  unsigned bits = 0;
+  for (size_t i = 0; i < all.size(); i++) bits |= all[i] ? 1u << i : 0u;
+  return bits;
+}
+inline void __syncwarp(unsigned = 0xFFFFFFFFu) { emu::warp_sync(); }
 inline int __reduce_min_sync(unsigned, int value) {
   const auto all = emu::gather(value);
   return *std::min_element(all.begin(), all.end());
@@ -127,6 +139,21 @@ inline int __reduce_min_sync(unsigned, int value) {
 
 template <typename T>
 inline T __shfl_xor_sync(unsigned, T value, int mask) { return emu::gather(value)[size_t(emu::lane() ^ mask)]; }
+template <typename T>
+inline T __shfl_sync(unsigned, T value, int source) { return emu::gather(value)[size_t(source & 31)]; }
+// Lanes past the warp's end (down) or before its start (up) keep their own value, as on the device.
+template <typename T>
+inline T __shfl_down_sync(unsigned, T value, unsigned delta) {
+  const auto all = emu::gather(value);
+  const int source = emu::lane() + int(delta);
+  return source < 32 ? all[size_t(source)] : value;
+}
+template <typename T>
+inline T __shfl_up_sync(unsigned, T value, unsigned delta) {
+  const auto all = emu::gather(value);
+  const int source = emu::lane() - int(delta);
+  return source >= 0 ? all[size_t(source)] : value;
+}
 
 namespace s3::cuda {
 namespace mma {

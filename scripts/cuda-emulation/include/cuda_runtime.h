@@ -2,6 +2,7 @@
 // bit casts device code uses.
 #pragma once
 
+#include <cmath>
 #include <cstring>
 
 #include "cuda_runtime_api.h"
@@ -28,3 +29,6 @@ inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __frcp_rn(float a) { return 1.0f / a; }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
+using std::isfinite;
+using std::isinf;
+using std::isnan;

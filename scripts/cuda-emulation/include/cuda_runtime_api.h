@@ -10,13 +10,14 @@
 
 using cudaStream_t = struct CUstream_st*;
 using cudaEvent_t = struct CUevent_st*;
-enum cudaError_t { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInsufficientDriver = 35, cudaErrorNoDevice = 100 };
+enum cudaError_t { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInsufficientDriver = 35, cudaErrorNoDevice = 100,
+                   cudaErrorNotReady = 600, cudaErrorNotSupported = 801 };
 enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
-inline const char* cudaGetErrorName(cudaError_t) { return "cudaSuccess"; }
-inline const char* cudaGetErrorString(cudaError_t) { return "no error"; }
+inline const char* cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaError (emulation)"; }
+inline const char* cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "not available in the CPU emulation"; }
 inline cudaError_t cudaGetDevice(int* device) { *device = 0; return cudaSuccess; }
 // An H100/H200's opt-in shared memory per block.
 inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr, int) { *value = 232448; return cudaSuccess; }
@@ -26,10 +27,14 @@ cudaError_t cudaFuncSetAttribute(Kernel, cudaFuncAttribute, int) { return cudaSu
 // One emulated device; its memory is the host's.
 enum cudaMemcpyKind { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3 };
 inline cudaError_t cudaGetDeviceCount(int* count) { *count = 1; return cudaSuccess; }
-// 256-byte aligned, as cudaMalloc's blocks are (the GEMMs check their operands' alignment).
+// 256-byte aligned, as cudaMalloc's blocks are (the GEMMs check their operands' alignment), and
+// filled with 0xFF bytes (NaN as f32 and as bf16), so a kernel that reads memory nothing wrote gives
+// NaN rather than whatever the host's allocator recycled (compute-sanitizer's initcheck, roughly).
 inline cudaError_t cudaMalloc(void** p, size_t bytes) {
   *p = std::aligned_alloc(256, (bytes / 256 + 1) * 256);
-  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+  if (*p == nullptr) return cudaErrorMemoryAllocation;
+  std::memset(*p, 0xFF, bytes);
+  return cudaSuccess;
 }
 inline cudaError_t cudaFree(void* p) { std::free(p); return cudaSuccess; }
 inline cudaError_t cudaMemcpy(void* to, const void* from, size_t bytes, cudaMemcpyKind) { std::memmove(to, from, bytes); return cudaSuccess; }
@@ -74,3 +79,15 @@ inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int) {
 }
 inline cudaError_t cudaRuntimeGetVersion(int* version) { *version = 13000; return cudaSuccess; }
 inline cudaError_t cudaDriverGetVersion(int* version) { *version = 13000; return cudaSuccess; }
+inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+inline cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+// CUDA graphs are not emulated: capture is refused, as a runtime without graph support would.
+using cudaGraph_t = struct CUgraph_st*;
+using cudaGraphExec_t = struct CUgraphExec_st*;
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1, cudaStreamCaptureModeRelaxed = 2 };
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return cudaErrorNotSupported; }
+inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t*) { return cudaErrorNotSupported; }
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t*, cudaGraph_t, unsigned long long = 0) { return cudaErrorNotSupported; }
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaErrorNotSupported; }
+inline cudaError_t cudaGraphDestroy(cudaGraph_t) { return cudaSuccess; }
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) { return cudaSuccess; }
