@@ -312,7 +312,6 @@ TEST(cuda_runner_takes_the_trainers_parameters_on_the_device_with_the_host_paths
   std::vector<int32_t> tokens(40);
   for (size_t i = 0; i < tokens.size(); i++) tokens[i] = int32_t((i * 37 + 5) % size_t(m.model.config.vocab_size));
   const int64_t T = int64_t(tokens.size()), V = m.model.config.vocab_size;
-  const auto initial = std::make_shared<const s3::model::Qwen3Weights>(trainer.weights());
   const auto untrained = [&] {
     return std::make_shared<const s3::model::Qwen3Weights>(
         s3::model::Qwen3Weights::from_tensors(m.model.config, m.model.named(), s3::model::Qwen3Weights::Storage::Copy));
@@ -325,7 +324,8 @@ TEST(cuda_runner_takes_the_trainers_parameters_on_the_device_with_the_host_paths
     const auto from_host = s3::engine::make_model_runner(options, untrained(), pool);
     const auto from_device = s3::engine::make_model_runner(options, untrained(), pool);
     CHECK(from_device->takes_device_params());  // FP8 too: quantized on the device (cuda/fp8_weights.h)
-    from_host->set_weights(initial);
+    // The trainer's weights now: each format's turn starts after the previous turn's step.
+    from_host->set_weights(std::make_shared<const s3::model::Qwen3Weights>(trainer.weights()));
     from_device->set_weights_from_device(trainer.device_snapshot());
     std::vector<float> a(size_t(T * V)), b(a.size());
     from_host->logits(tokens.data(), T, 0, a.data());
