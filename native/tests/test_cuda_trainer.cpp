@@ -7,9 +7,9 @@
 // Then on the device: a new trainer's gradients are zero in reused device memory, the same run twice
 // gives the same bits, and a checkpoint resumes bit for bit (f32 and bf16 moments) and loads into the
 // CPU trainer with the device's parameters; the CUDA runner takes the trainer's parameters on the
-// device (stored and bf16 weights) with the bits of the host path's copies (logits compared bit for
-// bit). Skipped where CUDA is not usable; where it is not,
-// asking for it is refused with the reason (that test runs everywhere else).
+// device (stored, bf16 and fp8 weights) with the bits of the host path's copies (logits compared bit
+// for bit). Skipped where CUDA is not usable; where it is not, asking for it is refused with the
+// reason (that test runs everywhere else).
 #include <algorithm>
 #include <cmath>
 #include <cstring>

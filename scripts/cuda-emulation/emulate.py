@@ -23,7 +23,8 @@ links the translated sources with the CPU core library and compares against the 
   gpu-test-model-scores, gpu-test-trainer: GPU tests over the whole device path (every CUDA source
                     of native/sources.json and the host files that choose the device), with the same
                     stand-in: test_cuda_model.cpp's scores test, and every test of test_cuda_trainer.cpp.
-Slow (1 to 15 minutes per check); a development tool, not part of CI.
+Slow (1 minute to 40 minutes per check: gpu-test-trainer is the longest); a development tool, not
+part of CI.
 
 Usage (from the repository root, after `cmake --build build-cpu-bench` or another CPU-only build
 directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|gpu-test-attention-backward|gpu-test-loss|
