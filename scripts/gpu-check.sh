@@ -11,7 +11,8 @@
 #   3. runs every native test, each in a process of its own so that a crash or a hang names its test
 #      and hides no other (CUDA against the CPU, the engine and the trainer on the device, NCCL's
 #      one-rank collectives and timeout, our logits and gradients against transformers' through
-#      S3_HF_CHECK_DIRS);
+#      S3_HF_CHECK_DIRS), then some of them again under other settings (attention kernels, decode
+#      graphs, tensor-core training attention, S3_CUDA_POISON_MEMORY);
 #   4. runs compute-sanitizer memcheck on a small engine test and on the first device tests that
 #      failed or crashed;
 #   5. runs the inference benchmarks side by side (bench/cuda_inference_bench.cpp, bench/torch_prefill.py);
@@ -183,6 +184,11 @@ if [ "$build_ok" = 1 ] && wanted tests; then
   # The same token-invariance tests with decode steps replayed from CUDA graphs (opt-in until measured).
   rerun_with S3_CUDA_GRAPHS=1 graphs cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token
   rerun_with S3_CUDA_TRAIN_ATTENTION=mma train-mma \
+    cuda_qwen3_training_pass_matches_cpu cuda_trainer_matches_the_cpu_trainer cuda_trainer_repeats_itself_and_resumes_bit_identically
+  # The runner, the engine and the trainer with every device block filled with 0xFF bytes (NaN) when
+  # handed out, reused ones too: a read of memory nothing wrote in this use gives NaN.
+  rerun_with S3_CUDA_POISON_MEMORY=1 poisoned \
+    cuda_model_scores_match_the_cpu cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token \
     cuda_qwen3_training_pass_matches_cpu cuda_trainer_matches_the_cpu_trainer cuda_trainer_repeats_itself_and_resumes_bit_identically
   grep -E "FAIL|nmse|skipped on|^\[ SKIP" "$LOGS/native-tests.txt" | tail -100
   echo "passed $(grep -c '^\[   OK \]' "$LOGS/native-tests.txt"), failed $(grep -c '^\[ FAIL \]' "$LOGS/native-tests.txt"), skipped $(grep -c '^\[ SKIP \]' "$LOGS/native-tests.txt")"

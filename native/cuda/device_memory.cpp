@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 
 #include "cuda/check.h"
 
@@ -20,7 +22,30 @@ std::string mib(size_t bytes) {
 
 }  // namespace
 
-DeviceAllocator::DeviceAllocator(std::string advice) : advice_(std::move(advice)) {}
+DeviceAllocator::DeviceAllocator(std::string advice, bool poison) : advice_(std::move(advice)), poison_(poison) {}
+
+bool DeviceAllocator::parse_poison_memory(const std::string& value) {
+  if (value.empty() || value == "0" || value == "off") return false;
+  if (value == "1" || value == "on") return true;
+  throw std::invalid_argument("S3_CUDA_POISON_MEMORY='" + value +
+                              "': expected 1 or on (fill device memory with 0xFF bytes when handed out), 0 or off");
+}
+
+bool DeviceAllocator::poison_memory_from_environment() {
+  static const bool from_environment = [] {
+    const char* value = std::getenv("S3_CUDA_POISON_MEMORY");
+    return parse_poison_memory(value != nullptr ? value : "");
+  }();
+  return from_environment;
+}
+
+// The block's last user may still run on any stream, and the fill must land before its next user's
+// first kernel on any stream: the device is idle before and after.
+void DeviceAllocator::poison(void* pointer, size_t bytes) const {
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (S3_CUDA_POISON_MEMORY)");
+  check(cudaMemset(pointer, 0xFF, bytes), "cudaMemset (S3_CUDA_POISON_MEMORY)", {{"bytes", int64_t(bytes)}});
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (S3_CUDA_POISON_MEMORY)");
+}
 
 DeviceAllocator::~DeviceAllocator() {
   trim();
@@ -41,6 +66,7 @@ void* DeviceAllocator::allocate(size_t bytes, const char* what) {
     cached->second.pop_back();
     cached_bytes_ -= size;
     in_use_bytes_ += size;
+    if (poison_) poison(pointer, size);
     return pointer;
   }
   void* pointer = nullptr;
@@ -61,6 +87,7 @@ void* DeviceAllocator::allocate(size_t bytes, const char* what) {
   check(status, "cudaMalloc", {{"bytes", int64_t(size)}});
   sizes_.emplace(pointer, size);
   in_use_bytes_ += size;
+  if (poison_) poison(pointer, size);
   return pointer;
 }
 

@@ -3,6 +3,10 @@
 // once the largest batch has been seen; running out trims the cache and tries once more, then throws
 // DeviceOutOfMemory naming what was being allocated, the sizes, and what to lower. DeviceBuffer owns
 // one allocation; Stream one non-blocking stream.
+// S3_CUDA_POISON_MEMORY=1 (a debugging switch) fills every block allocate hands out, new or reused,
+// with 0xFF bytes (NaN in f32, bf16 and fp8 e4m3) after the device is idle, so code that reads
+// device memory before writing it gives NaN; compute-sanitizer's initcheck sees only cudaMalloc's
+// first use, not a cached block's reuse.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -18,8 +22,9 @@ namespace s3::cuda {
 
 class DeviceAllocator {
  public:
-  // `advice` ends the out-of-memory message ("lower kvCacheBytes or maxBatchTokens").
-  explicit DeviceAllocator(std::string advice);
+  // `advice` ends the out-of-memory message ("lower kvCacheBytes or maxBatchTokens"); `poison`: fill
+  // every block handed out with 0xFF bytes (default: S3_CUDA_POISON_MEMORY).
+  explicit DeviceAllocator(std::string advice, bool poison = poison_memory_from_environment());
   ~DeviceAllocator();
   DeviceAllocator(const DeviceAllocator&) = delete;
   DeviceAllocator& operator=(const DeviceAllocator&) = delete;
@@ -34,9 +39,16 @@ class DeviceAllocator {
   size_t bytes_in_use() const { return in_use_bytes_; }
   size_t bytes_cached() const { return cached_bytes_; }
 
+  // S3_CUDA_POISON_MEMORY, read once: "1"/"on" true, unset, "", "0"/"off" false; other values throw
+  // std::invalid_argument naming the variable and what it takes (parse_poison_memory).
+  static bool poison_memory_from_environment();
+  static bool parse_poison_memory(const std::string& value);
+
  private:
   static size_t size_class(size_t bytes);
+  void poison(void* pointer, size_t bytes) const;
   std::string advice_;
+  bool poison_;
   std::map<size_t, std::vector<void*>> free_;  // size class → cached blocks
   std::map<void*, size_t> sizes_;              // every live block → its size class
   size_t in_use_bytes_ = 0, cached_bytes_ = 0;

@@ -23,12 +23,16 @@ links the translated sources with the CPU core library and compares against the 
   gpu-test-model-scores, gpu-test-trainer: GPU tests over the whole device path (every CUDA source
                     of native/sources.json and the host files that choose the device), with the same
                     stand-in: test_cuda_model.cpp's scores test, and every test of test_cuda_trainer.cpp.
+  gpu-tests:        the GPU test files (GPU_TEST_FILES) over the whole device path in one binary:
+                    the tests named after the build directory, each run alone.
 Slow (1 minute to 40 minutes per check: gpu-test-trainer is the longest); a development tool, not
-part of CI.
+part of CI. Objects are kept in <build-dir>/cuda-emulation and rebuilt when their source or a header
+they include (g++ -MMD) changes (delete the folder after changing the compiler flags here).
 
 Usage (from the repository root, after `cmake --build build-cpu-bench` or another CPU-only build
 directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|gpu-test-attention-backward|gpu-test-loss|
   gpu-test-model-scores|gpu-test-trainer|all] [build-dir]
+  python3 scripts/cuda-emulation/emulate.py gpu-tests [build-dir] [test-name ...]
 """
 import json
 import os
@@ -76,7 +80,16 @@ WHOLE = ([os.path.basename(p) for p in _cuda if p.endswith(".cu")],
                                                      "native/train/trainer_compute.cpp", "native/tests/test_main.cpp"])
 CHECKS["gpu-test-model-scores"] = WHOLE + ("../../native/tests/test_cuda_model.cpp", ["=cuda_model_scores_match_the_cpu"])
 CHECKS["gpu-test-trainer"] = WHOLE + ("../../native/tests/test_cuda_trainer.cpp", [])
-USES_CUBLASLT = {"gpu-test-loss", "gpu-test-model-scores", "gpu-test-trainer"}
+# The GPU test files over the whole device path in one binary; the tests to run are named after the
+# build directory (each run alone), or every test of these files runs. The loader's and NCCL's
+# tests need their fake libraries and are left out.
+GPU_TEST_FILES = ["test_cuda_core.cpp", "test_cuda_device_memory.cpp", "test_cuda_ops.cpp", "test_cuda_backward.cpp", "test_cuda_attention.cpp",
+                  "test_cuda_attention_backward.cpp", "test_cuda_decode_graphs.cpp", "test_cuda_model.cpp",
+                  "test_cuda_loss.cpp", "test_cuda_train.cpp", "test_cuda_trainer.cpp", "test_cuda_data_parallel.cpp",
+                  "test_engine_threads.cpp"]
+CHECKS["gpu-tests"] = (WHOLE[0], WHOLE[1] + ["native/tests/" + f for f in GPU_TEST_FILES[1:]],
+                       "../../native/tests/" + GPU_TEST_FILES[0], None)
+USES_CUBLASLT = {"gpu-test-loss", "gpu-test-model-scores", "gpu-test-trainer", "gpu-tests"}
 
 
 def matching(text, i, open_char, close_char):
@@ -152,9 +165,25 @@ def translate(text):
 
 
 def write(path, text):
+    """Writes text to path unless it already holds it (an unchanged translation keeps its objects)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        with open(path) as f:
+            if f.read() == text:
+                return
     with open(path, "w") as f:
         f.write(text)
+
+
+def up_to_date(obj):
+    """Whether obj is newer than its source and every header it included (its -MMD file)."""
+    deps = obj[:-2] + ".d"
+    if not (os.path.exists(obj) and os.path.exists(deps)):
+        return False
+    with open(deps) as f:
+        listed = f.read().replace("\\\n", " ").split(":", 1)[1].split()
+    built = os.path.getmtime(obj)
+    return all(os.path.exists(d) and os.path.getmtime(d) <= built for d in listed)
 
 
 def run(check):
@@ -177,7 +206,8 @@ def run(check):
     units += [os.path.join(root, s) for s in host_sources] + [os.path.join(here, harness)]
     for unit in units:
         obj = os.path.join(out_dir, os.path.basename(unit) + ".o")
-        subprocess.run(flags + ["-c", unit, "-o", obj], check=True)
+        if not up_to_date(obj):
+            subprocess.run(flags + ["-MMD", "-c", unit, "-o", obj], check=True)
         objects.append(obj)
     binary = os.path.join(out_dir, check)
     subprocess.run(["g++", "-o", binary] + objects + [os.path.join(build, "libs3_core.a"), "-lpthread", "-ldl"], check=True)
@@ -186,11 +216,20 @@ def run(check):
         subprocess.run(flags + ["-O2", "-shared", "-fPIC", os.path.join(here, "cublaslt_standin.cpp"), "-o",
                                 os.path.join(out_dir, "libcublasLt.so.13")], check=True)
         env["S3_CUDA_LIBRARY_PATH"] = out_dir
+    if arguments is None:  # gpu-tests: the tests named on the command line, each alone, or all
+        named = sys.argv[3:]
+        status = 0
+        for test in named or [None]:
+            print("== %s %s" % (check, test or "(every test)"), flush=True)
+            status |= subprocess.run([binary] + (["=" + test] if test else []), env=env).returncode
+        return status
     print("== " + check, flush=True)
     return subprocess.run([binary] + arguments, env=env).returncode
 
 
 status = 0
 for check in (CHECKS if what == "all" else [what]):
+    if what == "all" and check == "gpu-tests":
+        continue  # every GPU test: hours; run it by name
     status |= run(check)
 sys.exit(status)

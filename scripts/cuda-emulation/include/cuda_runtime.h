@@ -1,11 +1,14 @@
 // Stand-in for cuda_runtime.h in the CPU emulation: cuda_runtime_api.h's, plus the vector types and
-// bit casts device code uses.
+// bit casts device code uses, and the runtime's typed cudaMalloc.
 #pragma once
 
 #include <cmath>
 #include <cstring>
 
 #include "cuda_runtime_api.h"
+
+template <typename T>
+inline cudaError_t cudaMalloc(T** p, size_t bytes) { return cudaMalloc(reinterpret_cast<void**>(p), bytes); }
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;

@@ -30,7 +30,10 @@ inline cudaError_t cudaGetDeviceCount(int* count) { *count = 1; return cudaSucce
 // 256-byte aligned, as cudaMalloc's blocks are (the GEMMs check their operands' alignment), and
 // filled with 0xFF bytes (NaN as f32 and as bf16), so a kernel that reads memory nothing wrote gives
 // NaN rather than whatever the host's allocator recycled (compute-sanitizer's initcheck, roughly).
+// More than cudaMemGetInfo's total is refused, as on a device.
 inline cudaError_t cudaMalloc(void** p, size_t bytes) {
+  *p = nullptr;
+  if (bytes > (size_t(141) << 30)) return cudaErrorMemoryAllocation;
   *p = std::aligned_alloc(256, (bytes / 256 + 1) * 256);
   if (*p == nullptr) return cudaErrorMemoryAllocation;
   std::memset(*p, 0xFF, bytes);
