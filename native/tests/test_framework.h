@@ -1,6 +1,7 @@
 // test_framework.h: the minimal test harness for s3's native tests. TEST(name) registers a
 // function; CHECK* macros stop the current test at the first failure and report file:line with
-// the values involved; SKIP(reason) ends a test as skipped (for example without a GPU).
+// the values involved; SKIP(reason) ends a test as skipped (for example without a GPU);
+// max_or_nan keeps the worst of a test's differences with NaN counted.
 // test_main.cpp runs the registered tests.
 #pragma once
 
@@ -38,6 +39,13 @@ struct TestSkipped {
 
 [[noreturn]] inline void fail(const char* file, int line, const std::string& message) {
   throw TestFailure{std::string(file) + ":" + std::to_string(line) + ": " + message};
+}
+
+// The larger of a running worst difference and a new one, where NaN wins and stays: std::max(worst,
+// NaN) is worst, so a NaN difference would pass any `worst <= threshold` check unseen.
+inline double max_or_nan(double worst, double difference) {
+  if (std::isnan(worst)) return worst;
+  return std::isnan(difference) || difference > worst ? difference : worst;
 }
 
 template <typename T, typename = void>
