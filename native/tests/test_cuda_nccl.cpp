@@ -14,13 +14,13 @@
 #include "cuda/nccl.h"
 #endif
 
+#ifdef S3_WITH_CUDA
+
 namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
-
-#ifdef S3_WITH_CUDA
 
 TEST(nccl_loader_says_where_it_looked_when_nothing_is_there) {
   const s3::cuda::NcclLoad load = s3::cuda::load_nccl_from({"/nonexistent-s3-a", "/nonexistent-s3-b"});
