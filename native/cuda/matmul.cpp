@@ -255,6 +255,10 @@ bool Gemm::supports(GemmDtype dtype, int64_t N, int64_t K) {
   }
 }
 
+bool fp8_weights_block_scaled(Gemm& gemm, int compute_major, int compute_minor) {
+  return fp8_block_scaling(gemm.library(), compute_major, compute_minor) && gemm.supports(GemmDtype::Fp8, 1024, 1024);
+}
+
 Fp8GemmForm Gemm::fp8_form(int64_t N, int64_t K) { return plan_for(DeviceMatrix{nullptr, GemmDtype::Fp8, N, K, nullptr}).form; }
 
 std::string Gemm::fp8_description() const {

@@ -112,4 +112,10 @@ class Gemm {
   bool batch_invariant_ = true;
 };
 
+// Whether FP8 weights multiply block-scaled on this device (else they are widened to bf16 at upload):
+// cuBLASLt and the device offer it (fp8_block_scaling) and this cuBLASLt has an algorithm for it
+// (a 1024 × 1024 weight, in some form; gemm.fp8_description() then says why not). The runner and
+// `swarm doctor` both decide by this.
+bool fp8_weights_block_scaled(Gemm& gemm, int compute_major, int compute_minor);
+
 }  // namespace s3::cuda

@@ -48,10 +48,9 @@ class CudaModelRunner final : public ModelRunner {
         info_(cuda::first_device()),
         allocator_("lower kvCacheBytes (the engine's KV cache) or maxBatchTokens (tokens per step)"),
         gemm_(library_, allocator_, stream_.get(), options.max_batch_tokens),
-        // Block-scaled FP8 where cuBLASLt and the device offer it, and only if this cuBLASLt has an
-        // algorithm for it with f32 output (else FP8 weights are widened to bf16 at upload).
-        fp8_block_scaling_(cuda::fp8_block_scaling(*library_, info_.compute_major, info_.compute_minor) &&
-                           gemm_.supports(cuda::GemmDtype::Fp8, 1024, 1024)),
+        // Block-scaled FP8 where cuBLASLt and the device offer it and this cuBLASLt has an algorithm
+        // for it (else FP8 weights are widened to bf16 at upload).
+        fp8_block_scaling_(cuda::fp8_weights_block_scaled(gemm_, info_.compute_major, info_.compute_minor)),
         config_(weights->config()) {
     cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
     const std::shared_ptr<const model::Qwen3Weights> host = weights_in_format(std::move(weights), options.weight_format);

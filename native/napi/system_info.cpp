@@ -15,8 +15,11 @@
 #include "model/device.h"
 #include "napi/guarded.h"
 #ifdef S3_WITH_CUDA
+#include "cuda/attention.h"
 #include "cuda/cublaslt.h"
 #include "cuda/device_info.h"
+#include "cuda/device_memory.h"
+#include "cuda/matmul.h"
 #include "cuda/nccl.h"
 #endif
 
@@ -84,6 +87,46 @@ std::string decode_graphs_setting() {
     return std::string("off: ") + e.what();
   }
 }
+
+// Which attention S3_CUDA_ATTENTION gives a CUDA runner (cuda/attention.h), or why it is refused.
+std::string attention_setting() {
+  try {
+    return std::string(cuda::attention_kernel_name(cuda::attention_kernel_from_environment())) +
+           " paged attention for prefill and decode (S3_CUDA_ATTENTION=split|tiled|tiled-mma, default split); heads outside "
+           "its shapes use the double-precision reference kernel";
+  } catch (const std::exception& e) {
+    return std::string("refused: ") + e.what();
+  }
+}
+
+// Whether a CUDA runner on device 0 would multiply FP8 weights block-scaled: its own decision
+// (cuda::fp8_weights_block_scaled) on a probe GEMM, made once per process; else why not.
+struct Fp8Decision {
+  bool block_scaled = false;
+  std::string why_not;
+};
+
+const Fp8Decision& fp8_decision(const cuda::CublasLtLoad& lt, const cuda::DeviceQuery& query) {
+  static const Fp8Decision decision = [&] {
+    Fp8Decision d;
+    const int major = query.devices[0].compute_major, minor = query.devices[0].compute_minor;
+    if (!cuda::fp8_block_scaling(*lt.library, major, minor)) {
+      d.why_not = "block scaling needs cuBLASLt >= 12.9 and sm_90";
+      return d;
+    }
+    try {
+      cuda::DeviceAllocator allocator("(the FP8 probe of systemInfo)");
+      cuda::Stream stream;
+      cuda::Gemm probe(lt.library, allocator, stream.get(), 1024);
+      d.block_scaled = cuda::fp8_weights_block_scaled(probe, major, minor);
+      if (!d.block_scaled) d.why_not = "cuBLASLt " + lt.library->version_text() + " has no block-scaled FP8 algorithm here: " + probe.fp8_description();
+    } catch (const std::exception& e) {
+      d.why_not = std::string("the FP8 probe failed: ") + e.what();
+    }
+    return d;
+  }();
+  return decision;
+}
 #endif
 
 Napi::Object cuda_object(Napi::Env env) {
@@ -106,21 +149,24 @@ Napi::Object cuda_object(Napi::Env env) {
     devices.Set(static_cast<uint32_t>(i), device);
   }
   cuda.Set("error", query.error);
-  // The GEMM path: cuBLASLt's version, and whether FP8 weights multiply block-scaled (cuBLASLt
-  // >= 12.9 on sm_90) or are widened to BF16 first.
+  // The GEMM path: cuBLASLt's version, and whether FP8 weights multiply block-scaled or are widened
+  // to BF16 first, as a runner on device 0 decides it.
   Napi::Object gemm = Napi::Object::New(env);
   const cuda::CublasLtLoad& lt = cuda::cublaslt();
   gemm.Set("cublasLtVersion", lt.library != nullptr ? lt.library->version_text() : std::string());
   gemm.Set("cublasLtPath", lt.library != nullptr ? lt.library->path : std::string());
-  const bool block_scaled = lt.library != nullptr && !query.devices.empty() &&
-                            cuda::fp8_block_scaling(*lt.library, query.devices[0].compute_major, query.devices[0].compute_minor);
-  gemm.Set("fp8BlockScaling", block_scaled);
-  gemm.Set("fp8Path", lt.library == nullptr ? "none (no cuBLASLt)"
-                      : block_scaled      ? "cuBLASLt block-scaled FP8 (1x128 activations, 128x128 weights)"
-                                          : "FP8 weights widened to BF16, then the BF16 GEMM (needs cuBLASLt >= 12.9 and sm_90 for block scaling)");
+  if (lt.library == nullptr || query.devices.empty()) {
+    gemm.Set("fp8BlockScaling", false);
+    gemm.Set("fp8Path", lt.library == nullptr ? "none (no cuBLASLt)" : "none (no CUDA device)");
+  } else {
+    const Fp8Decision& fp8 = fp8_decision(lt, query);
+    gemm.Set("fp8BlockScaling", fp8.block_scaled);
+    gemm.Set("fp8Path", fp8.block_scaled ? "cuBLASLt block-scaled FP8 (1x128 activations, 128x128 weights)"
+                                         : "FP8 weights widened to BF16, then the BF16 GEMM (" + fp8.why_not + ")");
+  }
   gemm.Set("error", lt.error);
   cuda.Set("gemm", gemm);
-  cuda.Set("attention", "split-KV paged attention for prefill and decode (cuda/attention.h); heads outside its shapes use the double-precision reference kernel");
+  cuda.Set("attention", attention_setting());
   cuda.Set("graphs", decode_graphs_setting());
   // NCCL for data-parallel collectives (cuda/nccl.h): opened, with its version, or why not.
   Napi::Object collectives = Napi::Object::New(env);
