@@ -4,8 +4,8 @@
 The kernels' own source is translated into host C++ (device qualifiers dropped, `__shared__`
 variables made function statics, `kernel<<<grid, block, shared, stream>>>(args)` turned into an
 emulated launch, the inline-PTX helpers replaced) and compiled over warp_emulation.h, which runs
-every CUDA thread as an OS thread and emulates barriers, warp shuffles and votes, mma.sync and
-ldmatrix from the PTX fragment layouts; include/ stands in for the CUDA runtime headers. Each check
+every CUDA thread as a fiber taking turns at barriers and emulates warp shuffles and votes, mma.sync
+and ldmatrix from the PTX fragment layouts; include/ stands in for the CUDA runtime headers. Each check
 links the translated sources with the CPU core library and compares against the CPU twins:
   train-attention:  cuda/attention_train_mma (tensor cores) and cuda/attention_backward (f32) against
                     cpu/attention_backward, through their own launchers;
@@ -25,6 +25,9 @@ links the translated sources with the CPU core library and compares against the 
                     stand-in: test_cuda_model.cpp's scores test, and every test of test_cuda_trainer.cpp.
   gpu-tests:        the GPU test files (GPU_TEST_FILES) over the whole device path in one binary:
                     the tests named after the build directory, each run alone.
+  addon:            not a check: the addon itself over the whole device path, in a copy of the
+                    package under <build-dir>/cuda-emulation-addon, for running the CLI with
+                    --device cuda (build-dir: a CPU-only build configured position-independent).
 Slow (1 minute to 40 minutes per check: gpu-test-trainer is the longest); a development tool, not
 part of CI. Objects are kept in <build-dir>/cuda-emulation and rebuilt when their source or a header
 they include (g++ -MMD) changes (delete the folder after changing the compiler flags here).
@@ -33,6 +36,7 @@ Usage (from the repository root, after `cmake --build build-cpu-bench` or anothe
 directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|gpu-test-attention-backward|gpu-test-loss|
   gpu-test-model-scores|gpu-test-trainer|all] [build-dir]
   python3 scripts/cuda-emulation/emulate.py gpu-tests [build-dir] [test-name ...]
+  python3 scripts/cuda-emulation/emulate.py addon build-cpu-pic
 """
 import json
 import os
@@ -186,35 +190,50 @@ def up_to_date(obj):
     return all(os.path.exists(d) and os.path.getmtime(d) <= built for d in listed)
 
 
-def run(check):
-    sources, host_sources, harness = CHECKS[check][:3]
-    arguments = CHECKS[check][3] if len(CHECKS[check]) > 3 else []
+def flags_for(directory):
+    return ["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-w", "-DS3_WITH_CUDA=1", "-I" + directory,
+            "-I" + os.path.join(here, "include"), "-I" + here, "-I" + os.path.join(root, "native")]
+
+
+def compile_units(directory, sources, host_sources, extra_flags=(), object_prefix=""):
+    """Translates the .cuh files and the .cu sources into `directory`, compiles them with the host
+    sources, and returns the objects (each rebuilt only when out of date)."""
     # Every .cuh translated beside the sources, shadowing native/'s (earlier on the include path).
     for name in os.listdir(os.path.join(root, "native/cuda")):
         if name.endswith(".cuh"):
             with open(os.path.join(root, "native/cuda", name)) as f:
-                write(os.path.join(out_dir, "cuda", name), translate(f.read()))
-    objects = []
-    flags = ["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-w", "-DS3_WITH_CUDA=1", "-I" + out_dir, "-I" + os.path.join(here, "include"),
-             "-I" + here, "-I" + os.path.join(root, "native")]
+                write(os.path.join(directory, "cuda", name), translate(f.read()))
     units = []
     for name in sources:
         with open(os.path.join(root, "native/cuda", name)) as f:
-            target = os.path.join(out_dir, "cuda", name + ".cpp")
+            target = os.path.join(directory, "cuda", name + ".cpp")
             write(target, translate(f.read()))
             units.append(target)
-    units += [os.path.join(root, s) for s in host_sources] + [os.path.join(here, harness)]
+    units += [os.path.join(root, s) for s in host_sources]
+    objects = []
     for unit in units:
-        obj = os.path.join(out_dir, os.path.basename(unit) + ".o")
+        obj = os.path.join(directory, object_prefix + os.path.basename(unit) + ".o")
         if not up_to_date(obj):
-            subprocess.run(flags + ["-MMD", "-c", unit, "-o", obj], check=True)
+            subprocess.run(flags_for(directory) + list(extra_flags) + ["-MMD", "-c", unit, "-o", obj], check=True)
         objects.append(obj)
+    return objects
+
+
+def build_cublaslt_standin(directory):
+    """The host cuBLASLt stand-in, built as libcublasLt.so.13 in `directory`."""
+    subprocess.run(flags_for(directory) + ["-O2", "-shared", "-fPIC", os.path.join(here, "cublaslt_standin.cpp"), "-o",
+                                           os.path.join(directory, "libcublasLt.so.13")], check=True)
+
+
+def run(check):
+    sources, host_sources, harness = CHECKS[check][:3]
+    arguments = CHECKS[check][3] if len(CHECKS[check]) > 3 else []
+    objects = compile_units(out_dir, sources, host_sources + [os.path.relpath(os.path.join(here, harness), root)])
     binary = os.path.join(out_dir, check)
     subprocess.run(["g++", "-o", binary] + objects + [os.path.join(build, "libs3_core.a"), "-lpthread", "-ldl"], check=True)
     env = dict(os.environ)
     if check in USES_CUBLASLT:
-        subprocess.run(flags + ["-O2", "-shared", "-fPIC", os.path.join(here, "cublaslt_standin.cpp"), "-o",
-                                os.path.join(out_dir, "libcublasLt.so.13")], check=True)
+        build_cublaslt_standin(out_dir)
         env["S3_CUDA_LIBRARY_PATH"] = out_dir
     if arguments is None:  # gpu-tests: the tests named on the command line, each alone, or all
         named = sys.argv[3:]
@@ -227,6 +246,44 @@ def run(check):
     return subprocess.run([binary] + arguments, env=env).returncode
 
 
+def build_addon():
+    """The addon over the emulated device path, in a copy of the package that loads it: <build>/
+    cuda-emulation-addon/package (bin/ and dist/ copied, so that the package root is this folder;
+    node_modules/ and assets/ linked), its build/Release/s3_native.node the emulated addon, and the
+    cuBLASLt stand-in beside it. Needs a position-independent libs3_core.a."""
+    with open(os.path.join(build, "CMakeCache.txt")) as f:
+        if not re.search(r"^CMAKE_POSITION_INDEPENDENT_CODE:\w+=ON$", f.read(), re.M):
+            sys.exit("addon: %s must be configured with -DCMAKE_POSITION_INDEPENDENT_CODE=ON (and -DS3_CUDA=OFF), e.g.\n"
+                     "  cmake -S . -B build-cpu-pic -DCMAKE_BUILD_TYPE=Release -DS3_CUDA=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON\n"
+                     "  cmake --build build-cpu-pic --target s3_core" % build)
+    directory = out_dir + "-addon"
+    with open(os.path.join(root, "native/sources.json")) as f:
+        napi = json.load(f)["napi"]
+    objects = compile_units(directory, WHOLE[0], [p for p in WHOLE[1] if not p.endswith("test_main.cpp")], ["-fPIC"])
+    objects += compile_units(directory, [], napi, ["-fPIC", "-DNAPI_VERSION=8", "-DNODE_ADDON_API_CPP_EXCEPTIONS",
+                                                   '-DS3_BUILD_SYSTEM="cuda-emulation"', "-DBUILDING_NODE_EXTENSION",
+                                                   "-I" + os.path.join(root, "node_modules/node-api-headers/include"),
+                                                   "-I" + os.path.join(root, "node_modules/node-addon-api")], "napi_")
+    package = os.path.join(directory, "package")
+    release = os.path.join(package, "build", "Release")
+    os.makedirs(release, exist_ok=True)
+    subprocess.run(["g++", "-shared", "-o", os.path.join(release, "s3_native.node")] + objects +
+                   [os.path.join(build, "libs3_core.a"), "-lpthread", "-ldl"], check=True)
+    for folder in ["bin", "dist"]:
+        subprocess.run(["rm", "-rf", os.path.join(package, folder)], check=True)
+        subprocess.run(["cp", "-r", os.path.join(root, folder), os.path.join(package, folder)], check=True)
+    subprocess.run(["cp", os.path.join(root, "package.json"), package], check=True)
+    for link in ["node_modules", "assets"]:
+        if not os.path.lexists(os.path.join(package, link)):
+            os.symlink(os.path.join(root, link), os.path.join(package, link))
+    build_cublaslt_standin(directory)
+    print("addon: %s\nrun the CLI on it with\n  S3_CUDA_LIBRARY_PATH=%s node %s/bin/swarm.js ..." %
+          (os.path.join(release, "s3_native.node"), directory, package), flush=True)
+    return 0
+
+
+if what == "addon":
+    sys.exit(build_addon())
 status = 0
 for check in (CHECKS if what == "all" else [what]):
     if what == "all" and check == "gpu-tests":

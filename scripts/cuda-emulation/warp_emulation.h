@@ -1,24 +1,31 @@
 // warp_emulation.h: just enough of CUDA's execution model on the CPU to run kernels' own source
-// (translated by emulate.py; the stand-in runtime headers are in include/) for checking, not speed: each thread of a block is an OS thread,
-// __syncthreads a barrier of the block, and every warp-collective instruction (shuffles, votes,
-// mma.sync.m16n8k16 bf16, ldmatrix x4) a rendezvous of the warp's 32 threads in which each lane
-// publishes its operands and computes its own results from everyone's, following the PTX ISA's
+// (translated by emulate.py; the stand-in runtime headers are in include/) for checking, not speed:
+// each thread of a block is a fiber (ucontext) on the launching OS thread, __syncthreads a barrier
+// of the block at which the fibers take turns, and every warp-collective instruction (shuffles,
+// votes, mma.sync.m16n8k16 bf16, ldmatrix x4) a rendezvous of the warp's 32 threads in which each
+// lane publishes its operands and computes its own results from everyone's, following the PTX ISA's
 // fragment layouts as this header states them independently of mma_bf16.cuh. Blocks run one after
 // another, so `__shared__` variables become function statics, and a launch returns when its grid has
-// run. cp.async copies happen at once (so waits are no-ops). Products inside an emulated mma are
-// summed in double and rounded once (the tensor core's order is not modelled).
+// run; launches from several host threads run one at a time (one device). cp.async copies happen at
+// once (so waits are no-ops). Products inside an emulated mma are summed in double and rounded once
+// (the tensor core's order is not modelled). Threads run in turn, not at once, so a kernel's data
+// race shows up only as the turn order makes it (the GPU check's racecheck is for those).
 #pragma once
 
+#include <ucontext.h>
+
 #include <algorithm>
+#include <array>
 #include <atomic>
-#include <barrier>
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <thread>
+#include <mutex>
 #include <vector>
 
 #include "core/dtype.h"
@@ -27,22 +34,70 @@
 namespace emu {
 
 struct Dim3 { unsigned x = 0, y = 0, z = 0; };
-inline thread_local Dim3 thread_index, block_index;
+// The running CUDA thread's indices: saved and restored by each fiber around every switch.
+inline thread_local Dim3 thread_index, block_index, block_dim, grid_dim;
+inline thread_local int sync_count = 0;
+
+struct Barrier;
+
+// One CUDA thread of the running launch.
+struct Fiber {
+  ucontext_t context;
+  Dim3 thread_index, block_index;
+  int sync_count = 0;
+  bool done = false;
+  const Barrier* waiting = nullptr;  // the barrier it waits at, and that barrier's generation then
+  uint64_t waiting_generation = 0;
+};
+
+// The running launch: its fibers, and the scheduler's own context they switch back to.
+struct Launch {
+  ucontext_t scheduler;
+  std::vector<Fiber> fibers;
+  int running = -1;
+  const std::function<void()>* kernel = nullptr;
+  struct Block* block = nullptr;
+};
+inline Launch* launch = nullptr;
+
+// Suspends the running fiber until the scheduler resumes it.
+inline void yield_fiber() {
+  Fiber& me = launch->fibers[size_t(launch->running)];
+  me.thread_index = thread_index, me.block_index = block_index, me.sync_count = sync_count;
+  swapcontext(&me.context, &launch->scheduler);
+  thread_index = me.thread_index, block_index = me.block_index, sync_count = me.sync_count;
+}
+
+// A barrier of `expected` fibers: the last to arrive goes on; the others wait for the next generation.
+struct Barrier {
+  int expected, arrived = 0;
+  uint64_t generation = 0;
+  explicit Barrier(int n) : expected(n) {}
+  void arrive_and_wait() {
+    if (++arrived == expected) {
+      arrived = 0;
+      generation++;
+      return;
+    }
+    Fiber& me = launch->fibers[size_t(launch->running)];
+    me.waiting = this, me.waiting_generation = generation;
+    yield_fiber();
+  }
+};
 
 // One block's rendezvous points and exchange slots.
 struct Block {
   int threads;
-  std::barrier<> all;
-  std::vector<std::unique_ptr<std::barrier<>>> warps;
+  Barrier all;
+  std::vector<std::unique_ptr<Barrier>> warps;
   std::atomic<int> votes[3] = {0, 0, 0};
   std::vector<uint8_t> shared;                 // dynamic shared memory
   std::vector<std::array<uint8_t, 64>> slots;  // one per thread: what a lane publishes to its warp
   explicit Block(int n, size_t shared_bytes) : threads(n), all(n), shared(shared_bytes, 0xCD), slots(size_t(n)) {
-    for (int w = 0; w < n / 32; w++) warps.push_back(std::make_unique<std::barrier<>>(32));
+    for (int w = 0; w < n / 32; w++) warps.push_back(std::make_unique<Barrier>(32));
   }
 };
 inline Block* current = nullptr;
-inline thread_local int sync_count = 0;
 
 inline int lane() { return int(thread_index.x) & 31; }
 inline int warp() { return int(thread_index.x) >> 5; }
@@ -63,40 +118,83 @@ inline std::array<T, 32> gather(const T& mine) {
   return all;
 }
 
-inline thread_local Dim3 block_dim, grid_dim;
+// A fiber's whole life: kernel() for its thread of every block of the grid, in order, the block's
+// shared memory and votes reset between blocks.
+inline void fiber_main() {
+  const int t = launch->running;
+  thread_index = Dim3{unsigned(t), 0, 0};
+  Block& block = *launch->block;
+  for (unsigned bz = 0; bz < grid_dim.z; bz++) {
+    for (unsigned by = 0; by < grid_dim.y; by++) {
+      for (unsigned bx = 0; bx < grid_dim.x; bx++) {
+        block_index = Dim3{bx, by, bz};
+        sync_count = 0;
+        (*launch->kernel)();
+        block.all.arrive_and_wait();
+        if (t == 0) {
+          std::fill(block.shared.begin(), block.shared.end(), uint8_t(0xCD));
+          for (auto& v : block.votes) v = 0;
+        }
+        block.all.arrive_and_wait();
+      }
+    }
+  }
+  launch->fibers[size_t(t)].done = true;
+}  // returns to the scheduler (uc_link)
 
-// Runs kernel() for every thread of every block of the grid (one-dimensional blocks): one OS thread
-// per CUDA thread for the whole launch, walking the blocks in order, the block's shared memory and
-// votes reset between blocks.
+// Fiber stacks, kept for the next launch (256 KiB each: kernels' local arrays live there).
+constexpr size_t kFiberStack = size_t(256) << 10;
+inline std::vector<std::unique_ptr<uint8_t[]>>& fiber_stacks() {
+  static std::vector<std::unique_ptr<uint8_t[]>> stacks;
+  return stacks;
+}
+
+// Runs kernel() for every thread of every block of the grid (one-dimensional blocks): one fiber per
+// CUDA thread, resumed in turn whenever the barrier it waits at opens, until every fiber is done.
 inline void launch_kernel(dim3 grid, dim3 block_shape, size_t shared_bytes, const std::function<void()>& kernel) {
+  static std::mutex device;
+  const std::lock_guard<std::mutex> one_launch_at_a_time(device);
   const int threads = int(block_shape.x * block_shape.y * block_shape.z);
   Block block(threads, shared_bytes);
+  Launch run;
+  run.fibers.resize(size_t(threads));
+  run.kernel = &kernel;
+  run.block = &block;
   current = &block;
-  std::vector<std::thread> pool;
+  launch = &run;
+  block_dim = Dim3{unsigned(threads), 1, 1};
+  grid_dim = Dim3{grid.x, grid.y, grid.z};
+  auto& stacks = fiber_stacks();
+  while (stacks.size() < size_t(threads)) stacks.push_back(std::unique_ptr<uint8_t[]>(new uint8_t[kFiberStack]));
   for (int t = 0; t < threads; t++) {
-    pool.emplace_back([&, t] {
-      thread_index = Dim3{unsigned(t), 0, 0};
-      block_dim = Dim3{unsigned(threads), 1, 1};
-      grid_dim = Dim3{grid.x, grid.y, grid.z};
-      for (unsigned bz = 0; bz < grid.z; bz++) {
-        for (unsigned by = 0; by < grid.y; by++) {
-          for (unsigned bx = 0; bx < grid.x; bx++) {
-            block_index = Dim3{bx, by, bz};
-            sync_count = 0;
-            kernel();
-            block.all.arrive_and_wait();
-            if (t == 0) {
-              std::fill(block.shared.begin(), block.shared.end(), uint8_t(0xCD));
-              for (auto& v : block.votes) v = 0;
-            }
-            block.all.arrive_and_wait();
-          }
-        }
-      }
-    });
+    Fiber& f = run.fibers[size_t(t)];
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = stacks[size_t(t)].get();
+    f.context.uc_stack.ss_size = kFiberStack;
+    f.context.uc_link = &run.scheduler;
+    makecontext(&f.context, fiber_main, 0);
   }
-  for (std::thread& th : pool) th.join();
+  for (;;) {
+    int remaining = 0;
+    bool resumed = false;
+    for (int t = 0; t < threads; t++) {
+      Fiber& f = run.fibers[size_t(t)];
+      if (f.done) continue;
+      remaining++;
+      if (f.waiting != nullptr && f.waiting->generation == f.waiting_generation) continue;
+      f.waiting = nullptr;
+      run.running = t;
+      swapcontext(&run.scheduler, &f.context);
+      resumed = true;
+    }
+    if (remaining == 0) break;
+    if (!resumed) {
+      std::fprintf(stderr, "emulation: every remaining thread of a block waits at a barrier the others never reach\n");
+      std::abort();
+    }
+  }
   current = nullptr;
+  launch = nullptr;
 }
 
 }  // namespace emu
