@@ -363,7 +363,13 @@ TEST(cuda_attention_gives_a_token_the_same_bits_in_prefill_decode_and_any_batch)
 
 TEST(cuda_runner_runs_the_attention_it_is_given_and_says_which) {
   s3test::require_cuda();
-  const s3test::TestModel model = s3test::make_test_model(s3test::small_qwen3_config(), s3::DType::F32, 5, s3::DType::F32);
+  // An own LM head N(0, 1/C): log-probs of a few nats. With the tied N(0, 1) embeddings the logits
+  // have std ~16 and log-probs ~-150, where f32 rounding alone moves a log-prob by ~1e-3 between two
+  // correct orders of the same sums (the CPU emulation, 2026-12-06: tiled against split 2.3e-3,
+  // split against the CPU 1.2e-3, against this test's 1e-4).
+  s3::model::Qwen3Config config = s3test::small_qwen3_config();
+  config.tie_word_embeddings = false;
+  const s3test::TestModel model = s3test::make_test_model(config, s3::DType::F32, 5, s3::DType::F32, true);
   const auto weights = std::make_shared<const s3::model::Qwen3Weights>(
       s3::model::Qwen3Weights::from_tensors(model.config, model.named(), s3::model::Qwen3Weights::Storage::Borrow, "test model"));
   s3::ThreadPool pool(4);
@@ -400,16 +406,19 @@ TEST(cuda_runner_runs_the_attention_it_is_given_and_says_which) {
     }
   }
   // Scores through bf16 and fp8 caches: the tiled implementations against split on the same device
-  // (tiled-mma rounds queries and weights to bf16).
+  // (tiled-mma rounds queries and weights to bf16). Tiled's f32 arithmetic differs from split's in
+  // order only, but each layer's keys and values are rounded to the cache's dtype, where a last-bit
+  // difference sometimes flips a rounding (2^-9 relative in bf16): 1.3e-4 in the CPU emulation
+  // (2026-12-06), so 1e-3 for tiled; 0.05 for tiled-mma.
   for (s3::KvDtype dtype : {s3::KvDtype::Bf16, s3::KvDtype::Fp8E4M3}) {
     const std::vector<float> split = make(s3::model::Device::Cuda, s3::engine::CudaAttention::Split, 64, dtype)->score(tokens.data(), T);
     for (const auto attention : {s3::engine::CudaAttention::Tiled, s3::engine::CudaAttention::TiledMma}) {
       const std::vector<float> tiled = make(s3::model::Device::Cuda, attention, 64, dtype)->score(tokens.data(), T);
       CHECK_EQ(tiled.size(), split.size());
       double worst = 0.0;
-      for (size_t i = 0; i < split.size(); i++) worst = std::max(worst, std::fabs(double(tiled[i]) - double(split[i])));
+      for (size_t i = 0; i < split.size(); i++) worst = s3test::max_or_nan(worst, std::fabs(double(tiled[i]) - double(split[i])));
       std::printf("  score kv=%s: largest |%s - split| %.3g\n", dtype == s3::KvDtype::Bf16 ? "bf16" : "fp8", name_of(attention), worst);
-      CHECK(worst < (attention == s3::engine::CudaAttention::Tiled ? 1e-4 : 0.05));
+      CHECK(worst < (attention == s3::engine::CudaAttention::Tiled ? 1e-3 : 0.05));
     }
   }
 }
