@@ -1,18 +1,21 @@
 // warp_emulation.h: just enough of CUDA's execution model on the CPU to run kernels' own source
 // (translated by emulate.py; the stand-in runtime headers are in include/) for checking, not speed:
-// each thread of a block is a fiber (ucontext) on the launching OS thread, __syncthreads a barrier
-// of the block at which the fibers take turns, and every warp-collective instruction (shuffles,
-// votes, mma.sync.m16n8k16 bf16, ldmatrix x4) a rendezvous of the warp's 32 threads in which each
-// lane publishes its operands and computes its own results from everyone's, following the PTX ISA's
-// fragment layouts as this header states them independently of mma_bf16.cuh. Blocks run one after
-// another, so `__shared__` variables become function statics, and a launch returns when its grid has
-// run; launches from several host threads run one at a time (one device). cp.async copies happen at
-// once (so waits are no-ops). Products inside an emulated mma are summed in double and rounded once
-// (the tensor core's order is not modelled). Threads run in turn, not at once, so a kernel's data
-// race shows up only as the turn order makes it (the GPU check's racecheck is for those).
+// each thread of a block is a fiber on the launching OS thread (switched by a few instructions on
+// x86-64, by ucontext elsewhere), __syncthreads a barrier of the block at which the fibers take
+// turns, and every warp-collective instruction (shuffles, votes, mma.sync.m16n8k16 bf16, ldmatrix
+// x4) a rendezvous of the warp's 32 threads in which each lane publishes its operands and computes
+// its own results from everyone's, following the PTX ISA's fragment layouts as this header states
+// them independently of mma_bf16.cuh. Blocks run one after another, so `__shared__` variables become
+// function statics, and a launch returns when its grid has run; launches from several host threads
+// run one at a time (one device). cp.async copies happen at once (so waits are no-ops). Products
+// inside an emulated mma are summed in double and rounded once (the tensor core's order is not
+// modelled). Threads run in turn, not at once, so a kernel's data race shows up only as the turn
+// order makes it (the GPU check's racecheck is for those).
 #pragma once
 
+#if !defined(__x86_64__)
 #include <ucontext.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -40,9 +43,85 @@ inline thread_local int sync_count = 0;
 
 struct Barrier;
 
+#if defined(__x86_64__)
+// A fiber's saved stack pointer; everything else it needs to resume was pushed onto its stack by
+// s3_emu_switch: the callee-saved registers of the SysV ABI, the x87 control word and MXCSR. No
+// signal mask is saved, so a switch makes no system call (swapcontext's sigprocmask was a third of
+// the emulation's time). Weak symbols, as every translation unit including this header emits them.
+struct Context { void* sp = nullptr; };
+asm(R"(
+  .pushsection .text
+  .weak s3_emu_switch
+  .type s3_emu_switch, @function
+s3_emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $16, %rsp
+  fnstcw (%rsp)
+  stmxcsr 8(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  fldcw (%rsp)
+  ldmxcsr 8(%rsp)
+  addq $16, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size s3_emu_switch, .-s3_emu_switch
+  .weak s3_emu_fiber_start
+  .type s3_emu_fiber_start, @function
+s3_emu_fiber_start:
+  callq *%r13
+  ud2
+  .size s3_emu_fiber_start, .-s3_emu_fiber_start
+  .popsection
+)");
+extern "C" void s3_emu_switch(void** save_sp, void* load_sp);
+extern "C" void s3_emu_fiber_start();
+
+// Saves the running context into `from` and resumes `to`.
+inline void switch_context(Context& from, Context& to) { s3_emu_switch(&from.sp, to.sp); }
+
+// A context that starts entry() (which must never return) on the given stack: the frame
+// s3_emu_switch pops, with entry in r13 and s3_emu_fiber_start as the return address, placed so
+// that entry is called with the stack aligned as the ABI requires.
+inline void make_context(Context& context, uint8_t* stack, size_t size, void (*entry)()) {
+  const uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + size) & ~uintptr_t(15);
+  uint64_t* frame = reinterpret_cast<uint64_t*>(top - 88);
+  uint16_t control_word;
+  uint32_t mxcsr;
+  asm volatile("fnstcw %0" : "=m"(control_word));
+  asm volatile("stmxcsr %0" : "=m"(mxcsr));
+  std::memset(frame, 0, 88);
+  std::memcpy(&frame[0], &control_word, sizeof control_word);
+  std::memcpy(&frame[1], &mxcsr, sizeof mxcsr);
+  frame[4] = reinterpret_cast<uint64_t>(entry);  // r13
+  frame[8] = reinterpret_cast<uint64_t>(&s3_emu_fiber_start);
+  context.sp = frame;
+}
+#else
+struct Context { ucontext_t uc; };
+inline void switch_context(Context& from, Context& to) { swapcontext(&from.uc, &to.uc); }
+inline void make_context(Context& context, uint8_t* stack, size_t size, void (*entry)()) {
+  getcontext(&context.uc);
+  context.uc.uc_stack.ss_sp = stack;
+  context.uc.uc_stack.ss_size = size;
+  context.uc.uc_link = nullptr;
+  makecontext(&context.uc, entry, 0);
+}
+#endif
+
 // One CUDA thread of the running launch.
 struct Fiber {
-  ucontext_t context;
+  Context context;
   Dim3 thread_index, block_index;
   int sync_count = 0;
   bool done = false;
@@ -52,7 +131,7 @@ struct Fiber {
 
 // The running launch: its fibers, and the scheduler's own context they switch back to.
 struct Launch {
-  ucontext_t scheduler;
+  Context scheduler;
   std::vector<Fiber> fibers;
   int running = -1;
   const std::function<void()>* kernel = nullptr;
@@ -64,7 +143,7 @@ inline Launch* launch = nullptr;
 inline void yield_fiber() {
   Fiber& me = launch->fibers[size_t(launch->running)];
   me.thread_index = thread_index, me.block_index = block_index, me.sync_count = sync_count;
-  swapcontext(&me.context, &launch->scheduler);
+  switch_context(me.context, launch->scheduler);
   thread_index = me.thread_index, block_index = me.block_index, sync_count = me.sync_count;
 }
 
@@ -139,8 +218,11 @@ inline void fiber_main() {
       }
     }
   }
-  launch->fibers[size_t(t)].done = true;
-}  // returns to the scheduler (uc_link)
+  Fiber& me = launch->fibers[size_t(t)];
+  me.done = true;
+  switch_context(me.context, launch->scheduler);  // never resumed
+  std::abort();
+}
 
 // Fiber stacks, kept for the next launch (256 KiB each: kernels' local arrays live there).
 constexpr size_t kFiberStack = size_t(256) << 10;
@@ -167,12 +249,7 @@ inline void launch_kernel(dim3 grid, dim3 block_shape, size_t shared_bytes, cons
   auto& stacks = fiber_stacks();
   while (stacks.size() < size_t(threads)) stacks.push_back(std::unique_ptr<uint8_t[]>(new uint8_t[kFiberStack]));
   for (int t = 0; t < threads; t++) {
-    Fiber& f = run.fibers[size_t(t)];
-    getcontext(&f.context);
-    f.context.uc_stack.ss_sp = stacks[size_t(t)].get();
-    f.context.uc_stack.ss_size = kFiberStack;
-    f.context.uc_link = &run.scheduler;
-    makecontext(&f.context, fiber_main, 0);
+    make_context(run.fibers[size_t(t)].context, stacks[size_t(t)].get(), kFiberStack, fiber_main);
   }
   for (;;) {
     int remaining = 0;
@@ -184,7 +261,7 @@ inline void launch_kernel(dim3 grid, dim3 block_shape, size_t shared_bytes, cons
       if (f.waiting != nullptr && f.waiting->generation == f.waiting_generation) continue;
       f.waiting = nullptr;
       run.running = t;
-      swapcontext(&run.scheduler, &f.context);
+      switch_context(run.scheduler, f.context);
       resumed = true;
     }
     if (remaining == 0) break;
