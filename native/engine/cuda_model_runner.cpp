@@ -83,8 +83,8 @@ class CudaModelRunner final : public ModelRunner {
   }
 
   RunnerDescription describe() const override {
-    // The FP8 form cuBLASLt accepted ("fp8 as D f32"), or why it refused every one, once FP8 was planned.
-    const std::string fp8 = gemm_.fp8_description();
+    // With FP8 weights: the FP8 form cuBLASLt accepted ("fp8 as D f32"), or why it refused every one.
+    const std::string fp8 = weights_->holds_fp8() ? gemm_.fp8_description() : std::string();
     return {device_name(),
             "cublasLt " + library_->version_text() + " " + weights_->format() + (gemm_.batch_invariant() ? "" : " (not batch-invariant)") +
                 (fp8.empty() ? "" : "; " + fp8),

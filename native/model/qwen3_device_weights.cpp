@@ -220,6 +220,7 @@ void Qwen3DeviceWeights::upload_from_device(const Qwen3DeviceParamSnapshot& para
   forms_ = forms_from_device(params, form);
   const std::string made = !fp8 ? cuda::gemm_dtype_name(form) : fp8_block_scaling_ ? "f32 + fp8 block-scaled" : "f32 + fp8 widened to bf16";
   format_ = made + " (from the trainer on the device)";
+  holds_fp8_ = fp8;
 }
 
 Qwen3DeviceWeights::Qwen3DeviceWeights(const Qwen3Weights& weights, cuda::DeviceAllocator& allocator, cudaStream_t stream,
@@ -265,8 +266,10 @@ void Qwen3DeviceWeights::upload(const Qwen3Weights& weights, bool reuse) {
   next_ = 0;
   std::set<std::string> formats;
   std::vector<std::string> forms;
+  bool holds_fp8 = false;
   auto matrix = [&](const cpu::MatrixView& w, const char* name, bool fp8_allowed) {
     const cuda::GemmDtype form = device_form(w.dtype, fp8_allowed && fp8_block_scaling_);
+    holds_fp8 = holds_fp8 || w.dtype == DType::F8_E4M3;
     formats.insert(form_name(w, form));
     forms.push_back(form_key(w, form));
     const std::vector<uint8_t> elements = device_elements(w, form);
@@ -302,6 +305,7 @@ void Qwen3DeviceWeights::upload(const Qwen3Weights& weights, bool reuse) {
   norm_ = vector(weights.norm(), c.hidden_size, "model.norm");
   lm_head_ = c.tie_word_embeddings ? embed_ : matrix(weights.lm_head(), "lm_head", false);
   forms_ = forms;
+  holds_fp8_ = holds_fp8;
   format_.clear();
   for (const std::string& f : formats) format_ += (format_.empty() ? "" : " + ") + f;
 }

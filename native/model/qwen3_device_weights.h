@@ -58,6 +58,8 @@ class Qwen3DeviceWeights {
   const cuda::DeviceMatrix& lm_head() const { return lm_head_; }
   // "bf16", "f32", "fp8 block-scaled", "fp8 widened to bf16", or a mix ("bf16 + fp8 block-scaled").
   const std::string& format() const { return format_; }
+  // Whether any matrix came from FP8 (block-scaled or widened): the FP8 GEMM path matters then.
+  bool holds_fp8() const { return holds_fp8_; }
   size_t bytes() const { return bytes_; }
 
  private:
@@ -89,6 +91,7 @@ class Qwen3DeviceWeights {
   cuda::ScratchBuffer rounding_{"bf16 rounding of the norms"};
   cuda::ScratchBuffer fp8_bytes_{"fp8 weights before widening"}, fp8_scales_{"fp8 block scales before widening"};
   std::string format_;
+  bool holds_fp8_ = false;
   size_t bytes_ = 0;
 };
 

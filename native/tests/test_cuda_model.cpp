@@ -5,8 +5,8 @@
 // to BF16 for BF16 and FP8 weights); the device rounds each GEMM's input to the weight's input type
 // (bf16, or FP8 with 1 × 128 scales on sm_90), so the thresholds grow with that rounding: f32 NMSE
 // ≤ 1e-6, bf16 ≤ 1e-2, fp8 ≤ 1e-1, each measured value printed. Scores (the device in chunks)
-// against the CPU's: f32 |Δ log-prob| ≤ 1e-3, bf16 ≤ 0.5 (the reasons at compare_scores). Skipped
-// where CUDA is not usable.
+// against the CPU's: f32 |Δ log-prob| ≤ 1e-3, bf16 ≤ 0.5 (the reasons at compare_scores). The
+// runner's description names the FP8 GEMM path only for FP8 weights. Skipped where CUDA is not usable.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -117,4 +117,18 @@ TEST(cuda_model_scores_match_the_cpu) {
   s3test::require_cuda();
   compare_scores("f32", DType::F32, 1e-3);
   compare_scores("bf16", DType::BF16, 0.5);
+}
+
+// The runner's GEMM line names the FP8 path (the form cuBLASLt accepted, or its refusal and the
+// widening) only when the weights hold FP8 matrices; f32 and bf16 runs do not carry the FP8 probe's
+// outcome into `swarm train`'s and the bench's lines.
+TEST(cuda_runner_names_the_fp8_gemm_path_only_for_fp8_weights) {
+  s3test::require_cuda();
+  s3::ThreadPool pool(2);
+  for (const DType dtype : {DType::F32, DType::BF16, DType::F8_E4M3}) {
+    const s3test::TestModel model = s3test::make_test_model(s3test::small_qwen3_config(), dtype, 3, dtype == DType::F32 ? DType::F32 : DType::BF16);
+    const std::string gemm = runner(Device::Cuda, weights_of(model), pool, 32)->describe().gemm;
+    std::printf("  %s weights: %s\n", s3::dtype_name(dtype), gemm.c_str());
+    CHECK_EQ(gemm.find("fp8") != std::string::npos, dtype == DType::F8_E4M3);
+  }
 }
