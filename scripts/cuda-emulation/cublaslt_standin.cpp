@@ -3,13 +3,15 @@
 // implements the calls cuda/cublaslt_api.h declares with the documented meaning s3 relies on:
 // D = alpha · op(A) · op(B) + beta · C over column-major layouts (element (i, j) at i + j · ld),
 // op = N or T, A and B in f32 or bf16, C and D in f32 or bf16, each element's products summed in
-// double and rounded once (cuBLAS's own order is not modelled). Block-scaled FP8 is refused
+// double in order and rounded once (cuBLAS's own order is not modelled). Block-scaled FP8 is refused
 // (CUBLAS_STATUS_NOT_SUPPORTED from the heuristic): what a real cuBLASLt accepts there can only be
 // learned on a GPU. It checks the descriptor values s3 sets (compute 32F, scale 32F) and refuses
 // anything else, so an unexpected call shows up as an error rather than a silent product.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/dtype.h"
@@ -162,17 +164,41 @@ EXPORT lt::Status cublasLtMatmul(lt::Handle, lt::MatmulDesc desc, const void* al
   int64_t m, n, k;
   shape(s, la, lb, lc, ld, &m, &n, &k);
   const double al = double(*static_cast<const float*>(alpha)), be = double(*static_cast<const float*>(beta));
-  // C may be D: each column of the result is computed whole before it is written.
-  std::vector<double> column(static_cast<size_t>(m));
-  std::vector<double> b_column(static_cast<size_t>(k));
+  // op(B) widened to double once, column j's k values contiguous; then op(A) in blocks of rows, each
+  // row's k values contiguous, so every element's sum runs over two contiguous arrays in the order
+  // p = 0 .. k - 1. Element (i, j) reads C(i, j) just before writing D(i, j), so C may be D. Columns
+  // are shared among threads when there are many (each element is computed alone, so the result does
+  // not depend on the split).
+  std::vector<double> bd(size_t(n * k));
   for (int64_t j = 0; j < n; j++) {
-    for (int64_t p = 0; p < k; p++) b_column[size_t(p)] = read(b, lb.type, s.transb == lt::kOpT ? j + p * lb.ld : p + j * lb.ld);
-    for (int64_t i = 0; i < m; i++) {
-      double sum = 0.0;
-      for (int64_t p = 0; p < k; p++) sum += read(a, la.type, s.transa == lt::kOpT ? p + i * la.ld : i + p * la.ld) * b_column[size_t(p)];
-      column[size_t(i)] = al * sum + (be != 0.0 ? be * read(c, lc.type, i + j * lc.ld) : 0.0);
-    }
-    for (int64_t i = 0; i < m; i++) write(d, ld.type, i + j * ld.ld, column[size_t(i)]);
+    for (int64_t p = 0; p < k; p++) bd[size_t(j * k + p)] = read(b, lb.type, s.transb == lt::kOpT ? j + p * lb.ld : p + j * lb.ld);
   }
+  auto columns = [&](int64_t j0, int64_t j1) {
+    constexpr int64_t kRows = 64;
+    std::vector<double> ad(size_t(kRows * k));
+    for (int64_t i0 = 0; i0 < m; i0 += kRows) {
+      const int64_t rows = std::min(kRows, m - i0);
+      for (int64_t r = 0; r < rows; r++) {
+        for (int64_t p = 0; p < k; p++) {
+          ad[size_t(r * k + p)] = read(a, la.type, s.transa == lt::kOpT ? p + (i0 + r) * la.ld : (i0 + r) + p * la.ld);
+        }
+      }
+      for (int64_t j = j0; j < j1; j++) {
+        const double* bj = &bd[size_t(j * k)];
+        for (int64_t r = 0; r < rows; r++) {
+          const double* ar = &ad[size_t(r * k)];
+          double sum = 0.0;
+          for (int64_t p = 0; p < k; p++) sum += ar[p] * bj[p];
+          const int64_t i = i0 + r;
+          write(d, ld.type, i + j * ld.ld, al * sum + (be != 0.0 ? be * read(c, lc.type, i + j * lc.ld) : 0.0));
+        }
+      }
+    }
+  };
+  const int64_t threads = n >= 64 ? std::max<int64_t>(1, std::min<int64_t>(int64_t(std::thread::hardware_concurrency()), 8)) : 1;
+  std::vector<std::thread> workers;
+  for (int64_t t = 1; t < threads; t++) workers.emplace_back(columns, n * t / threads, n * (t + 1) / threads);
+  columns(0, n / threads);
+  for (std::thread& w : workers) w.join();
   return lt::kStatusSuccess;
 }
