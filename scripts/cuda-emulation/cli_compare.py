@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""cli_compare.py: the CLI with --device cuda on the emulated addon (`emulate.py addon`) against the
+same commands with --device cpu on the repository's own addon, so the device path is checked end to
+end as users run it, without a GPU. Stages (all by default):
+  logits: `swarm model logits` of an s3-mini checkpoint (f32) over 40 positions with stored, bf16 and
+          fp8 weights; NMSE against the CPU within the C++ tests' bounds (1e-6, 1e-2, 1e-1).
+  sft:    `swarm sft`, 4 updates on 8 demonstrations; each update's loss and gradient norm within
+          1e-5 relative of the CPU's, the fine-tuned weights within NMSE 1e-8.
+  train:  `swarm train`, 2 RL updates of 4 teams of 4 from a policy the CPU fine-tuned with the mini
+          preset's SFT (made once, ~8 min, kept in the work folder; an untrained one solves nothing,
+          so every advantage would be 0); the first update's trace (every sampled token) the CPU's
+          byte for byte, its reward and tokens equal, each update's gradient norm within 1e-4
+          relative, the final weights within NMSE 1e-8; whether the second update's rollouts (after
+          a device-trained update) are the CPU's too is printed, not required.
+The bounds are the C++ GPU tests' (f32 sums in other orders, products summed in double by the
+cuBLASLt stand-in). Takes ~28 min on 2 vCPUs (24 of them the train stage), plus ~8 min the first
+time for the policy's SFT.
+
+Usage (from the repository root, after `npm install` and
+`python3 scripts/cuda-emulation/emulate.py addon build-cpu-pic`):
+  python3 scripts/cuda-emulation/cli_compare.py [build-dir] [logits|sft|train ...]
+Outputs stay in <build-dir>/cuda-emulation-cli.
+"""
+import array
+import gzip
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+build = os.path.join(root, sys.argv[1] if len(sys.argv) > 1 else "build-cpu-pic")
+stages = sys.argv[2:] or ["logits", "sft", "train"]
+addon_dir = os.path.join(build, "cuda-emulation-addon")
+package = os.path.join(addon_dir, "package")
+work = os.path.join(build, "cuda-emulation-cli")
+failures = []
+
+
+def swarm(device, args, log):
+    """Runs one swarm command on the CPU (the repository's addon) or the emulated device; returns its stdout."""
+    env = dict(os.environ)
+    if device == "cuda":
+        command = ["node", os.path.join(package, "bin", "swarm.js")] + args + ["--device", "cuda"]
+        env["S3_CUDA_LIBRARY_PATH"] = addon_dir
+    else:
+        command = ["node", os.path.join(root, "bin", "swarm.js")] + args + ["--device", "cpu"]
+    start = time.monotonic()
+    with open(os.path.join(work, log + ".log"), "w") as out:
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=out, text=True, env=env, cwd=root)
+        out.write(result.stdout)
+    print("  %-5s %-34s %6.0f s" % (device, log, time.monotonic() - start), flush=True)
+    if result.returncode != 0:
+        sys.exit("%s failed (exit %d): see %s.log" % (" ".join(command), result.returncode, os.path.join(work, log)))
+    return result.stdout
+
+
+def check(name, ok, detail):
+    print("  %s %s: %s" % ("ok  " if ok else "FAIL", name, detail), flush=True)
+    if not ok:
+        failures.append(name)
+
+
+def nmse(got, want):
+    num = sum((a - b) ** 2 for a, b in zip(got, want))
+    den = sum(b * b for b in want)
+    return num / den if den > 0 else (0.0 if num == 0 else math.inf)
+
+
+def tensors(path):
+    """The f32 or bf16 tensors of a safetensors file, as lists of floats by name."""
+    with open(path, "rb") as f:
+        data = f.read()
+    size = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + size])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        raw = data[8 + size + begin:8 + size + end]
+        if info["dtype"] == "F32":
+            out[name] = array.array("f", raw)
+        elif info["dtype"] == "BF16":
+            halves = array.array("H", raw)
+            out[name] = array.array("f", struct.pack("<%dI" % len(halves), *(h << 16 for h in halves)))
+        else:
+            sys.exit("%s: tensor %s is %s; expected F32 or BF16" % (path, name, info["dtype"]))
+    return out
+
+
+def weights_nmse(got_path, want_path):
+    got, want = tensors(got_path), tensors(want_path)
+    if got.keys() != want.keys():
+        sys.exit("%s and %s hold different tensors" % (got_path, want_path))
+    num = den = 0.0
+    for name in want:
+        num += sum((a - b) ** 2 for a, b in zip(got[name], want[name]))
+        den += sum(b * b for b in want[name])
+    return num / den
+
+
+def relative(a, b):
+    return abs(a - b) / max(abs(b), 1e-30)
+
+
+def metrics(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def stage_logits(model):
+    ids = ",".join(str((i * 379 + 11) % 1600) for i in range(40))
+    for weights, bound in [("stored", 1e-6), ("bf16", 1e-2), ("fp8", 1e-1)]:
+        rows = {}
+        for device in ["cpu", "cuda"]:
+            out = swarm(device, ["model", "logits", "--model", model, "--ids", ids, "--weights", weights, "--json"], "logits-%s-%s" % (weights, device))
+            rows[device] = [x for row in json.loads(out)["logits"] for x in row]
+        value = nmse(rows["cuda"], rows["cpu"])
+        check("logits %s weights" % weights, value <= bound, "NMSE %.2g (bound %g)" % (value, bound))
+
+
+def stage_sft(model):
+    config = os.path.join(work, "sft-config.json")
+    with open(config, "w") as f:
+        json.dump({"sft": {"demonstrations": 8, "demonstrationTeamSizes": [2], "excerptUpdates": 2, "updates": 2,
+                           "warmupUpdates": 0, "packedSequences": 1, "maxSequenceTokens": 2048}}, f)
+    outs = {}
+    for device in ["cpu", "cuda"]:
+        outs[device] = os.path.join(work, "sft-" + device)
+        shutil.rmtree(outs[device], ignore_errors=True)
+        swarm(device, ["sft", "--config", config, "--model", model, "--out", outs[device]], "sft-" + device)
+    cpu, gpu = metrics(os.path.join(outs["cpu"], "sft-metrics.jsonl")), metrics(os.path.join(outs["cuda"], "sft-metrics.jsonl"))
+    check("sft updates", len(cpu) == len(gpu) == 4, "%d on the device, %d on the CPU" % (len(gpu), len(cpu)))
+    worst = max(max(relative(g["loss"], c["loss"]), relative(g["gradNorm"], c["gradNorm"])) for g, c in zip(gpu, cpu))
+    check("sft losses and gradient norms", worst <= 1e-5, "largest relative difference %.2g (bound 1e-5)" % worst)
+    value = weights_nmse(os.path.join(outs["cuda"], "model.safetensors"), os.path.join(outs["cpu"], "model.safetensors"))
+    check("sft weights", value <= 1e-8, "NMSE %.2g (bound 1e-8)" % value)
+
+
+def trace_lines(run, update):
+    with gzip.open(os.path.join(run, "traces", "update_%d.jsonl.gz" % update), "rb") as f:
+        return f.read()
+
+
+def stage_train(model):
+    policy = os.path.join(work, "policy-sft-cpu")
+    if not os.path.exists(os.path.join(policy, "model.safetensors")):
+        swarm("cpu", ["sft", "--model", model, "--out", policy], "policy-sft-cpu (mini preset's SFT)")
+    config = os.path.join(work, "train-config.json")
+    with open(config, "w") as f:
+        json.dump({"sft": None, "rlUpdates": 2, "problemsPerUpdate": 1, "attemptsPerProblem": 4, "teamSize": 4,
+                   "concurrentEpisodes": 4, "tokenCost": 0.25}, f)
+    runs = {}
+    for device in ["cpu", "cuda"]:
+        runs[device] = os.path.join(work, "train-" + device)
+        shutil.rmtree(runs[device], ignore_errors=True)
+        swarm(device, ["train", "--config", config, "--model", policy, "--no-eval", "--out", runs[device]], "train-" + device)
+    cpu, gpu = metrics(os.path.join(runs["cpu"], "metrics.jsonl")), metrics(os.path.join(runs["cuda"], "metrics.jsonl"))
+    check("train updates", len(cpu) == len(gpu) == 2 and not any(m["stepSkipped"] for m in cpu + gpu),
+          "%d on the device, %d on the CPU, none skipped" % (len(gpu), len(cpu)))
+    check("first update's rollouts", trace_lines(runs["cuda"], 1) == trace_lines(runs["cpu"], 1),
+          "trace byte for byte the CPU's (%.2f tokens per episode)" % cpu[0]["tokens"])
+    check("first update's reward and tokens", (gpu[0]["reward"], gpu[0]["tokens"]) == (cpu[0]["reward"], cpu[0]["tokens"]),
+          "reward %.4f, tokens %s" % (gpu[0]["reward"], gpu[0]["tokens"]))
+    worst = max(relative(g["gradNorm"], c["gradNorm"]) for g, c in zip(gpu, cpu))
+    check("gradient norms", worst <= 1e-4, "largest relative difference %.2g (bound 1e-4)" % worst)
+    value = weights_nmse(os.path.join(runs["cuda"], "checkpoints", "step_2", "model.safetensors"),
+                         os.path.join(runs["cpu"], "checkpoints", "step_2", "model.safetensors"))
+    check("weights after 2 updates", value <= 1e-8, "NMSE %.2g (bound 1e-8)" % value)
+    same = trace_lines(runs["cuda"], 2) == trace_lines(runs["cpu"], 2)
+    print("  note second update's rollouts: %s" % ("byte for byte the CPU's" if same else "differ from the CPU's (weights one device-trained update apart)"))
+
+
+if not os.path.exists(os.path.join(package, "build", "Release", "s3_native.node")):
+    sys.exit("no emulated addon in %s: run python3 scripts/cuda-emulation/emulate.py addon %s first" % (addon_dir, os.path.relpath(build, root)))
+os.makedirs(work, exist_ok=True)
+model = os.path.join(work, "s3-mini-f32")
+if not os.path.exists(os.path.join(model, "model.safetensors")):
+    subprocess.run(["node", os.path.join(root, "bin", "swarm.js"), "model", "init", "--shape", "s3-mini", "--dtype", "f32",
+                    "--seed", "0", "--out", model], check=True, cwd=root, stdout=subprocess.DEVNULL)
+for stage in stages:
+    if stage not in ("logits", "sft", "train"):
+        sys.exit("unknown stage %r: logits, sft or train" % stage)
+    print("== " + stage, flush=True)
+    {"logits": stage_logits, "sft": stage_sft, "train": stage_train}[stage](model)
+print("cli_compare: %s" % ("every check passed" if not failures else "FAILED: " + ", ".join(failures)))
+sys.exit(1 if failures else 0)
