@@ -145,7 +145,8 @@ export function registerBench(program: Command): void {
         (report.limits.amxGflops > 0 ? `, ${report.limits.amxGflops.toFixed(0)} GFLOP/s AMX tile peak (${report.limits.amxLoadedGflops.toFixed(0)} with tile loads from L1)` : '');
       print(options.json, report, () =>
         [
-          `model ${report.model}, ${report.optimizerStateDtype} AdamW moments; machine: ${peaks} (${report.limits.threads} threads, ${report.limits.simd})`,
+          // The measured peaks are the CPU's: a device run's line says so (its fractions of peak are null).
+          `model ${report.model}, ${report.optimizerStateDtype} AdamW moments; ${report.runs.every(({ train }) => train.device.startsWith('cpu')) ? 'machine' : 'host CPU (not the trainer\'s device)'}: ${peaks} (${report.limits.threads} threads, ${report.limits.simd})`,
           ...report.runs.map(({ matmulPrecision, train: f }) =>
             `train ${f.tokens} tokens (${f.microBatches > 1 ? `${f.microBatches} micro-batches of ` : ''}${f.sequences} × ${f.tokens / f.microBatches / f.sequences}) on ${f.device}, ${matmulPrecision} matmuls: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
               `${f.gflops.toFixed(0)} GFLOP/s` + (f.fractionOfFmaPeak === null ? '' : ` = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of the FMA peak`) +
