@@ -30,8 +30,9 @@ links the translated sources with the CPU core library and compares against the 
                     --device cuda (build-dir: a CPU-only build configured position-independent);
                     cli_compare.py then compares its commands with the CPU's.
 Seconds to minutes per check (`all`: 4.6 min on 2 vCPUs, gpu-test-trainer the longest at 3.3 min;
-some single GPU tests run 15 min); a development tool, not part of CI. Objects are kept in <build-dir>/cuda-emulation and rebuilt when their source or a header
-they include (g++ -MMD) changes (delete the folder after changing the compiler flags here).
+some single GPU tests run 15 min); a development tool, not part of CI. Objects are kept in
+<build-dir>/cuda-emulation and rebuilt when their source or a header they include (g++ -MMD)
+changes (delete the folder after changing the compiler flags here).
 
 Usage (from the repository root, after `cmake --build build-cpu-bench` or another CPU-only build
 directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|gpu-test-attention-backward|gpu-test-loss|
