@@ -9,7 +9,8 @@
 // forward and backward) is timed, with the step's share of it estimated: the f32 kernels
 // (cuda/attention_backward.h) and, beside them, the tensor-core ones (cuda/attention_train_mma.h) with
 // their NMSE against the f32 results. The trainer's steps use the kernels S3_CUDA_TRAIN_ATTENTION
-// selects ("attention" in the JSON).
+// selects ("attention" in the JSON). "devicePeak" is the GPU's datasheet dense BF16 peak
+// (bench/device_peaks.h) and each size's "mfu" its TFLOP/s over it (null for a GPU not in the table).
 // A slow run still says where its time went: every phase is logged to stderr with its time as it
 // begins, and stopping the run (SIGTERM, as `timeout` sends, or SIGINT) closes the JSON on stdout
 // with "incomplete": {"phase": ..., "phaseSeconds": ...}, so a timed-out run's output still parses.
@@ -28,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/device_peaks.h"
 #include "bench/train_bench.h"
 #include "cuda/attention_backward.h"
 #include "cuda/attention_train_mma.h"
@@ -326,6 +328,7 @@ void run_size(Report& report, s3::train::Trainer& trainer, const Size& size, boo
   report.value("tokensPerSecond", number(f.tokens_per_second));
   report.value("flopsPerToken", number(f.flops_per_token));
   report.value("tflops", number(f.gflops / 1e3));
+  report.value("mfu", f.mfu >= 0 ? number(f.mfu) : "null");
   report.value("loss", number(f.loss));
 }
 
@@ -359,6 +362,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "s3_cuda_train_bench: no CUDA device is visible (%s)\n", devices.error.c_str());
     return 1;
   }
+  const std::string gpu = devices.devices.empty() ? std::string() : devices.devices.front().name;
+  const s3::bench::NominalDevicePeak peak = s3::bench::nominal_device_peak(gpu);
+  report.value("devicePeak", "{\"device\": " + quoted(gpu) + ", \"product\": " +
+                                 (peak.bf16_tflops > 0 ? quoted(peak.product) : "null") + ", \"bf16Tflops\": " +
+                                 (peak.bf16_tflops > 0 ? number(peak.bf16_tflops) : "null") + ", \"source\": " +
+                                 quoted(s3::bench::kNominalPeakSource) + "}");
   const std::vector<Size> ladder = quick ? std::vector<Size>{{1, 1024}} : std::vector<Size>{{1, 1024}, {2, 2048}};
   const Size full = quick ? Size{2, 1024} : Size{8, 4096};
   try {

@@ -4,7 +4,9 @@
 with f32 master weights, 8 sequences × 4,096 tokens, the mean next-token cross-entropy under
 torch.autocast(bfloat16) with SDPA attention, backward, gradient clipping to norm 1 and a fused
 torch.optim.AdamW step, one untimed step then the median of three. FLOPs per token use our formula
-(native/bench/train_bench.h) so the TFLOP/s compare directly.
+(native/bench/train_bench.h) so the TFLOP/s compare directly. Beside it, the best of twenty
+8,192³ BF16 matmuls (cuBLAS through torch.matmul) as "bf16GemmTflops": the dense BF16 rate this GPU
+reaches in practice, a second anchor for the MFU the GPU check reports against the datasheet peak.
 
     python3 bench/torch_train_step.py [--quick] > torch-train.json     (--quick: 2 × 1,024 tokens)
 """
@@ -26,10 +28,30 @@ def flops_per_token(c: dict, T: int) -> float:
     return 6.0 * (L * layer + c["vocab_size"] * C) + 12.0 * L * T * q_dim / 2.0
 
 
+def bf16_gemm_tflops(n: int) -> float:
+    """The best TFLOP/s of twenty n × n × n BF16 matmuls after three untimed ones, timed with CUDA events."""
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        torch.matmul(a, b)
+    best = float("inf")
+    for _ in range(20):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.matmul(a, b)
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end) / 1e3)
+    return 2.0 * n ** 3 / best / 1e12
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     sequences, length = (2, 1024) if quick else (8, 4096)
     torch.manual_seed(0)
+    gemm_n = 4096 if quick else 8192
+    gemm_tflops = bf16_gemm_tflops(gemm_n)
+    torch.cuda.reset_peak_memory_stats()  # the GEMM's operands are freed: peakMemoryGiB is the training's
     config = Qwen3Config(**CONFIG, max_position_embeddings=40960, rope_theta=1e6, rms_norm_eps=1e-6, tie_word_embeddings=True,
                          attention_bias=False)
     config._attn_implementation = "sdpa"
@@ -61,6 +83,7 @@ def main() -> None:
         "medianSeconds": median, "bestSeconds": min(times), "tokensPerSecond": tokens / median, "flopsPerToken": per_token,
         "tflops": tokens / median * per_token / 1e12, "loss": losses[-1],
         "peakMemoryGiB": torch.cuda.max_memory_allocated() / 2**30,
+        "bf16GemmTflops": gemm_tflops, "bf16GemmShape": gemm_n,
     }))
 
 

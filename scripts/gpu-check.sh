@@ -380,6 +380,15 @@ summary = {
 ours, theirs = (summary["trainBench"] or {}).get("train") or {}, summary["torchTrainStep"] or {}
 if ours.get("tokensPerSecond") and theirs.get("tokensPerSecond"):
     summary["trainOverTorch"] = ours["tokensPerSecond"] / theirs["tokensPerSecond"]
+# Model FLOPs utilisation of both training steps (the same FLOPs formula) against the GPU's datasheet
+# dense BF16 peak (native/bench/device_peaks.cpp; null for a GPU not in its table) and against the best
+# 8,192-cube BF16 matmul torch reached in the same run.
+peak = ((summary["trainBench"] or {}).get("devicePeak") or {}).get("bf16Tflops")
+gemm = theirs.get("bf16GemmTflops")
+fraction = lambda tflops, of: tflops / of if tflops and of else None
+summary["trainMfu"] = {"datasheetBf16Tflops": peak, "bf16GemmTflops": gemm,
+                       "ours": fraction(ours.get("tflops"), peak), "torch": fraction(theirs.get("tflops"), peak),
+                       "oursOfGemm": fraction(ours.get("tflops"), gemm), "torchOfGemm": fraction(theirs.get("tflops"), gemm)}
 (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 print(json.dumps({k: summary[k] for k in ("build", "computeSanitizer")}, indent=None), "tests:", summary["tests"]["passed"], "passed,",
       len(summary["tests"]["failed"]), "failed", summary["tests"]["failed"][:20])

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/device_peaks.h"
+
 namespace s3::model {
 namespace {
 
@@ -142,6 +144,12 @@ TrainBenchFigures bench_train(train::Trainer& trainer, const TrainBenchOptions& 
   figures.gflops = figures.tokens_per_second * figures.flops_per_token / 1e9;
   figures.peak_rss_bytes = peak_rss_bytes();
   figures.activations_kept = trainer.kept_activations();
+  const bench::NominalDevicePeak peak = bench::nominal_device_peak(trainer.gpu_name());
+  figures.peak_product = peak.product;
+  figures.peak_tflops = peak.bf16_tflops;
+  if (peak.bf16_tflops > 0 && trainer.options().matmul_precision == MatmulPrecision::Bf16) {
+    figures.mfu = figures.gflops / (1e3 * peak.bf16_tflops);
+  }
   return figures;
 }
 

@@ -56,6 +56,12 @@ struct TrainBenchFigures {
   double peak_rss_bytes = 0;           // VmHWM after the trainer was built (the high-water mark is reset then)
   double loss = 0;                     // of the last step, the mean over its tokens (finite: a sanity check)
   bool activations_kept = false;       // the last step's backward used kept activations (else it recomputed each layer)
+  // On a GPU bench/device_peaks.h knows: its datasheet product and dense BF16 peak ("" and 0 otherwise),
+  // and, for BF16 matmuls, the model FLOPs utilisation gflops / that peak (-1 when not reported: the
+  // CPU, f32 matmuls, or a GPU not in the table).
+  std::string peak_product;
+  double peak_tflops = 0;
+  double mfu = -1;
 };
 
 // Model FLOPs per trained token at sequence length T (the formula in the header comment).

@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "bench/device_peaks.h"
 #include "core/cpu_features.h"
 #include "core/dynamic_library.h"
 #include "core/thread_pool.h"
@@ -146,6 +147,10 @@ Napi::Object cuda_object(Napi::Env env) {
     device.Set("totalMemory", static_cast<double>(d.total_memory));
     device.Set("computeCapability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor));
     device.Set("multiprocessors", d.multiprocessors);
+    // The datasheet dense BF16 peak the device benchmarks' MFU uses (bench/device_peaks.h); null when unknown.
+    const bench::NominalDevicePeak peak = bench::nominal_device_peak(d.name);
+    device.Set("peakProduct", peak.bf16_tflops > 0 ? Napi::String::New(env, peak.product) : env.Null());
+    device.Set("peakBf16Tflops", peak.bf16_tflops > 0 ? Napi::Number::New(env, peak.bf16_tflops) : env.Null());
     devices.Set(static_cast<uint32_t>(i), device);
   }
   cuda.Set("error", query.error);

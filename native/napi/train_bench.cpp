@@ -60,6 +60,10 @@ Napi::Value bench_train(const Napi::CallbackInfo& info) {
   o.Set("peakRssBytes", f.peak_rss_bytes);
   o.Set("loss", f.loss);
   o.Set("activationsKept", f.activations_kept);
+  // The GPU's datasheet peak and the MFU against it (bench/device_peaks.h); null where there is none.
+  o.Set("peakProduct", f.peak_product.empty() ? env.Null() : Napi::String::New(env, f.peak_product));
+  o.Set("peakBf16Tflops", f.peak_tflops > 0 ? Napi::Number::New(env, f.peak_tflops) : env.Null());
+  o.Set("mfu", f.mfu >= 0 ? Napi::Number::New(env, f.mfu) : env.Null());
   return o;
 }
 

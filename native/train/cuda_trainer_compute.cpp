@@ -70,6 +70,7 @@ class CudaTrainerCompute final : public TrainerCompute {
   std::string description() const override {
     return "cuda:" + std::to_string(kDevice) + " (" + info_.name + ", cublasLt " + library_->version_text() + ")";
   }
+  std::string gpu_name() const override { return info_.name; }
 
   // on_layer_done(l) is called as soon as layer l's backward is queued, after an event recorded on
   // the stream there: a data-parallel sum of that layer's bucket (all_reduce_gradient_range, on the

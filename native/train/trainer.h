@@ -107,6 +107,8 @@ class Trainer {
   const TrainerOptions& options() const { return options_; }
   // Where it computes: "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)".
   std::string device_description() const { return compute_->description(); }
+  // The GPU's name ("NVIDIA H200"), "" on the CPU: what the benchmarks' MFU looks its peak up by.
+  std::string gpu_name() const { return compute_->gpu_name(); }
   void set_lr(double lr) { options_.adamw.lr = lr; }
   // Copies of the current weights, F32, for the inference engine.
   model::Qwen3Weights weights() const;

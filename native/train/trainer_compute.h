@@ -42,6 +42,8 @@ class TrainerCompute {
 
   // "cpu (avx512, 2 threads)" or "cuda:0 (NVIDIA H200, cublasLt 13.0.2)".
   virtual std::string description() const = 0;
+  // The GPU's name as the CUDA runtime gives it ("NVIDIA H200"); "" on the CPU.
+  virtual std::string gpu_name() const { return ""; }
 
   // The training pass over `rows`, the loss and its backward; the gradients are added into the
   // accumulated ones. std::invalid_argument for a batch the model refuses (nothing changed).

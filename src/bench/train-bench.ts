@@ -30,6 +30,11 @@ export interface NativeTrainBenchFigures {
   readonly loss: number;
   /** Whether the last step's backward used the activations its forward kept (false: it recomputed each layer). */
   readonly activationsKept: boolean;
+  /** On a GPU native/bench/device_peaks.cpp knows: its datasheet product ("H100 SXM5") and dense BF16 tensor-core TFLOP/s; null elsewhere. */
+  readonly peakProduct: string | null;
+  readonly peakBf16Tflops: number | null;
+  /** Model FLOPs utilisation of a BF16-matmul run on such a GPU: gflops / 1000 / peakBf16Tflops; null otherwise (the CPU's fractions are the fractionOf… fields). */
+  readonly mfu: number | null;
 }
 
 type TrainBenchBinding = {

@@ -114,7 +114,7 @@ export function registerBench(program: Command): void {
 
   bench
     .command('train')
-    .description('tokens/s of a training step (forward + backward + AdamW, SFT loss, packed sequences), on the CPU as a fraction of the FMA peak')
+    .description('tokens/s of a training step (forward + backward + AdamW, SFT loss, packed sequences), on the CPU as a fraction of the FMA peak, on a known GPU with BF16 matmuls as MFU against its datasheet peak')
     .option('--model <dir>', 'a Qwen3 checkpoint folder')
     .option('--shape <name>', 'random weights of a shape: tiny | small | s3-mini | qwen3-0.6b | qwen3-1.7b', 'small')
     .option('--seq <n>', 'tokens per sequence', '2048')
@@ -150,6 +150,7 @@ export function registerBench(program: Command): void {
           ...report.runs.map(({ matmulPrecision, train: f }) =>
             `train ${f.tokens} tokens (${f.microBatches > 1 ? `${f.microBatches} micro-batches of ` : ''}${f.sequences} × ${f.tokens / f.microBatches / f.sequences}) on ${f.device}, ${matmulPrecision} matmuls: ${f.tokensPerSecond.toFixed(1)} tokens/s (step ${f.medianSeconds.toFixed(2)} s: forward+backward ${f.forwardBackwardSeconds.toFixed(2)} s, AdamW ${f.optimizerSeconds.toFixed(3)} s), ` +
               `${f.gflops.toFixed(0)} GFLOP/s` + (f.fractionOfFmaPeak === null ? '' : ` = ${(100 * f.fractionOfFmaPeak).toFixed(0)}% of the FMA peak`) +
+              (f.mfu === null ? '' : ` = MFU ${(100 * f.mfu).toFixed(1)}% of the ${f.peakProduct}'s datasheet BF16 peak (${f.peakBf16Tflops} TFLOP/s)`) +
               (f.fractionOfBf16DotPeak === null || matmulPrecision !== 'bf16' ? '' : ` (${(100 * f.fractionOfBf16DotPeak).toFixed(0)}% of the BF16 dot peak${f.fractionOfAmxPeak === null ? '' : `, ${(100 * f.fractionOfAmxPeak).toFixed(0)}% of the AMX tile peak`})`) +
               `, peak memory ${f.peakMemoryGiB.toFixed(2)} GiB (${f.activationsKept ? 'activations kept' : 'each layer recomputed'} for the backward), loss ${f.loss.toFixed(5)}`,
           ),

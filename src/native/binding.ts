@@ -18,6 +18,9 @@ export interface NativeCudaDevice {
   totalMemory: number;
   computeCapability: string;
   multiprocessors: number;
+  /** The datasheet product and dense BF16 tensor-core TFLOP/s behind the benchmarks' MFU (native/bench/device_peaks.cpp); null for a GPU not in its table. */
+  peakProduct: string | null;
+  peakBf16Tflops: number | null;
 }
 
 /** The CUDA runtime's view of this machine. */

@@ -61,7 +61,7 @@ export function formatSystemReport(report: SystemReport): string {
     `cuda:      compiled ${yes(report.cuda.compiled)}, runtime ${report.cuda.runtimeVersion || '-'}, driver ${report.cuda.driverVersion || 'none'}, ${report.cuda.deviceCount} device(s)`,
   ];
   for (const d of report.cuda.devices) {
-    lines.push(`           [${d.index}] ${d.name}, ${(d.totalMemory / 2 ** 30).toFixed(1)} GiB, sm_${d.computeCapability.replace('.', '')}, ${d.multiprocessors} SMs`);
+    lines.push(`           [${d.index}] ${d.name}, ${(d.totalMemory / 2 ** 30).toFixed(1)} GiB, sm_${d.computeCapability.replace('.', '')}, ${d.multiprocessors} SMs, ${d.peakBf16Tflops === null ? 'datasheet peak not known' : `${d.peakBf16Tflops} TFLOP/s dense BF16 (${d.peakProduct} datasheet)`}`);
   }
   if (report.cuda.deviceCount === 0 && report.cuda.error) lines.push(`           ${report.cuda.error}`);
   if (report.cuda.compiled) {
