@@ -4,7 +4,9 @@
 //   bandwidth: device-to-device copy (read + write bytes / time), the roofline's denominator;
 //   decode:    one step of S sequences with C cached positions each, bf16 weights + bf16 KV and FP8
 //              weights + FP8 KV, against the roofline (weight and KV bytes read per step / bandwidth);
-//   prefill:   32 × 2,048 tokens (last-token logits), in steps of `prefill_step` tokens;
+//   prefill:   32 × 2,048 tokens (last-token logits), in steps of `prefill_step` tokens, with its
+//              FLOPs (bench/forward_bench.h's prefill_flops), TFLOP/s and, for BF16 weights, MFU
+//              against the datasheet peak in "devicePeak" (bench/device_peaks.h);
 //   decodeGraphs: one decode step of 1, 8, 64 and 256 sequences (1,024 cached positions each, bf16
 //              weights and cache, split attention) launched eagerly and replayed from CUDA graphs
 //              (model/qwen3_decode_graphs.h), two alternating rounds each, the better median kept;
@@ -16,7 +18,7 @@
 // its warm-up (≈ 11 s a pass on an H200), the others as the median of 3. FP8 weights are quantized
 // once for every runner that uses them.
 // Everything but decodeGraphs and engineWithGraphs launches eagerly (S3_CUDA_GRAPHS is not read).
-// JSON: {"copyBandwidthBytesPerSecond", "decode": [bf16 split, bf16 tiled, bf16 tiled-mma, fp8 split,
+// JSON: {"copyBandwidthBytesPerSecond", "devicePeak", "decode": [bf16 split, bf16 tiled, bf16 tiled-mma, fp8 split,
 //        fp8 tiled, fp8 tiled-mma], "decodeGraphs": [per batch size], "prefill": [the same six],
 //        "engine": {..., "attention", "graphs"}, "engineWithGraphs": {the same}}.
 // Built with -DS3_BUILD_GPU_BENCH=ON (CUDA only). Run: s3_cuda_inference_bench [--quick] > bench.json
@@ -32,7 +34,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/device_peaks.h"
+#include "bench/forward_bench.h"
 #include "core/thread_pool.h"
+#include "cuda/device_info.h"
 #include "cuda/device_memory.h"
 #include "engine/engine.h"
 #include "engine/model_runner.h"
@@ -104,18 +109,25 @@ std::string decode_graph_figures(const std::shared_ptr<const s3::model::Qwen3Wei
   return text;
 }
 
+// peak_tflops: the GPU's datasheet dense BF16 peak (0: not known); "mfu" is reported for BF16
+// weights only (FP8 products have a peak of their own, and may run widened to BF16).
 std::string prefill_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, bool fp8, CudaAttention attention,
-                            int64_t S, int64_t L, int64_t step_tokens, s3::ThreadPool& pool) {
+                            int64_t S, int64_t L, int64_t step_tokens, double peak_tflops, s3::ThreadPool& pool) {
   const int repetitions = attention == CudaAttention::Split ? 1 : 3;
   const s3::engine::RunnerBenchFigures f =
       s3::engine::bench_runner_prefill(weights, cuda_options(fp8, attention), S, L, step_tokens, repetitions, pool);
-  char text[1024];
+  const double flops = s3::model::prefill_flops(weights->config(), S, L);
+  const double tflops = flops / f.median_seconds / 1e12;
+  char mfu[32] = "null";
+  if (!fp8 && peak_tflops > 0) std::snprintf(mfu, sizeof mfu, "%.4f", tflops / peak_tflops);
+  char text[1280];
   std::snprintf(text, sizeof text,
                 "{\"weights\": \"%s\", \"kvCache\": \"%s\", \"sequences\": %lld, \"tokens\": %lld, \"stepTokens\": %lld, "
-                "\"seconds\": %.4f, \"tokensPerSecond\": %.0f, \"repetitions\": %d, \"gemm\": \"%s\", \"attentionKernel\": \"%s\", "
-                "\"attention\": \"%s\"}",
+                "\"seconds\": %.4f, \"tokensPerSecond\": %.0f, \"flops\": %.6g, \"tflops\": %.2f, \"mfu\": %s, \"repetitions\": %d, "
+                "\"gemm\": \"%s\", \"attentionKernel\": \"%s\", \"attention\": \"%s\"}",
                 fp8 ? "fp8" : "bf16", fp8 ? "fp8" : "bf16", (long long)S, (long long)L, (long long)step_tokens, f.median_seconds,
-                f.tokens_per_second, repetitions, f.runner.gemm.c_str(), attention_kernel(attention), f.runner.attention.c_str());
+                f.tokens_per_second, flops, tflops, mfu, repetitions, f.runner.gemm.c_str(), attention_kernel(attention),
+                f.runner.attention.c_str());
   return text;
 }
 
@@ -178,7 +190,16 @@ int main(int argc, char** argv) {
   const auto fp8_weights = s3::engine::weights_in_format(weights, s3::engine::WeightFormat::Fp8);
   const auto weights_for = [&](bool fp8) { return fp8 ? fp8_weights : weights; };
   const int64_t S = quick ? 32 : 256, C = quick ? 1024 : 4096, P = quick ? 8 : 32;
+  const std::string gpu = s3::cuda::first_device().name;
+  const s3::bench::NominalDevicePeak peak = s3::bench::nominal_device_peak(gpu);
   std::printf("{\"copyBandwidthBytesPerSecond\": %.4g,\n", bandwidth);
+  if (peak.bf16_tflops > 0) {
+    std::printf(" \"devicePeak\": {\"device\": \"%s\", \"product\": \"%s\", \"bf16Tflops\": %.1f, \"source\": \"%s\"},\n", gpu.c_str(),
+                peak.product, peak.bf16_tflops, s3::bench::kNominalPeakSource);
+  } else {
+    std::printf(" \"devicePeak\": {\"device\": \"%s\", \"product\": null, \"bf16Tflops\": null, \"source\": \"%s\"},\n", gpu.c_str(),
+                s3::bench::kNominalPeakSource);
+  }
   std::fflush(stdout);
   const char* separator = " \"decode\": [";
   for (bool fp8 : {false, true}) {
@@ -199,7 +220,7 @@ int main(int argc, char** argv) {
   for (bool fp8 : {false, true}) {
     for (CudaAttention attention : kAttentions) {
       std::printf("%s%s", separator,
-                  s3bench::guarded([&] { return prefill_figures(weights_for(fp8), fp8, attention, P, 2048, 8192, pool); }).c_str());
+                  s3bench::guarded([&] { return prefill_figures(weights_for(fp8), fp8, attention, P, 2048, 8192, peak.bf16_tflops, pool); }).c_str());
       std::fflush(stdout);
       separator = ",\n             ";
     }

@@ -232,7 +232,8 @@ if wanted inference-bench; then
     echo "cuda_inference_bench exit $?"; cat "$LOGS/cuda-inference-bench.json"; tail -5 "$LOGS/cuda-inference-bench.log"
   fi
   if [ "$(cap 90)" != 0 ]; then
-    timeout "$(cap 90)" python3 bench/torch_prefill.py >"$LOGS/torch-prefill.json" 2>"$LOGS/torch-prefill.log"
+    # the same shape as ours: 32 × 2,048, or 8 × 2,048 with --quick
+    timeout "$(cap 90)" python3 bench/torch_prefill.py --sequences "$([ -n "$QUICK" ] && echo 8 || echo 32)" >"$LOGS/torch-prefill.json" 2>"$LOGS/torch-prefill.log"
     echo "torch_prefill exit $?"; cat "$LOGS/torch-prefill.json"
   else
     echo "torch_prefill: not run, the budget ran out"
@@ -386,6 +387,16 @@ if ours.get("tokensPerSecond") and theirs.get("tokensPerSecond"):
 peak = ((summary["trainBench"] or {}).get("devicePeak") or {}).get("bf16Tflops")
 gemm = theirs.get("bf16GemmTflops")
 fraction = lambda tflops, of: tflops / of if tflops and of else None
+# Prefill: each BF16 entry of ours (one per attention kernel) over PyTorch's on the same shape, and
+# both MFUs against the datasheet peak (PyTorch's from our FLOP count of the same prefill).
+prefills, torch_prefill = (summary["bench"] or {}).get("prefill") or [], summary["torchPrefill"] or {}
+prefill_peak = ((summary["bench"] or {}).get("devicePeak") or {}).get("bf16Tflops")
+same_shape = [p for p in prefills if p.get("weights") == "bf16" and p.get("tokensPerSecond") and
+              (p.get("sequences"), p.get("tokens")) == (torch_prefill.get("sequences"), torch_prefill.get("tokens"))]
+if same_shape and torch_prefill.get("tokensPerSecond"):
+    summary["prefillOverTorch"] = {p["attentionKernel"]: p["tokensPerSecond"] / torch_prefill["tokensPerSecond"] for p in same_shape}
+    summary["prefillMfu"] = {"datasheetBf16Tflops": prefill_peak, "ours": {p["attentionKernel"]: p.get("mfu") for p in same_shape},
+                             "torch": fraction(same_shape[0]["flops"] / torch_prefill["seconds"] / 1e12, prefill_peak)}
 summary["trainMfu"] = {"datasheetBf16Tflops": peak, "bf16GemmTflops": gemm,
                        "ours": fraction(ours.get("tflops"), peak), "torch": fraction(theirs.get("tflops"), peak),
                        "oursOfGemm": fraction(ours.get("tflops"), gemm), "torchOfGemm": fraction(theirs.get("tflops"), gemm)}

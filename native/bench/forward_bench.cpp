@@ -40,6 +40,15 @@ double pass_flops(const Qwen3Config& c, int64_t tokens, double attended_keys, in
          2.0 * double(logit_rows) * double(c.hidden_size) * double(c.vocab_size);
 }
 
+}  // namespace
+
+double prefill_flops(const Qwen3Config& c, int64_t sequences, int64_t tokens) {
+  const double attended = double(sequences) * double(tokens) * double(tokens + 1) / 2.0;
+  return pass_flops(c, sequences * tokens, attended, sequences);
+}
+
+namespace {
+
 template <typename Step>
 void time_steps(int repetitions, BenchFigures& figures, Step step) {
   std::vector<double> seconds;
@@ -80,9 +89,8 @@ BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64
   figures.sequences = sequences;
   figures.tokens_per_step = sequences * tokens;
   time_steps(repetitions, figures, [&] { qwen3_forward(weights, batch, cache, workspace, logits.data(), pool); });
-  const double attended = double(sequences) * double(tokens) * double(tokens + 1) / 2.0;
   figures.tokens_per_second = double(figures.tokens_per_step) / figures.median_seconds;
-  figures.gflops = pass_flops(c, figures.tokens_per_step, attended, sequences) / figures.median_seconds / 1e9;
+  figures.gflops = prefill_flops(c, sequences, tokens) / figures.median_seconds / 1e9;
   figures.weight_gbytes_per_second = double(weight_bytes(weights)) / figures.median_seconds / 1e9;
   const double bytes_per_position = double(KvCache::bytes_per_block(c, kBlockSize, cache.dtype())) / double(kBlockSize);
   figures.kv_gbytes = double(sequences) * double(tokens) * bytes_per_position / 1e9;

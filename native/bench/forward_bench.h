@@ -22,6 +22,11 @@ struct BenchFigures {
   double kv_gbytes = 0;          // bytes of KV cache a decode step reads, or a prefill writes (fp8: row scales included)
 };
 
+// FLOPs of a prefill of `sequences` × `tokens` new tokens from empty caches with logits of each
+// sequence's last token: the matmuls (2 per multiply-add), causal attention (query i reads i + 1
+// keys) and the LM head; what bench_prefill's gflops and the GPU prefill benchmark's MFU count.
+double prefill_flops(const Qwen3Config& config, int64_t sequences, int64_t tokens);
+
 // Prefill of `sequences` × `tokens` new tokens in one batch from an empty cache of `kv_dtype`
 // elements (the engine's f32, bf16 or fp8 with row scales); logits of each sequence's last token.
 BenchFigures bench_prefill(const Qwen3Weights& weights, int64_t sequences, int64_t tokens, int repetitions, ThreadPool& pool,
