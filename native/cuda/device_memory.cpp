@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "core/environment_switch.h"
 #include "cuda/check.h"
 
 namespace s3::cuda {
@@ -25,10 +26,7 @@ std::string mib(size_t bytes) {
 DeviceAllocator::DeviceAllocator(std::string advice, bool poison) : advice_(std::move(advice)), poison_(poison) {}
 
 bool DeviceAllocator::parse_poison_memory(const std::string& value) {
-  if (value.empty() || value == "0" || value == "off") return false;
-  if (value == "1" || value == "on") return true;
-  throw std::invalid_argument("S3_CUDA_POISON_MEMORY='" + value +
-                              "': expected 1 or on (fill device memory with 0xFF bytes when handed out), 0 or off");
+  return parse_environment_switch("S3_CUDA_POISON_MEMORY", value, "fill device memory with 0xFF bytes when handed out");
 }
 
 bool DeviceAllocator::poison_memory_from_environment() {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/environment_switch.h"
 #include "engine/cpu_model_runner.h"
 #include "model/bf16_round.h"
 #include "model/fp8_quantize.h"
@@ -28,9 +29,7 @@ std::shared_ptr<const model::Qwen3Weights> weights_in_format(std::shared_ptr<con
 }
 
 bool parse_cuda_graphs(const std::string& value) {
-  if (value.empty() || value == "0" || value == "off") return false;
-  if (value == "1" || value == "on") return true;
-  throw std::invalid_argument("S3_CUDA_GRAPHS='" + value + "': expected 1 or on (decode steps through CUDA graphs), 0 or off");
+  return parse_environment_switch("S3_CUDA_GRAPHS", value, "decode steps through CUDA graphs");
 }
 
 bool cuda_graphs_enabled(CudaGraphs choice) {
