@@ -37,9 +37,11 @@
 namespace emu {
 
 struct Dim3 { unsigned x = 0, y = 0, z = 0; };
-// The running CUDA thread's indices: saved and restored by each fiber around every switch.
-inline thread_local Dim3 thread_index, block_index, block_dim, grid_dim;
-inline thread_local int sync_count = 0;
+// The running CUDA thread's indices: saved and restored by each fiber around every switch. Plain
+// globals, as one launch runs at a time (launch_kernel's lock): thread-locals cost a __tls_get_addr
+// call per access in the emulated addon, a shared object (11% of an emulated decode's time).
+inline Dim3 thread_index, block_index, block_dim, grid_dim;
+inline int sync_count = 0;
 
 struct Barrier;
 
@@ -171,8 +173,12 @@ struct Block {
   std::vector<std::unique_ptr<Barrier>> warps;
   std::atomic<int> votes[3] = {0, 0, 0};
   std::vector<uint8_t> shared;                 // dynamic shared memory
-  std::vector<std::array<uint8_t, 64>> slots;  // one per thread: what a lane publishes to its warp
-  explicit Block(int n, size_t shared_bytes) : threads(n), all(n), shared(shared_bytes, 0xCD), slots(size_t(n)) {
+  // What a lane publishes to its warp: two slots per thread, a collective using the one of its parity
+  // (collectives[thread] counts them), so that a warp rendezvous once per collective, not twice.
+  std::vector<std::array<uint8_t, 64>> slots;
+  std::vector<uint32_t> collectives;
+  explicit Block(int n, size_t shared_bytes)
+      : threads(n), all(n), shared(shared_bytes, 0xCD), slots(size_t(2 * n)), collectives(size_t(n), 0) {
     for (int w = 0; w < n / 32; w++) warps.push_back(std::make_unique<Barrier>(32));
   }
 };
@@ -182,18 +188,29 @@ inline int lane() { return int(thread_index.x) & 31; }
 inline int warp() { return int(thread_index.x) >> 5; }
 inline void warp_sync() { current->warps[size_t(warp())]->arrive_and_wait(); }
 template <typename T>
-inline T& slot(int l) {
+inline T& slot(unsigned buffer, int l) {
   static_assert(sizeof(T) <= 64, "a lane publishes at most 64 bytes");
-  return *reinterpret_cast<T*>(current->slots[size_t(warp() * 32 + l)].data());
+  return *reinterpret_cast<T*>(current->slots[size_t(buffer) * size_t(current->threads) + size_t(warp() * 32 + l)].data());
 }
+// Every lane publishes `mine`, the warp meets, and the buffer returned holds all 32 values
+// (published<T>(buffer, l) is lane l's). One rendezvous suffices: a lane writes this buffer again
+// two collectives later, past the next rendezvous, which every lane reaches only after reading this
+// one's values.
+template <typename T>
+inline unsigned publish(const T& mine) {
+  const unsigned buffer = current->collectives[thread_index.x]++ & 1u;
+  slot<T>(buffer, lane()) = mine;
+  warp_sync();
+  return buffer;
+}
+template <typename T>
+inline const T& published(unsigned buffer, int l) { return slot<T>(buffer, l); }
 // Every lane publishes `mine`; returns all 32 values.
 template <typename T>
 inline std::array<T, 32> gather(const T& mine) {
-  slot<T>(lane()) = mine;
-  warp_sync();
+  const unsigned buffer = publish(mine);
   std::array<T, 32> all;
-  for (int l = 0; l < 32; l++) all[size_t(l)] = slot<T>(l);
-  warp_sync();
+  for (int l = 0; l < 32; l++) all[size_t(l)] = published<T>(buffer, l);
   return all;
 }
 
@@ -313,21 +330,21 @@ inline int __reduce_min_sync(unsigned, int value) {
 }
 
 template <typename T>
-inline T __shfl_xor_sync(unsigned, T value, int mask) { return emu::gather(value)[size_t(emu::lane() ^ mask)]; }
+inline T __shfl_xor_sync(unsigned, T value, int mask) { return emu::published<T>(emu::publish(value), emu::lane() ^ mask); }
 template <typename T>
-inline T __shfl_sync(unsigned, T value, int source) { return emu::gather(value)[size_t(source & 31)]; }
+inline T __shfl_sync(unsigned, T value, int source) { return emu::published<T>(emu::publish(value), source & 31); }
 // Lanes past the warp's end (down) or before its start (up) keep their own value, as on the device.
 template <typename T>
 inline T __shfl_down_sync(unsigned, T value, unsigned delta) {
-  const auto all = emu::gather(value);
+  const unsigned buffer = emu::publish(value);
   const int source = emu::lane() + int(delta);
-  return source < 32 ? all[size_t(source)] : value;
+  return source < 32 ? emu::published<T>(buffer, source) : value;
 }
 template <typename T>
 inline T __shfl_up_sync(unsigned, T value, unsigned delta) {
-  const auto all = emu::gather(value);
+  const unsigned buffer = emu::publish(value);
   const int source = emu::lane() - int(delta);
-  return source >= 0 ? all[size_t(source)] : value;
+  return source >= 0 ? emu::published<T>(buffer, source) : value;
 }
 
 namespace s3::cuda {
@@ -343,18 +360,19 @@ inline void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_
   MmaOperands mine;
   std::memcpy(mine.a, a, sizeof mine.a);
   mine.b[0] = b0, mine.b[1] = b1;
-  const auto all = emu::gather(mine);
+  const unsigned buffer = emu::publish(mine);
   const int group = emu::lane() >> 2, quad = emu::lane() & 3;
-  for (int e = 0; e < 4; e++) {
-    const int r = group + (e >= 2 ? 8 : 0), n = 2 * quad + (e & 1);
-    double sum = d[e];
-    for (int k = 0; k < 16; k++) {
-      const MmaOperands& ao = all[size_t(4 * (r % 8) + (k % 8) / 2)];
-      const MmaOperands& bo = all[size_t(4 * n + (k % 8) / 2)];
-      const float av = half_of(ao.a[(r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)], k % 2);
-      const float bv = half_of(bo.b[k >= 8 ? 1 : 0], k % 2);
-      sum += double(av) * double(bv);
+  // This lane's rows group and group + 8 of A, and columns 2·quad and 2·quad + 1 of B, widened once.
+  float a_rows[2][16], b_columns[2][16];
+  for (int k = 0; k < 16; k++) {
+    for (int h = 0; h < 2; h++) {
+      a_rows[h][k] = half_of(emu::published<MmaOperands>(buffer, 4 * group + (k % 8) / 2).a[h + (k >= 8 ? 2 : 0)], k % 2);
+      b_columns[h][k] = half_of(emu::published<MmaOperands>(buffer, 4 * (2 * quad + h) + (k % 8) / 2).b[k >= 8 ? 1 : 0], k % 2);
     }
+  }
+  for (int e = 0; e < 4; e++) {  // D(group + 8·(e ≥ 2), 2·quad + e mod 2)
+    double sum = d[e];
+    for (int k = 0; k < 16; k++) sum += double(a_rows[e >= 2][k]) * double(b_columns[e & 1][k]);
     d[e] = float(sum);
   }
 }
@@ -368,18 +386,19 @@ inline uint16_t b16_at(const void* row, int column) {
   return v;
 }
 inline void load_matrices(uint32_t (&r)[4], const void* row) {
-  const auto rows = emu::gather(row);
+  const unsigned rows = emu::publish(row);
   const int group = emu::lane() >> 2, quad = emu::lane() & 3;
   for (int j = 0; j < 4; j++) {
-    const void* mine = rows[size_t(8 * j + group)];
+    const void* mine = emu::published<const void*>(rows, 8 * j + group);
     r[j] = uint32_t(b16_at(mine, 2 * quad)) | (uint32_t(b16_at(mine, 2 * quad + 1)) << 16);
   }
 }
 inline void load_matrices_transposed(uint32_t (&r)[4], const void* row) {
-  const auto rows = emu::gather(row);
+  const unsigned rows = emu::publish(row);
   const int group = emu::lane() >> 2, quad = emu::lane() & 3;
   for (int j = 0; j < 4; j++) {
-    r[j] = uint32_t(b16_at(rows[size_t(8 * j + 2 * quad)], group)) | (uint32_t(b16_at(rows[size_t(8 * j + 2 * quad + 1)], group)) << 16);
+    r[j] = uint32_t(b16_at(emu::published<const void*>(rows, 8 * j + 2 * quad), group)) |
+           (uint32_t(b16_at(emu::published<const void*>(rows, 8 * j + 2 * quad + 1), group)) << 16);
   }
 }
 
