@@ -149,15 +149,17 @@ inline void yield_fiber() {
   thread_index = me.thread_index, block_index = me.block_index, sync_count = me.sync_count;
 }
 
-// A barrier of `expected` fibers: the last to arrive goes on; the others wait for the next generation.
+// A barrier of `expected` fibers: the last to arrive runs on_last() (before any other goes on) and
+// goes on; the others wait for the next generation.
 struct Barrier {
   int expected, arrived = 0;
   uint64_t generation = 0;
   explicit Barrier(int n) : expected(n) {}
-  void arrive_and_wait() {
+  void arrive_and_wait(void (*on_last)() = nullptr) {
     if (++arrived == expected) {
       arrived = 0;
       generation++;
+      if (on_last != nullptr) on_last();
       return;
     }
     Fiber& me = launch->fibers[size_t(launch->running)];
@@ -214,8 +216,15 @@ inline std::array<T, 32> gather(const T& mine) {
   return all;
 }
 
+// Between two blocks of a grid: the block's shared memory and votes as a new block finds them.
+inline void reset_block() {
+  std::fill(current->shared.begin(), current->shared.end(), uint8_t(0xCD));
+  for (auto& v : current->votes) v = 0;
+}
+
 // A fiber's whole life: kernel() for its thread of every block of the grid, in order, the block's
-// shared memory and votes reset between blocks.
+// shared memory and votes reset between blocks by the last thread to finish one (the others resume
+// after it, so none starts the next block before the reset).
 inline void fiber_main() {
   const int t = launch->running;
   thread_index = Dim3{unsigned(t), 0, 0};
@@ -226,12 +235,7 @@ inline void fiber_main() {
         block_index = Dim3{bx, by, bz};
         sync_count = 0;
         (*launch->kernel)();
-        block.all.arrive_and_wait();
-        if (t == 0) {
-          std::fill(block.shared.begin(), block.shared.end(), uint8_t(0xCD));
-          for (auto& v : block.votes) v = 0;
-        }
-        block.all.arrive_and_wait();
+        block.all.arrive_and_wait(reset_block);
       }
     }
   }
