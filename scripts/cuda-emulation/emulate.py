@@ -222,10 +222,18 @@ def compile_units(directory, sources, host_sources, extra_flags=(), object_prefi
     return objects
 
 
+def link_replacing(command, target):
+    """Runs the link `command` into a new file beside `target`, then renames it over `target`: the
+    linker rewrites an existing output in place, which would pull the library from under a process
+    that has it loaded (an emulated CLI run); the rename leaves that process its old copy."""
+    subprocess.run(command + ["-o", target + ".new"], check=True)
+    os.replace(target + ".new", target)
+
+
 def build_cublaslt_standin(directory):
     """The host cuBLASLt stand-in, built as libcublasLt.so.13 in `directory`."""
-    subprocess.run(flags_for(directory) + ["-O2", "-shared", "-fPIC", os.path.join(here, "cublaslt_standin.cpp"), "-o",
-                                           os.path.join(directory, "libcublasLt.so.13")], check=True)
+    link_replacing(flags_for(directory) + ["-O2", "-shared", "-fPIC", os.path.join(here, "cublaslt_standin.cpp")],
+                   os.path.join(directory, "libcublasLt.so.13"))
 
 
 def run(check):
@@ -278,11 +286,16 @@ def build_addon():
     package = os.path.join(directory, "package")
     release = os.path.join(package, "build", "Release")
     os.makedirs(release, exist_ok=True)
-    subprocess.run(["g++", "-shared", "-o", os.path.join(release, "s3_native.node")] + objects +
-                   [os.path.join(build, "libs3_core.a"), "-lpthread", "-ldl"], check=True)
-    for folder in ["bin", "dist"]:
-        subprocess.run(["rm", "-rf", os.path.join(package, folder)], check=True)
-        subprocess.run(["cp", "-r", os.path.join(root, folder), os.path.join(package, folder)], check=True)
+    link_replacing(["g++", "-shared"] + objects + [os.path.join(build, "libs3_core.a"), "-lpthread", "-ldl"],
+                   os.path.join(release, "s3_native.node"))
+    for folder in ["bin", "dist"]:  # copied beside, then swapped in: never missing while a run goes on
+        target = os.path.join(package, folder)
+        subprocess.run(["rm", "-rf", target + ".new", target + ".old"], check=True)
+        subprocess.run(["cp", "-r", os.path.join(root, folder), target + ".new"], check=True)
+        if os.path.exists(target):
+            os.rename(target, target + ".old")
+        os.rename(target + ".new", target)
+        subprocess.run(["rm", "-rf", target + ".old"], check=True)
     subprocess.run(["cp", os.path.join(root, "package.json"), package], check=True)
     for link in ["node_modules", "assets"]:
         if not os.path.lexists(os.path.join(package, link)):
