@@ -29,7 +29,7 @@ links the translated sources with the CPU core library and compares against the 
                     package under <build-dir>/cuda-emulation-addon, for running the CLI with
                     --device cuda (build-dir: a CPU-only build configured position-independent);
                     cli_compare.py then compares its commands with the CPU's.
-Seconds to minutes per check (`all`: 4.6 min on 2 vCPUs, gpu-test-trainer the longest at 3.3 min;
+Seconds to minutes per check (`all`: 3.9 min on 2 vCPUs, gpu-test-trainer the longest at 2.3 min;
 some single GPU tests run 15 min); a development tool, not part of CI. Objects are kept in
 <build-dir>/cuda-emulation and rebuilt when their source or a header they include (g++ -MMD)
 changes (delete the folder after changing the compiler flags here).
