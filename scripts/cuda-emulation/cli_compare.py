@@ -12,13 +12,25 @@ end as users run it, without a GPU. Stages (all by default):
           byte for byte, its reward and tokens equal, each update's gradient norm within 1e-4
           relative, the final weights within NMSE 1e-8; whether the second update's rollouts (after
           a device-trained update) are the CPU's too is printed, not required.
+  learners: one RL update of the same 4 teams of 4 with each other learner of Table 1 whose loss
+          differs from s3's (online-sft: SFT on the successful teams; individual: per-agent rewards):
+          the update's trace byte for byte the CPU's, its gradient norm within 1e-4 relative, the
+          weights after it within NMSE 1e-8.
+  eval:   `swarm eval` of that policy on aggregation (N = 1, 2) and exploration (N = 2), 2 problems,
+          seed 1, a work allowance of 1,024 tokens per agent (the task's 8,192 take hours here: an
+          agent that never answers decodes all of them, one emulated step at a time): every episode's
+          trace byte for byte the CPU's and episodes.jsonl the same lines; the same with an FP8 KV
+          cache on aggregation N = 2 is printed, not required (attention sums in another order, so a
+          near-tie may sample another token).
+  run:    `swarm run` of one aggregation episode of 2 agents from that policy with --trace: the trace
+          byte for byte the CPU's.
 The bounds are the C++ GPU tests' (f32 sums in other orders, products summed in double by the
-cuBLASLt stand-in). Takes ~28 min on 2 vCPUs (24 of them the train stage), plus ~8 min the first
-time for the policy's SFT.
+cuBLASLt stand-in). Takes ~28 min on 2 vCPUs (24 of them the train stage) without eval and run, plus ~8 min the
+first time for the policy's SFT.
 
 Usage (from the repository root, after `npm install` and
 `python3 scripts/cuda-emulation/emulate.py addon build-cpu-pic`):
-  python3 scripts/cuda-emulation/cli_compare.py [build-dir] [logits|sft|train ...]
+  python3 scripts/cuda-emulation/cli_compare.py [build-dir] [logits|sft|train|eval|run ...]
 Outputs stay in <build-dir>/cuda-emulation-cli.
 """
 import array
@@ -34,7 +46,8 @@ import time
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 build = os.path.join(root, sys.argv[1] if len(sys.argv) > 1 else "build-cpu-pic")
-stages = sys.argv[2:] or ["logits", "sft", "train"]
+STAGES = ["logits", "sft", "train", "learners", "eval", "run"]
+stages = sys.argv[2:] or STAGES
 addon_dir = os.path.join(build, "cuda-emulation-addon")
 package = os.path.join(addon_dir, "package")
 work = os.path.join(build, "cuda-emulation-cli")
@@ -147,14 +160,26 @@ def trace_lines(run, update):
         return f.read()
 
 
-def stage_train(model):
+def sft_policy(model):
+    """The mini preset's SFT of model on the CPU, made once and kept: the policy the RL and eval stages start from."""
     policy = os.path.join(work, "policy-sft-cpu")
     if not os.path.exists(os.path.join(policy, "model.safetensors")):
         swarm("cpu", ["sft", "--model", model, "--out", policy], "policy-sft-cpu (mini preset's SFT)")
-    config = os.path.join(work, "train-config.json")
+    return policy
+
+
+def train_config(updates):
+    """The RL settings of the train and learners stages: 4 teams of 4 per update on one problem."""
+    config = os.path.join(work, "train-config-%d.json" % updates)
     with open(config, "w") as f:
-        json.dump({"sft": None, "rlUpdates": 2, "problemsPerUpdate": 1, "attemptsPerProblem": 4, "teamSize": 4,
+        json.dump({"sft": None, "rlUpdates": updates, "problemsPerUpdate": 1, "attemptsPerProblem": 4, "teamSize": 4,
                    "concurrentEpisodes": 4, "tokenCost": 0.25}, f)
+    return config
+
+
+def stage_train(model):
+    policy = sft_policy(model)
+    config = train_config(2)
     runs = {}
     for device in ["cpu", "cuda"]:
         runs[device] = os.path.join(work, "train-" + device)
@@ -176,6 +201,79 @@ def stage_train(model):
     print("  note second update's rollouts: %s" % ("byte for byte the CPU's" if same else "differ from the CPU's (weights one device-trained update apart)"))
 
 
+def stage_learners(model):
+    policy = sft_policy(model)
+    config = train_config(1)
+    for learner in ["online-sft", "individual"]:
+        runs = {}
+        for device in ["cuda", "cpu"]:
+            runs[device] = os.path.join(work, "learner-%s-%s" % (learner, device))
+            shutil.rmtree(runs[device], ignore_errors=True)
+            swarm(device, ["train", "--config", config, "--learner", learner, "--model", policy, "--no-eval", "--out", runs[device]],
+                  "learner-%s-%s" % (learner, device))
+        cpu, gpu = metrics(os.path.join(runs["cpu"], "metrics.jsonl")), metrics(os.path.join(runs["cuda"], "metrics.jsonl"))
+        check("%s update" % learner, len(cpu) == len(gpu) == 1 and not cpu[0]["stepSkipped"] and not gpu[0]["stepSkipped"],
+              "one on each device, not skipped (reward %.4f)" % cpu[0]["reward"])
+        check("%s rollouts" % learner, trace_lines(runs["cuda"], 1) == trace_lines(runs["cpu"], 1), "trace byte for byte the CPU's")
+        difference = relative(gpu[0]["gradNorm"], cpu[0]["gradNorm"])
+        check("%s gradient norm" % learner, difference <= 1e-4, "relative difference %.2g (bound 1e-4)" % difference)
+        value = weights_nmse(os.path.join(runs["cuda"], "checkpoints", "step_1", "model.safetensors"),
+                             os.path.join(runs["cpu"], "checkpoints", "step_1", "model.safetensors"))
+        check("%s weights" % learner, value <= 1e-8, "NMSE %.2g (bound 1e-8)" % value)
+
+
+def gzip_files(folder):
+    """The decompressed contents of every .jsonl.gz under folder, by relative path."""
+    out = {}
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            if name.endswith(".jsonl.gz"):
+                path = os.path.join(parent, name)
+                with gzip.open(path, "rb") as f:
+                    out[os.path.relpath(path, folder)] = f.read()
+    return out
+
+
+def evaluate(policy, label, args):
+    """The same `swarm eval` on both devices; returns {"cuda": (traces, episode lines), "cpu": (...)}."""
+    got = {}
+    for device in ["cuda", "cpu"]:
+        out = os.path.join(work, "eval-%s-%s" % (label, device))
+        shutil.rmtree(out, ignore_errors=True)
+        swarm(device, ["eval", "--model", policy, "--seeds", "1", "--problems", "2", "--allowance", "1024", "--out", out] + args,
+              "eval-%s-%s" % (label, device))
+        with open(os.path.join(out, "episodes.jsonl")) as f:
+            got[device] = (gzip_files(os.path.join(out, "traces")), sorted(line for line in f if line.strip()))
+    return got
+
+
+def stage_eval(model):
+    policy = sft_policy(model)
+    for label, args in [("aggregation", ["--task", "aggregation", "--sizes", "1,2"]),
+                        ("exploration", ["--task", "exploration", "--sizes", "2"])]:
+        (gpu_traces, gpu_episodes), (cpu_traces, cpu_episodes) = evaluate(policy, label, args).values()
+        same = sum(gpu_traces.get(name) == trace for name, trace in cpu_traces.items())
+        check("eval %s traces" % label, len(cpu_traces) > 0 and same == len(cpu_traces) == len(gpu_traces),
+              "%d of %d episodes' traces byte for byte the CPU's" % (same, len(cpu_traces)))
+        check("eval %s episodes" % label, gpu_episodes == cpu_episodes,
+              "episodes.jsonl %s" % ("the same lines" if gpu_episodes == cpu_episodes else "differs"))
+    got = evaluate(policy, "aggregation-fp8-kv", ["--task", "aggregation", "--sizes", "2", "--kv-dtype", "fp8"])
+    same = sum(got["cuda"][0].get(name) == trace for name, trace in got["cpu"][0].items())
+    print("  note fp8 KV cache: %d of %d episodes' traces byte for byte the CPU's" % (same, len(got["cpu"][0])), flush=True)
+
+
+def stage_run(model):
+    policy = sft_policy(model)
+    traces = {}
+    for device in ["cpu", "cuda"]:
+        path = os.path.join(work, "run-%s.jsonl" % device)
+        swarm(device, ["run", "--model", policy, "--task", "aggregation", "--n", "2", "--seed", "3", "--trace", path], "run-" + device)
+        with open(path, "rb") as f:
+            traces[device] = f.read()
+    check("run trace", len(traces["cpu"]) > 0 and traces["cuda"] == traces["cpu"],
+          "%d bytes, %s" % (len(traces["cpu"]), "byte for byte the CPU's" if traces["cuda"] == traces["cpu"] else "differs"))
+
+
 if not os.path.exists(os.path.join(package, "build", "Release", "s3_native.node")):
     sys.exit("no emulated addon in %s: run python3 scripts/cuda-emulation/emulate.py addon %s first" % (addon_dir, os.path.relpath(build, root)))
 os.makedirs(work, exist_ok=True)
@@ -184,9 +282,10 @@ if not os.path.exists(os.path.join(model, "model.safetensors")):
     subprocess.run(["node", os.path.join(root, "bin", "swarm.js"), "model", "init", "--shape", "s3-mini", "--dtype", "f32",
                     "--seed", "0", "--out", model], check=True, cwd=root, stdout=subprocess.DEVNULL)
 for stage in stages:
-    if stage not in ("logits", "sft", "train"):
-        sys.exit("unknown stage %r: logits, sft or train" % stage)
+    if stage not in STAGES:
+        sys.exit("unknown stage %r: %s" % (stage, ", ".join(STAGES)))
     print("== " + stage, flush=True)
-    {"logits": stage_logits, "sft": stage_sft, "train": stage_train}[stage](model)
+    {"logits": stage_logits, "sft": stage_sft, "train": stage_train, "learners": stage_learners, "eval": stage_eval,
+     "run": stage_run}[stage](model)
 print("cli_compare: %s" % ("every check passed" if not failures else "FAILED: " + ", ".join(failures)))
 sys.exit(1 if failures else 0)
