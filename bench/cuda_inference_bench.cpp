@@ -193,13 +193,7 @@ int main(int argc, char** argv) {
   const std::string gpu = s3::cuda::first_device().name;
   const s3::bench::NominalDevicePeak peak = s3::bench::nominal_device_peak(gpu);
   std::printf("{\"copyBandwidthBytesPerSecond\": %.4g,\n", bandwidth);
-  if (peak.bf16_tflops > 0) {
-    std::printf(" \"devicePeak\": {\"device\": \"%s\", \"product\": \"%s\", \"bf16Tflops\": %.1f, \"source\": \"%s\"},\n", gpu.c_str(),
-                peak.product, peak.bf16_tflops, s3::bench::kNominalPeakSource);
-  } else {
-    std::printf(" \"devicePeak\": {\"device\": \"%s\", \"product\": null, \"bf16Tflops\": null, \"source\": \"%s\"},\n", gpu.c_str(),
-                s3::bench::kNominalPeakSource);
-  }
+  std::printf(" \"devicePeak\": %s,\n", s3bench::device_peak_json(gpu).c_str());
   std::fflush(stdout);
   const char* separator = " \"decode\": [";
   for (bool fp8 : {false, true}) {

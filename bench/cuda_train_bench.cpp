@@ -29,7 +29,6 @@
 #include <thread>
 #include <vector>
 
-#include "bench/device_peaks.h"
 #include "bench/train_bench.h"
 #include "cuda/attention_backward.h"
 #include "cuda/attention_train_mma.h"
@@ -363,11 +362,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string gpu = devices.devices.empty() ? std::string() : devices.devices.front().name;
-  const s3::bench::NominalDevicePeak peak = s3::bench::nominal_device_peak(gpu);
-  report.value("devicePeak", "{\"device\": " + quoted(gpu) + ", \"product\": " +
-                                 (peak.bf16_tflops > 0 ? quoted(peak.product) : "null") + ", \"bf16Tflops\": " +
-                                 (peak.bf16_tflops > 0 ? number(peak.bf16_tflops) : "null") + ", \"source\": " +
-                                 quoted(s3::bench::kNominalPeakSource) + "}");
+  report.value("devicePeak", s3bench::device_peak_json(gpu));
   const std::vector<Size> ladder = quick ? std::vector<Size>{{1, 1024}} : std::vector<Size>{{1, 1024}, {2, 2048}};
   const Size full = quick ? Size{2, 1024} : Size{8, 4096};
   try {

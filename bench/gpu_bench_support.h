@@ -1,14 +1,16 @@
 // gpu_bench_support.h: what the GPU check's benchmark binaries (cuda_inference_bench.cpp,
 // cuda_train_bench.cpp) share: the random Qwen3-0.6B checkpoint they run (bf16, written once under
-// a temp folder by model/qwen3_init.h) and a section of their JSON output that reports an exception
-// as {"error": "..."} instead of ending the run.
+// a temp folder by model/qwen3_init.h), a section of their JSON output that reports an exception
+// as {"error": "..."} instead of ending the run, and the "devicePeak" object behind their MFU.
 #pragma once
 
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "bench/device_peaks.h"
 #include "model/qwen3_init.h"
 
 namespace s3bench {
@@ -26,6 +28,19 @@ inline std::string qwen3_06b_checkpoint(const std::string& root) {
     s3::model::init_qwen3_checkpoint({dir, 1, s3::DType::BF16, 0.02f});
   }
   return dir;
+}
+
+// {"device", "product", "bf16Tflops", "source"}: the GPU's datasheet dense BF16 peak
+// (bench/device_peaks.h), product and bf16Tflops null for a GPU not in its table.
+inline std::string device_peak_json(std::string gpu) {
+  for (char& c : gpu) {
+    if (c == '"' || c == '\\' || c == '\n') c = ' ';
+  }
+  const s3::bench::NominalDevicePeak peak = s3::bench::nominal_device_peak(gpu);
+  char figure[32] = "null";
+  if (peak.bf16_tflops > 0) std::snprintf(figure, sizeof figure, "%.1f", peak.bf16_tflops);
+  return "{\"device\": \"" + gpu + "\", \"product\": " + (peak.bf16_tflops > 0 ? "\"" + std::string(peak.product) + "\"" : "null") +
+         ", \"bf16Tflops\": " + figure + ", \"source\": \"" + s3::bench::kNominalPeakSource + "\"}";
 }
 
 // section()'s JSON text, or {"error": "<what it threw>"}.
