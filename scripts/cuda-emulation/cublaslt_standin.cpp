@@ -6,7 +6,8 @@
 // double in order and rounded once (cuBLAS's own order is not modelled). Block-scaled FP8 is refused
 // (CUBLAS_STATUS_NOT_SUPPORTED from the heuristic): what a real cuBLASLt accepts there can only be
 // learned on a GPU. It checks the descriptor values s3 sets (compute 32F, scale 32F) and refuses
-// anything else, so an unexpected call shows up as an error rather than a silent product.
+// anything else, so an unexpected call shows up as an error rather than a silent product. A product
+// is work on its stream (cuda_runtime_api.h's stand-in), so a CUDA graph's capture records it.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +22,8 @@ namespace {
 
 namespace lt = s3::cuda::lt;
 
-constexpr lt::Status kInvalidValue = 7;  // CUBLAS_STATUS_INVALID_VALUE [cublas_api]
+constexpr lt::Status kInvalidValue = 7;      // CUBLAS_STATUS_INVALID_VALUE [cublas_api]
+constexpr lt::Status kExecutionFailed = 13;  // CUBLAS_STATUS_EXECUTION_FAILED [cublas_api]
 
 struct Desc {
   int32_t compute = 0, transa = lt::kOpN, transb = lt::kOpN, a_scale_mode = 0, b_scale_mode = 0;
@@ -155,50 +157,54 @@ EXPORT lt::Status cublasLtMatmulAlgoCheck(lt::Handle, lt::MatmulDesc desc, lt::M
 
 EXPORT lt::Status cublasLtMatmul(lt::Handle, lt::MatmulDesc desc, const void* alpha, const void* a, lt::MatrixLayout a_layout,
                                  const void* b, lt::MatrixLayout b_layout, const void* beta, const void* c, lt::MatrixLayout c_layout,
-                                 void* d, lt::MatrixLayout d_layout, const lt::MatmulAlgo*, void*, size_t, cudaStream_t) {
+                                 void* d, lt::MatrixLayout d_layout, const lt::MatmulAlgo*, void*, size_t, cudaStream_t stream) {
   const lt::Status status = check(desc, a_layout, b_layout, c_layout, d_layout);
   if (status != lt::kStatusSuccess) return status;
-  const Desc& s = *static_cast<const Desc*>(desc);
-  const Layout &la = *static_cast<const Layout*>(a_layout), &lb = *static_cast<const Layout*>(b_layout);
-  const Layout &lc = *static_cast<const Layout*>(c_layout), &ld = *static_cast<const Layout*>(d_layout);
+  // The descriptors and the scalars (host pointers) are read now, as cuBLASLt reads them when the
+  // product is enqueued; the product runs on `stream` (now, or at a captured graph's launch).
+  const Desc s = *static_cast<const Desc*>(desc);
+  const Layout la = *static_cast<const Layout*>(a_layout), lb = *static_cast<const Layout*>(b_layout);
+  const Layout lc = *static_cast<const Layout*>(c_layout), ld = *static_cast<const Layout*>(d_layout);
   int64_t m, n, k;
   shape(s, la, lb, lc, ld, &m, &n, &k);
   const double al = double(*static_cast<const float*>(alpha)), be = double(*static_cast<const float*>(beta));
-  // op(B) widened to double once, column j's k values contiguous; then op(A) in blocks of rows, each
-  // row's k values contiguous, so every element's sum runs over two contiguous arrays in the order
-  // p = 0 .. k - 1. Element (i, j) reads C(i, j) just before writing D(i, j), so C may be D. Columns
-  // are shared among threads when there are many (each element is computed alone, so the result does
-  // not depend on the split).
-  std::vector<double> bd(size_t(n * k));
-  for (int64_t j = 0; j < n; j++) {
-    for (int64_t p = 0; p < k; p++) bd[size_t(j * k + p)] = read(b, lb.type, s.transb == lt::kOpT ? j + p * lb.ld : p + j * lb.ld);
-  }
-  auto columns = [&](int64_t j0, int64_t j1) {
-    constexpr int64_t kRows = 64;
-    std::vector<double> ad(size_t(kRows * k));
-    for (int64_t i0 = 0; i0 < m; i0 += kRows) {
-      const int64_t rows = std::min(kRows, m - i0);
-      for (int64_t r = 0; r < rows; r++) {
-        for (int64_t p = 0; p < k; p++) {
-          ad[size_t(r * k + p)] = read(a, la.type, s.transa == lt::kOpT ? p + (i0 + r) * la.ld : (i0 + r) + p * la.ld);
-        }
-      }
-      for (int64_t j = j0; j < j1; j++) {
-        const double* bj = &bd[size_t(j * k)];
-        for (int64_t r = 0; r < rows; r++) {
-          const double* ar = &ad[size_t(r * k)];
-          double sum = 0.0;
-          for (int64_t p = 0; p < k; p++) sum += ar[p] * bj[p];
-          const int64_t i = i0 + r;
-          write(d, ld.type, i + j * ld.ld, al * sum + (be != 0.0 ? be * read(c, lc.type, i + j * lc.ld) : 0.0));
-        }
-      }
+  const auto product = [=] {
+    // op(B) widened to double once, column j's k values contiguous; then op(A) in blocks of rows, each
+    // row's k values contiguous, so every element's sum runs over two contiguous arrays in the order
+    // p = 0 .. k - 1. Element (i, j) reads C(i, j) just before writing D(i, j), so C may be D. Columns
+    // are shared among threads when there are many (each element is computed alone, so the result does
+    // not depend on the split).
+    std::vector<double> bd(size_t(n * k));
+    for (int64_t j = 0; j < n; j++) {
+      for (int64_t p = 0; p < k; p++) bd[size_t(j * k + p)] = read(b, lb.type, s.transb == lt::kOpT ? j + p * lb.ld : p + j * lb.ld);
     }
+    auto columns = [&](int64_t j0, int64_t j1) {
+      constexpr int64_t kRows = 64;
+      std::vector<double> ad(size_t(kRows * k));
+      for (int64_t i0 = 0; i0 < m; i0 += kRows) {
+        const int64_t rows = std::min(kRows, m - i0);
+        for (int64_t r = 0; r < rows; r++) {
+          for (int64_t p = 0; p < k; p++) {
+            ad[size_t(r * k + p)] = read(a, la.type, s.transa == lt::kOpT ? p + (i0 + r) * la.ld : (i0 + r) + p * la.ld);
+          }
+        }
+        for (int64_t j = j0; j < j1; j++) {
+          const double* bj = &bd[size_t(j * k)];
+          for (int64_t r = 0; r < rows; r++) {
+            const double* ar = &ad[size_t(r * k)];
+            double sum = 0.0;
+            for (int64_t p = 0; p < k; p++) sum += ar[p] * bj[p];
+            const int64_t i = i0 + r;
+            write(d, ld.type, i + j * ld.ld, al * sum + (be != 0.0 ? be * read(c, lc.type, i + j * lc.ld) : 0.0));
+          }
+        }
+      }
+    };
+    const int64_t threads = n >= 64 ? std::max<int64_t>(1, std::min<int64_t>(int64_t(std::thread::hardware_concurrency()), 8)) : 1;
+    std::vector<std::thread> workers;
+    for (int64_t t = 1; t < threads; t++) workers.emplace_back(columns, n * t / threads, n * (t + 1) / threads);
+    columns(0, n / threads);
+    for (std::thread& w : workers) w.join();
   };
-  const int64_t threads = n >= 64 ? std::max<int64_t>(1, std::min<int64_t>(int64_t(std::thread::hardware_concurrency()), 8)) : 1;
-  std::vector<std::thread> workers;
-  for (int64_t t = 1; t < threads; t++) workers.emplace_back(columns, n * t / threads, n * (t + 1) / threads);
-  columns(0, n / threads);
-  for (std::thread& w : workers) w.join();
-  return lt::kStatusSuccess;
+  return cuda_emulation::enqueue(stream, product) == cudaSuccess ? lt::kStatusSuccess : kExecutionFailed;
 }

@@ -5,7 +5,8 @@ The kernels' own source is translated into host C++ (device qualifiers dropped, 
 variables made function statics, `kernel<<<grid, block, shared, stream>>>(args)` turned into an
 emulated launch, the inline-PTX helpers replaced) and compiled over warp_emulation.h, which runs
 every CUDA thread as a fiber taking turns at barriers and emulates warp shuffles and votes, mma.sync
-and ldmatrix from the PTX fragment layouts; include/ stands in for the CUDA runtime headers. Each check
+and ldmatrix from the PTX fragment layouts; include/ stands in for the CUDA runtime headers (streams
+that record their work while captured into a CUDA graph, and graphs that replay it). Each check
 links the translated sources with the CPU core library and compares against the CPU twins:
   train-attention:  cuda/attention_train_mma (tensor cores) and cuda/attention_backward (f32) against
                     cpu/attention_backward, through their own launchers;
@@ -153,8 +154,10 @@ def translate_launches(text):
         semicolon = text.index(";", args_end)
         config = split_top(m.group(2))
         shared = config[2] if len(config) > 2 else "0"
-        call = "emu::launch_kernel(dim3(%s), dim3(%s), size_t(%s), [&] { %s%s; })" % (
-            config[0], config[1], shared, m.group(1), text[m.end() - 1:args_end])
+        stream = config[3] if len(config) > 3 else "nullptr"
+        arguments = text[m.end():args_end - 1].strip()
+        call = "emu::launch_kernel(dim3(%s), dim3(%s), size_t(%s), %s, [](const auto&... a) { %s(a...); }%s)" % (
+            config[0], config[1], shared, stream, m.group(1), ", " + arguments if arguments else "")
         text = text[:m.start()] + call + text[semicolon:]
 
 

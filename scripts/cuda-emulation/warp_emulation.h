@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "core/dtype.h"
@@ -254,7 +255,7 @@ inline std::vector<std::unique_ptr<uint8_t[]>>& fiber_stacks() {
 
 // Runs kernel() for every thread of every block of the grid (one-dimensional blocks): one fiber per
 // CUDA thread, resumed in turn whenever the barrier it waits at opens, until every fiber is done.
-inline void launch_kernel(dim3 grid, dim3 block_shape, size_t shared_bytes, const std::function<void()>& kernel) {
+inline void run_grid(dim3 grid, dim3 block_shape, size_t shared_bytes, const std::function<void()>& kernel) {
   static std::mutex device;
   const std::lock_guard<std::mutex> one_launch_at_a_time(device);
   const int threads = int(block_shape.x * block_shape.y * block_shape.z);
@@ -293,6 +294,21 @@ inline void launch_kernel(dim3 grid, dim3 block_shape, size_t shared_bytes, cons
   }
   current = nullptr;
   launch = nullptr;
+}
+
+// `kernel<<<grid, block, shared, stream>>>(args...)` as emulate.py translates it: the arguments are
+// evaluated and copied here, as a launch copies a kernel's parameters, and the grid runs on `stream`
+// (cuda_emulation::enqueue): now, or when a graph captured from the stream is launched, with the
+// values the arguments had at capture. `call` applies the kernel to them (a generic lambda, so a
+// template kernel's arguments are deduced as in the launch). A launch a capture refuses sets the
+// error cudaGetLastError returns.
+template <typename Call, typename... Args>
+void launch_kernel(dim3 grid, dim3 block_shape, size_t shared_bytes, cudaStream_t stream, Call call, const Args&... args) {
+  const cudaError_t status = cuda_emulation::enqueue(stream, [=, parameters = std::make_tuple(args...)] {
+    const std::function<void()> kernel = [&] { std::apply(call, parameters); };
+    run_grid(grid, block_shape, shared_bytes, kernel);
+  });
+  if (status != cudaSuccess) cuda_emulation::last_error = status;
 }
 
 }  // namespace emu
