@@ -8,8 +8,8 @@
 //              FLOPs (bench/forward_bench.h's prefill_flops), TFLOP/s and, for BF16 weights, MFU
 //              against the datasheet peak in "devicePeak" (bench/device_peaks.h);
 //   decodeGraphs: one decode step of 1, 8, 64 and 256 sequences (1,024 cached positions each, bf16
-//              weights and cache, split attention) launched eagerly and replayed from CUDA graphs
-//              (model/qwen3_decode_graphs.h), two alternating rounds each, the better median kept;
+//              weights and cache, split and tiled attention) launched eagerly and replayed from CUDA
+//              graphs (model/qwen3_decode_graphs.h), two alternating rounds each, the better median kept;
 //   engine:    256 agents through the engine (history, then one piece each), tokens/s, with eager
 //              launches and again with decode graphs.
 // Decode and prefill run once per attention implementation (cuda/attention.h: split, tiled,
@@ -19,7 +19,7 @@
 // once for every runner that uses them.
 // Everything but decodeGraphs and engineWithGraphs launches eagerly (S3_CUDA_GRAPHS is not read).
 // JSON: {"copyBandwidthBytesPerSecond", "devicePeak", "decode": [bf16 split, bf16 tiled, bf16 tiled-mma, fp8 split,
-//        fp8 tiled, fp8 tiled-mma], "decodeGraphs": [per batch size], "prefill": [the same six],
+//        fp8 tiled, fp8 tiled-mma], "decodeGraphs": [per batch size: split, tiled], "prefill": [the same six],
 //        "engine": {..., "attention", "graphs"}, "engineWithGraphs": {the same}}.
 // Built with -DS3_BUILD_GPU_BENCH=ON (CUDA only). Run: s3_cuda_inference_bench [--quick] > bench.json
 #include <algorithm>
@@ -90,22 +90,23 @@ std::string decode_figures(const std::shared_ptr<const s3::model::Qwen3Weights>&
 }
 
 // One decode step of S sequences eagerly and from graphs, alternating twice; the better median of each.
-std::string decode_graph_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, int64_t S, int64_t C, s3::ThreadPool& pool) {
+std::string decode_graph_figures(const std::shared_ptr<const s3::model::Qwen3Weights>& weights, CudaAttention attention, int64_t S,
+                                 int64_t C, s3::ThreadPool& pool) {
   double eager = 1e30, graphed = 1e30;
   std::string graphs;
   for (int round = 0; round < 2; round++) {
     for (const CudaGraphs mode : {CudaGraphs::Off, CudaGraphs::On}) {
       const s3::engine::RunnerBenchFigures f =
-          s3::engine::bench_runner_decode(weights, cuda_options(false, CudaAttention::Split, mode), S, C, 20, pool);
+          s3::engine::bench_runner_decode(weights, cuda_options(false, attention, mode), S, C, 20, pool);
       (mode == CudaGraphs::Off ? eager : graphed) = std::min(mode == CudaGraphs::Off ? eager : graphed, f.median_seconds);
       if (mode == CudaGraphs::On) graphs = f.runner.graphs;
     }
   }
   char text[1024];
   std::snprintf(text, sizeof text,
-                "{\"sequences\": %lld, \"context\": %lld, \"eagerStepSeconds\": %.6f, \"graphStepSeconds\": %.6f, "
-                "\"graphSpeedup\": %.3f, \"graphs\": \"%s\"}",
-                (long long)S, (long long)C, eager, graphed, eager / graphed, graphs.c_str());
+                "{\"sequences\": %lld, \"context\": %lld, \"attentionKernel\": \"%s\", \"eagerStepSeconds\": %.6f, "
+                "\"graphStepSeconds\": %.6f, \"graphSpeedup\": %.3f, \"graphs\": \"%s\"}",
+                (long long)S, (long long)C, attention_kernel(attention), eager, graphed, eager / graphed, graphs.c_str());
   return text;
 }
 
@@ -206,9 +207,12 @@ int main(int argc, char** argv) {
   }
   separator = "],\n \"decodeGraphs\": [";
   for (const int64_t sequences : {int64_t(1), int64_t(8), int64_t(64), quick ? int64_t(32) : int64_t(256)}) {
-    std::printf("%s%s", separator, s3bench::guarded([&] { return decode_graph_figures(weights, sequences, quick ? 256 : 1024, pool); }).c_str());
-    std::fflush(stdout);
-    separator = ",\n                  ";
+    for (const CudaAttention attention : {CudaAttention::Split, CudaAttention::Tiled}) {
+      std::printf("%s%s", separator,
+                  s3bench::guarded([&] { return decode_graph_figures(weights, attention, sequences, quick ? 256 : 1024, pool); }).c_str());
+      std::fflush(stdout);
+      separator = ",\n                  ";
+    }
   }
   separator = "],\n \"prefill\": [";
   for (bool fp8 : {false, true}) {

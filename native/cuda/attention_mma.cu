@@ -145,6 +145,7 @@ __global__ void __launch_bounds__(MmaShape<KV, HD, kWarps>::kThreads) mma_kernel
   float* value_scale_s = raw_key_scale_s + 3 * kKeyTile;
   int32_t* rows_s = reinterpret_cast<int32_t*>(smem + S::kRowIndexOffset);
 
+  if (item_is_padding(items)) return;
   const Work work = item_work(items, tokens);
   const int head = blockIdx.y, G = NH / int(kv.kv_heads), rows = work.count * G;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, group = lane >> 2, quad = lane & 3;

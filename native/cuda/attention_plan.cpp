@@ -54,4 +54,17 @@ AttentionTilePlan plan_attention_tiles(const int32_t* position, const int32_t* t
   return plan;
 }
 
+void pad_attention_plan(AttentionTilePlan& plan, int64_t single_items) {
+  if (plan.tile_items != 0) {
+    throw std::invalid_argument("pad_attention_plan: the plan has " + std::to_string(plan.tile_items) +
+                                " multi-row items; only a decode step's plan (single-token items) is padded");
+  }
+  if (plan.single_items > single_items) {
+    throw std::invalid_argument("pad_attention_plan: " + std::to_string(plan.single_items) + " items planned, more than the " +
+                                std::to_string(single_items) + " padded to");
+  }
+  plan.items.resize(size_t(3 * single_items), 0);  // (first 0, count 0, split 0): padding
+  plan.single_items = single_items;
+}
+
 }  // namespace s3::cuda

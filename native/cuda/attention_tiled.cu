@@ -179,6 +179,7 @@ __global__ void __launch_bounds__(RowsShape<KV, HD>::kThreads) rows_kernel(float
   float* value_scale_s = key_scale_s + kKeyTile;
   int32_t* rows_s = reinterpret_cast<int32_t*>(smem + S::kRowIndexOffset);
 
+  if (item_is_padding(items)) return;
   const Work work = item_work(items, tokens);
   const int head = blockIdx.y, G = NH / int(kv.kv_heads), rows = work.count * G;
   const int tid = threadIdx.x, tr = tid >> 3, tc = tid & 7;
@@ -348,6 +349,7 @@ __global__ void __launch_bounds__(SingleShape<KV, HD>::kThreads) single_kernel(f
   int32_t* rows_s = reinterpret_cast<int32_t*>(smem + S::kRowIndexOffset);
   float* max_s = reinterpret_cast<float*>(smem + S::kMaxOffset);
 
+  if (item_is_padding(items)) return;
   const Work work = item_work(items, tokens);
   const int head = blockIdx.y, G = NH / int(kv.kv_heads);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;

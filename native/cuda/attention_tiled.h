@@ -53,6 +53,13 @@ struct AttentionWork {
 AttentionTilePlan plan_attention_tiles(const int32_t* position, const int32_t* table_offset, int64_t T, int64_t NH,
                                        int64_t NKV, int64_t HD, int64_t min_tile_rows = kTiledMinTileRows);
 
+// Pads a decode step's plan with empty items (count 0: their blocks return at once) to `single_items`
+// single-token items, so that the step's launches have a shape fixed by that capacity alone and a
+// CUDA graph captured from one step replays another's plan (model/qwen3_decode_graphs.h; a step of R
+// tokens needs at most R · kMaxAttentionSplits). Throws std::invalid_argument where the plan has
+// multi-row items (not a decode step) or more single items than that.
+void pad_attention_plan(AttentionTilePlan& plan, int64_t single_items);
+
 // out, q: [T × NH × HD] f32 as attention_forward takes them; `work` is plan_attention_tiles' plan of
 // these tokens on the device; scratch: attention_scratch_floats(T, NH, HD). Every token's own key and
 // value must be in the pages already; the block size need not be a power of two.

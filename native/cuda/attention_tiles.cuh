@@ -101,6 +101,9 @@ __device__ inline void start_rows(uint8_t* dst, int stride, float* scale_dst, co
   }
 }
 
+// Whether the block's item is padding (count 0, pad_attention_plan): the block returns before anything else.
+__device__ inline bool item_is_padding(const int32_t* items) { return items[3 * int64_t(blockIdx.x) + 1] == 0; }
+
 // Which split of which tokens a block serves, and the positions that split covers.
 struct Work {
   int first, count, split, begin, end;  // end: one past the last key of the split any row sees

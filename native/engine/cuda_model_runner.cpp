@@ -69,15 +69,10 @@ class CudaModelRunner final : public ModelRunner {
                                                    stream_.get());
     forward_ = std::make_unique<model::Qwen3CudaForward>(config_, allocator_, stream_.get(), gemm_, attention_kernel(options.cuda_attention));
     if (cuda_graphs_enabled(options.cuda_graphs)) {
-      if (model::decode_graphs_serve(forward_->attention_kernel())) {
-        const int64_t max_context = options.max_context > 0 ? options.max_context : config_.max_position_embeddings;
-        graphs_ = std::make_unique<model::Qwen3DecodeGraphs>(config_, library_, allocator_, stream_.get(), forward_->attention_kernel(),
-                                                             std::min(options.max_sequences, options.max_batch_tokens), max_context,
-                                                             options.block_size, options.max_batch_tokens);
-      } else {
-        graphs_off_ = std::string("off: ") + cuda::attention_kernel_name(forward_->attention_kernel()) +
-                      " attention plans its launch per step (graphs serve split and reference)";
-      }
+      const int64_t max_context = options.max_context > 0 ? options.max_context : config_.max_position_embeddings;
+      graphs_ = std::make_unique<model::Qwen3DecodeGraphs>(config_, library_, allocator_, stream_.get(), forward_->attention_kernel(),
+                                                           std::min(options.max_sequences, options.max_batch_tokens), max_context,
+                                                           options.block_size, options.max_batch_tokens);
     }
     stream_.synchronize("starting the CUDA runner");
   }

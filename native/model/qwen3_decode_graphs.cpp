@@ -30,10 +30,6 @@ int64_t widest_fp8_output(const Qwen3DeviceWeights& weights) {
 
 }  // namespace
 
-bool decode_graphs_serve(cuda::AttentionKernel attention) {
-  return attention == cuda::AttentionKernel::Split || attention == cuda::AttentionKernel::Reference;
-}
-
 Qwen3DecodeGraphs::Qwen3DecodeGraphs(const Qwen3Config& config, std::shared_ptr<const cuda::CublasLtLibrary> library,
                                      cuda::DeviceAllocator& allocator, cudaStream_t stream, cuda::AttentionKernel attention,
                                      int64_t max_rows, int64_t max_context, int64_t block_size, int64_t reference_rows)
@@ -44,12 +40,7 @@ Qwen3DecodeGraphs::Qwen3DecodeGraphs(const Qwen3Config& config, std::shared_ptr<
       table_entries_(max_rows_ * ((std::max<int64_t>(max_context, 1) + block_size - 1) / block_size)),
       block_size_(block_size),
       gemm_(std::move(library), allocator, stream, reference_rows),
-      forward_(config, allocator, stream, gemm_, attention) {
-  if (!decode_graphs_serve(forward_.attention_kernel())) {
-    throw std::invalid_argument(std::string("decode graphs serve the split and reference attention, not ") +
-                                cuda::attention_kernel_name(forward_.attention_kernel()) + " (its launch shape is planned per step)");
-  }
-}
+      forward_(config, allocator, stream, gemm_, attention) {}
 
 Qwen3DecodeGraphs::~Qwen3DecodeGraphs() { clear(); }
 
@@ -72,10 +63,15 @@ std::string Qwen3DecodeGraphs::description() const {
          " captured, " + std::to_string(replays_) + " replays)";
 }
 
+int64_t Qwen3DecodeGraphs::plan_items(int64_t rows) const {
+  const cuda::AttentionKernel a = forward_.attention_kernel();
+  return a == cuda::AttentionKernel::Tiled || a == cuda::AttentionKernel::TiledMma ? rows * cuda::kMaxAttentionSplits : 0;
+}
+
 void Qwen3DecodeGraphs::reserve_for(const Qwen3DeviceWeights& weights) {
   if (reserved_) return;
   // Every buffer at its largest before the first capture, so no later step moves one a graph holds.
-  forward_.reserve(max_rows_, max_rows_, table_entries_);
+  forward_.reserve(max_rows_, max_rows_, table_entries_, plan_items(max_rows_));
   const int64_t widest = widest_fp8_output(weights);
   if (widest > 0) gemm_.reserve_outputs(max_rows_, std::max(widest, config_.vocab_size));
   reserved_ = true;
@@ -97,7 +93,7 @@ const float* Qwen3DecodeGraphs::forward(const Qwen3DeviceWeights& weights, const
   const int64_t rows = decode_graph_rows(T, max_rows_);
   Qwen3StepBookkeeping step = qwen3_step_bookkeeping(batch, T, config_.num_key_value_heads, cache.block_size(), cache.num_blocks());
   pad_decode_step(step, rows);
-  const Qwen3DeviceStep device = forward_.upload(step);
+  const Qwen3DeviceStep device = forward_.upload(step, plan_items(rows));
   const auto found = graphs_.find(rows);
   if (found != graphs_.end()) {
     cuda::check(cudaGraphLaunch(found->second.exec, stream_), "replaying a decode graph", {{"rows", rows}, {"T", T}});

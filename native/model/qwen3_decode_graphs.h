@@ -6,10 +6,13 @@
 // right after; later steps of that count upload their bookkeeping to the same addresses and replay
 // the graph, which computes what an eager call would: the same kernels, GEMM algorithms and buffers.
 // A forward, GEMM plans and buffers of its own, reserved for the largest step up front, keep every
-// address a graph holds fixed; the eager forward beside it keeps its own. Graphs serve the attention
-// kernels whose launch shape depends only on the row count (split, reference); the tiled ones plan
-// their grid per step and run eagerly. Opt-in (S3_CUDA_GRAPHS, engine/model_runner.h) until a GPU
-// run has measured it; unverified on a GPU until test_cuda_decode_graphs.cpp and the GPU check run.
+// address a graph holds fixed; the eager forward beside it keeps its own. Every attention kernel is
+// served: the split and reference kernels' launch shape depends only on the row count, and the tiled
+// ones' plan is padded to R · kMaxAttentionSplits items (cuda::pad_attention_plan), whose padding
+// blocks return at once, as the split kernel's blocks past a token's splits do. Opt-in
+// (S3_CUDA_GRAPHS, engine/model_runner.h) until a GPU run has measured it; unverified on a GPU until
+// test_cuda_decode_graphs.cpp and the GPU check run (the CPU emulation of scripts/cuda-emulation runs
+// its capture and replay).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,15 +35,11 @@ namespace s3::model {
 // The largest decode step captured.
 constexpr int64_t kMaxDecodeGraphRows = 256;
 
-// Whether decode graphs serve this attention implementation (its launch shape depends only on T).
-bool decode_graphs_serve(cuda::AttentionKernel attention);
-
 class Qwen3DecodeGraphs {
  public:
   // max_rows: the largest step captured (≤ kMaxDecodeGraphRows); max_context: the longest sequence a
   // step may hold (sizes the block tables); reference_rows: the row count GEMM algorithms are chosen
-  // at, as the eager forward's Gemm has it (so both run the same algorithms). Throws
-  // std::invalid_argument for an attention implementation graphs do not serve.
+  // at, as the eager forward's Gemm has it (so both run the same algorithms).
   Qwen3DecodeGraphs(const Qwen3Config& config, std::shared_ptr<const cuda::CublasLtLibrary> library, cuda::DeviceAllocator& allocator,
                     cudaStream_t stream, cuda::AttentionKernel attention, int64_t max_rows, int64_t max_context, int64_t block_size,
                     int64_t reference_rows);
@@ -71,6 +70,8 @@ class Qwen3DecodeGraphs {
   };
   void capture(int64_t rows, const Qwen3DeviceWeights& weights, const Qwen3DeviceStep& step, cuda::DeviceKvCache& cache);
   void reserve_for(const Qwen3DeviceWeights& weights);
+  // Items a step of `rows` rows pads the tiled attention's plan to (0 for the other kernels).
+  int64_t plan_items(int64_t rows) const;
 
   Qwen3Config config_;
   cuda::DeviceAllocator& allocator_;

@@ -64,23 +64,25 @@ std::string Qwen3CudaForward::attention_name() const {
   return "cuda reference attention (double)";
 }
 
-size_t Qwen3CudaForward::step_bytes(int64_t T, int64_t R, int64_t table_entries) {
+size_t Qwen3CudaForward::step_bytes(int64_t T, int64_t R, int64_t table_entries, int64_t plan_items) {
   // upload()'s layout: five int32 arrays of T or R entries and one int64 array of T, each from an
-  // 8-byte boundary, then the tables.
+  // 8-byte boundary, then the plan's items (3 int32 each), then the tables.
   const auto aligned = [](size_t bytes) { return (bytes + 7) / 8 * 8; };
   return 4 * aligned(size_t(T) * sizeof(int32_t)) + aligned(size_t(R) * sizeof(int32_t)) + aligned(size_t(T) * sizeof(int64_t)) +
-         aligned(size_t(table_entries) * sizeof(int32_t));
+         aligned(size_t(3 * plan_items) * sizeof(int32_t)) + aligned(size_t(table_entries) * sizeof(int32_t));
 }
 
-Qwen3DeviceStep Qwen3CudaForward::upload(const Qwen3StepBookkeeping& step) {
+Qwen3DeviceStep Qwen3CudaForward::upload(const Qwen3StepBookkeeping& step, int64_t plan_items) {
   const Qwen3Config& c = config_;
   const int64_t T = int64_t(step.tokens.size());
   cuda::AttentionTilePlan plan;
   if (attention_ == cuda::AttentionKernel::Tiled || attention_ == cuda::AttentionKernel::TiledMma) {
     plan = cuda::plan_attention_tiles(step.positions.data(), step.table_offsets.data(), T, c.num_attention_heads, c.num_key_value_heads,
                                       c.head_dim);
+    if (plan_items > 0) cuda::pad_attention_plan(plan, plan_items);
   }
-  // The arrays of T or R entries first, so steps of the same T and R put them at the same addresses.
+  // The arrays of T or R entries first, then the plan (of a fixed size where padded), so steps of the
+  // same T, R and padded plan put them at the same addresses; the tables, whose length varies, last.
   staging_.clear();
   const size_t tokens_at = stage(staging_, step.tokens.data(), step.tokens.size());
   const size_t rope_at = stage(staging_, step.rope_positions.data(), step.rope_positions.size());
@@ -88,8 +90,8 @@ Qwen3DeviceStep Qwen3CudaForward::upload(const Qwen3StepBookkeeping& step) {
   const size_t offsets_at = stage(staging_, step.table_offsets.data(), step.table_offsets.size());
   const size_t rows_at = stage(staging_, step.logit_rows.data(), step.logit_rows.size());
   const size_t kv_at = stage(staging_, step.kv_rows.data(), step.kv_rows.size());
-  const size_t tables_at = stage(staging_, step.tables.data(), step.tables.size());
   const size_t plan_at = stage(staging_, plan.items.data(), plan.items.size());
+  const size_t tables_at = stage(staging_, step.tables.data(), step.tables.size());
   uint8_t* device = meta_.reserve<uint8_t>(allocator_, staging_.size());
   // Synchronous from pageable memory, so staging_ can be reused at once.
   cuda::check(cudaMemcpyAsync(device, staging_.data(), staging_.size(), cudaMemcpyHostToDevice, stream_), "uploading the batch",
@@ -164,14 +166,14 @@ Qwen3CudaForward::Activations Qwen3CudaForward::activations(int64_t T, int64_t R
   return a;
 }
 
-void Qwen3CudaForward::reserve(int64_t T, int64_t R, int64_t table_entries) {
+void Qwen3CudaForward::reserve(int64_t T, int64_t R, int64_t table_entries, int64_t plan_items) {
   const Qwen3Config& c = config_;
   activations(T, R);
   // prepare()'s GEMM inputs: bf16 or FP8 copies of up to max(T, R) rows of the widest input.
   const int64_t K = std::max({c.hidden_size, c.q_dim(), c.intermediate_size}), M = std::max(T, R);
   input_.reserve<uint8_t>(allocator_, size_t(std::max(M * K * int64_t(sizeof(uint16_t)), ops::fp8_activation_rows(M) * K)));
   input_scales_.reserve<float>(allocator_, size_t(ops::fp8_activation_rows(M) * ops::fp8_blocks(K)));
-  meta_.reserve<uint8_t>(allocator_, step_bytes(T, R, table_entries));
+  meta_.reserve<uint8_t>(allocator_, step_bytes(T, R, table_entries, plan_items));
 }
 
 const float* Qwen3CudaForward::forward(const Qwen3DeviceWeights& weights, const Qwen3Batch& batch, cuda::DeviceKvCache& cache) {

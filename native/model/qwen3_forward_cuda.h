@@ -48,15 +48,18 @@ class Qwen3CudaForward {
   // Copies a step's bookkeeping (and the tiled attention's plan of it, where this forward runs a
   // tiled kernel) to the device, waiting for the copy; valid until the next upload. Its arrays are
   // laid out in one buffer, the fixed-size ones first, so steps of one T and R share their addresses.
-  Qwen3DeviceStep upload(const Qwen3StepBookkeeping& step);
+  // plan_items > 0 pads a decode step's tiled plan to that many items (cuda::pad_attention_plan),
+  // which makes the plan fixed-size too: steps of one T, R and plan_items then launch the same grids
+  // from the same addresses (decode graphs).
+  Qwen3DeviceStep upload(const Qwen3StepBookkeeping& step, int64_t plan_items = 0);
   // Queues the forward of an uploaded step over `cache`; returns the device logits [R × V]. Queues
   // nothing but launches (no copy, no wait), and allocates only when a buffer must grow: after
   // reserve() for at least these sizes, or a call with the same sizes, it can be captured into a
   // CUDA graph, and a replay computes what a new call would.
   const float* enqueue(const Qwen3DeviceWeights& weights, const Qwen3DeviceStep& step, cuda::DeviceKvCache& cache);
-  // Grows every buffer to what a step of up to T tokens, R logit rows and `table_entries` block
-  // table entries needs (a tiled plan aside), so such steps never move them.
-  void reserve(int64_t T, int64_t R, int64_t table_entries);
+  // Grows every buffer to what a step of up to T tokens, R logit rows, `table_entries` block table
+  // entries and a tiled plan of `plan_items` items needs, so such steps never move them.
+  void reserve(int64_t T, int64_t R, int64_t table_entries, int64_t plan_items = 0);
 
   // "cuda split-KV paged attention", "cuda tiled paged attention", "cuda tiled paged attention, bf16
   // tensor cores for bf16 and fp8 caches" or "cuda reference attention (double)".
@@ -77,8 +80,8 @@ class Qwen3CudaForward {
     float *x, *normed, *q, *k, *v, *attn, *gate, *up, *delta, *scratch, *final_rows, *logits;
   };
   Activations activations(int64_t T, int64_t R);
-  // Bytes of an uploaded step (upload()'s layout) without a tiled plan.
-  static size_t step_bytes(int64_t T, int64_t R, int64_t table_entries);
+  // Bytes of an uploaded step (upload()'s layout).
+  static size_t step_bytes(int64_t T, int64_t R, int64_t table_entries, int64_t plan_items);
 
   Qwen3Config config_;
   cuda::DeviceAllocator& allocator_;

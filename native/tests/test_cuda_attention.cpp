@@ -270,6 +270,20 @@ TEST(attention_tiles_plan_covers_every_token_and_split_once_in_runs_of_one_seque
   }
   CHECK_THROWS(std::invalid_argument, s3::cuda::plan_attention_tiles(position.data(), offset.data(), T, 16, 8, 96));
   CHECK_THROWS(std::invalid_argument, s3::cuda::plan_attention_tiles(position.data(), offset.data(), T, 18, 2, 128));
+  // A decode step's plan padded to a fixed size (decode graphs): its items unchanged, then empty ones.
+  const std::vector<int32_t> decode_position = {5000, 3, 300}, decode_offset = {0, 400, 800};
+  s3::cuda::AttentionTilePlan decode = s3::cuda::plan_attention_tiles(decode_position.data(), decode_offset.data(), 3, NH, NKV, HD);
+  CHECK_EQ(decode.tile_items, int64_t(0));
+  CHECK_EQ(decode.single_items, int64_t(10 + 1 + 2));
+  const std::vector<int32_t> planned = decode.items;
+  CHECK_THROWS(std::invalid_argument, s3::cuda::pad_attention_plan(decode, 12));
+  s3::cuda::pad_attention_plan(decode, 3 * s3::cuda::kMaxAttentionSplits);
+  CHECK_EQ(decode.single_items, int64_t(48));
+  CHECK_EQ(decode.items.size(), size_t(3 * 48));
+  CHECK(std::equal(planned.begin(), planned.end(), decode.items.begin()));
+  CHECK(std::all_of(decode.items.begin() + int64_t(planned.size()), decode.items.end(), [](int32_t v) { return v == 0; }));
+  s3::cuda::AttentionTilePlan prefill = s3::cuda::plan_attention_tiles(position.data(), offset.data(), T, NH, NKV, HD);
+  CHECK_THROWS(std::invalid_argument, s3::cuda::pad_attention_plan(prefill, 1000));
 }
 
 TEST(cuda_attention_matches_the_reference_and_the_cpu_for_every_cache_dtype_and_group) {

@@ -5,6 +5,7 @@
 // with the CUDA runner (device_* cases: the same invariants on the device).
 #include <condition_variable>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -117,6 +118,10 @@ std::vector<std::vector<int32_t>> run_agents(const std::shared_ptr<const s3::mod
   }
   for (std::thread& t : callers) t.join();
   if (common > 0) engine.release(warm);
+  if (options.device == Device::Cuda) {  // which kernels ran, and whether decode steps replayed graphs
+    const s3::engine::RunnerDescription d = engine.description();
+    std::printf("  %s; graphs: %s\n", d.attention.c_str(), d.graphs.c_str());
+  }
   if (preemptions != nullptr) *preemptions = engine.stats().preemptions;
   if (prefix_hits != nullptr) *prefix_hits = engine.stats().prefix_hit_tokens;
   return out;
