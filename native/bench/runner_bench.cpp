@@ -5,8 +5,18 @@
 #include <chrono>
 #include <vector>
 
+#include "bench/device_peaks.h"
+#include "bench/forward_bench.h"
+
 namespace s3::engine {
 namespace {
+
+// Whether the runner multiplies in BF16: BF16 weights asked for, or stored ones that are BF16 (FP8
+// products have a peak of their own, f32 ones run off the BF16 tensor cores).
+bool bf16_products(const model::Qwen3Weights& weights, WeightFormat format) {
+  return format == WeightFormat::Bf16 ||
+         (format == WeightFormat::Stored && !weights.layers().empty() && weights.layers()[0].q_proj.dtype == DType::BF16);
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -82,6 +92,7 @@ RunnerBenchFigures bench_runner_decode(std::shared_ptr<const model::Qwen3Weights
 RunnerBenchFigures bench_runner_prefill(std::shared_ptr<const model::Qwen3Weights> weights, RunnerOptions options,
                                         int64_t sequences, int64_t tokens, int64_t step_tokens, int repetitions, ThreadPool& pool) {
   const model::Qwen3Config c = weights->config();
+  const bool bf16 = bf16_products(*weights, options.weight_format);
   const int64_t blocks = (tokens + options.block_size - 1) / options.block_size;
   const int64_t per_step = std::max<int64_t>(1, std::min(sequences, step_tokens / tokens));
   options.num_blocks = sequences * blocks;
@@ -114,6 +125,11 @@ RunnerBenchFigures bench_runner_prefill(std::shared_ptr<const model::Qwen3Weight
   f.median_seconds = median;
   f.best_seconds = best;
   f.tokens_per_second = double(sequences * tokens) / median;
+  f.flops = model::prefill_flops(c, sequences, tokens);
+  const bench::NominalDevicePeak peak = bench::nominal_device_peak(runner->gpu_name());
+  f.peak_product = peak.product;
+  f.peak_tflops = peak.bf16_tflops;
+  if (peak.bf16_tflops > 0 && bf16) f.mfu = f.flops / median / 1e12 / peak.bf16_tflops;
   f.runner = runner->describe();
   return f;
 }

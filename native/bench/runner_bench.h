@@ -21,6 +21,13 @@ struct RunnerBenchFigures {
   double best_seconds = 0;
   double tokens_per_second = 0;
   double bytes_per_step = 0;    // decode: weight and KV bytes one step reads
+  double flops = 0;             // prefill: model FLOPs of the whole prefill (bench/forward_bench.h's prefill_flops)
+  // Prefill on a GPU: the datasheet dense BF16 peak of the GPU (bench/device_peaks.h; product "" and
+  // 0 TFLOP/s where it is not known) and, where the runner's products are BF16, the model FLOPs
+  // utilisation against it (flops / median_seconds over the peak); mfu < 0 otherwise.
+  std::string peak_product;
+  double peak_tflops = 0;
+  double mfu = -1;
   RunnerDescription runner;
 };
 

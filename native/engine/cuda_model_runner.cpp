@@ -77,6 +77,8 @@ class CudaModelRunner final : public ModelRunner {
     stream_.synchronize("starting the CUDA runner");
   }
 
+  std::string gpu_name() const override { return info_.name; }
+
   RunnerDescription describe() const override {
     // With FP8 weights: the FP8 form cuBLASLt accepted ("fp8 as D f32"), or why it refused every one.
     const std::string fp8 = weights_->holds_fp8() ? gemm_.fp8_description() : std::string();

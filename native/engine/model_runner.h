@@ -90,6 +90,8 @@ class ModelRunner {
   virtual ~ModelRunner() = default;
 
   virtual RunnerDescription describe() const = 0;
+  // The GPU's name as the CUDA runtime gives it ("NVIDIA H200"); "" for the CPU runner.
+  virtual std::string gpu_name() const { return ""; }
   // Makes `weights` (same shape as before) the ones the next batch uses; called between batches on
   // the thread that runs them. A device runner copies them to the device here.
   virtual void set_weights(std::shared_ptr<const model::Qwen3Weights> weights) = 0;

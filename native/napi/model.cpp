@@ -158,6 +158,10 @@ Napi::Object runner_figures_object(Napi::Env env, const engine::RunnerBenchFigur
   o.Set("bestSeconds", f.best_seconds);
   o.Set("tokensPerSecond", f.tokens_per_second);
   o.Set("bytesPerStep", f.bytes_per_step);
+  o.Set("flops", f.flops);
+  o.Set("peakProduct", f.peak_product.empty() ? env.Null() : Napi::String::New(env, f.peak_product));
+  o.Set("peakBf16Tflops", f.peak_tflops > 0 ? Napi::Number::New(env, f.peak_tflops) : env.Null());
+  o.Set("mfu", f.mfu >= 0 ? Napi::Number::New(env, f.mfu) : env.Null());
   o.Set("runner", runner_description_object(env, f.runner));
   return o;
 }

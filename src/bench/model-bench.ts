@@ -130,11 +130,28 @@ export interface DeviceDecodeBenchReport {
   readonly decode: DeviceDecodeFigure[];
 }
 
+/** One prefill through a runner, with its model FLOPs and, on a known GPU with BF16 products, its MFU. */
+export interface DeviceForwardFigure {
+  readonly sequences: number;
+  readonly tokens: number;
+  readonly stepTokens: number;
+  readonly medianSeconds: number;
+  readonly tokensPerSecond: number;
+  /** Model FLOPs of the prefill (matmuls, causal attention, last-token LM head) and their rate. */
+  readonly flops: number;
+  readonly tflops: number;
+  /** The GPU's datasheet product and dense BF16 peak (null: the CPU, or a GPU not known by name). */
+  readonly peakProduct: string | null;
+  readonly peakBf16Tflops: number | null;
+  /** tflops over that peak where the products are BF16; null otherwise. */
+  readonly mfu: number | null;
+}
+
 /** `swarm bench forward --device cuda --json` (and --weights fp8 on any device). */
 export interface DeviceForwardBenchReport {
   readonly model: string;
   readonly runner: RunnerDescription;
-  readonly prefill: { readonly sequences: number; readonly tokens: number; readonly stepTokens: number; readonly medianSeconds: number; readonly tokensPerSecond: number }[];
+  readonly prefill: DeviceForwardFigure[];
 }
 
 /** Whether a bench goes through a model runner (a device other than the CPU, or FP8 weights) instead of the CPU forward pass. */
@@ -169,7 +186,10 @@ export function benchDeviceForward(
   const prefill = options.shapes.map(([sequences, tokens]) => {
     const f = model.benchRunnerPrefill({ ...options.device, sequences, tokens, stepTokens: Math.max(options.stepTokens, tokens), repetitions: options.repetitions });
     runner = f.runner;
-    return { sequences, tokens, stepTokens: Math.max(options.stepTokens, tokens), medianSeconds: f.medianSeconds, tokensPerSecond: f.tokensPerSecond };
+    return {
+      sequences, tokens, stepTokens: Math.max(options.stepTokens, tokens), medianSeconds: f.medianSeconds, tokensPerSecond: f.tokensPerSecond,
+      flops: f.flops, tflops: f.flops / f.medianSeconds / 1e12, peakProduct: f.peakProduct, peakBf16Tflops: f.peakBf16Tflops, mfu: f.mfu,
+    };
   });
   return { model: label, runner: runner ?? { device: '', gemm: '', attention: '', graphs: '' }, prefill };
 }

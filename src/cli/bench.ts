@@ -52,7 +52,12 @@ export function registerBench(program: Command): void {
         print(options.json, report, () =>
           [
             `model ${report.model} on ${report.runner.device} (${report.runner.gemm}; ${report.runner.attention}; graphs ${report.runner.graphs})`,
-            ...report.prefill.map((f) => `prefill ${f.sequences}×${f.tokens}: ${f.tokensPerSecond.toFixed(0)} tokens/s (median of ${repetitions}, ${f.medianSeconds.toFixed(3)} s, ${f.stepTokens} tokens per step)`),
+            ...report.prefill.map(
+              (f) =>
+                `prefill ${f.sequences}×${f.tokens}: ${f.tokensPerSecond.toFixed(0)} tokens/s, ${f.tflops.toFixed(2)} TFLOP/s` +
+                (f.mfu === null ? '' : ` = MFU ${f.mfu.toFixed(3)} of ${f.peakProduct}'s ${f.peakBf16Tflops} TFLOP/s BF16`) +
+                ` (median of ${repetitions}, ${f.medianSeconds.toFixed(3)} s, ${f.stepTokens} tokens per step)`,
+            ),
           ].join('\n'),
         );
         return;

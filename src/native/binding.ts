@@ -126,6 +126,13 @@ export interface NativeRunnerBenchFigures {
   tokensPerSecond: number;
   /** Decode: weight and KV bytes one step reads. */
   bytesPerStep: number;
+  /** Prefill: model FLOPs of the whole prefill (0 for decode). */
+  flops: number;
+  /** Prefill on a GPU known by name: its datasheet product and dense BF16 TFLOP/s; null elsewhere. */
+  peakProduct: string | null;
+  peakBf16Tflops: number | null;
+  /** Prefill with BF16 products on a known GPU: model FLOPs utilisation against that peak; null elsewhere. */
+  mfu: number | null;
   runner: NativeRunnerDescription;
 }
 

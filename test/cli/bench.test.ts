@@ -80,11 +80,20 @@ describe('swarm bench', () => {
     expect(report.copyBandwidthGBytesPerSecond).toBeGreaterThan(0);
   });
 
-  it('forward --weights fp8: prefill through the model runner in steps', () => {
+  it('forward --weights fp8: prefill through the model runner in steps, with its model FLOPs (no MFU off a known GPU)', () => {
     const report = bench(['forward', '--shape', 'tiny', '--batches', '3x16', '--step-tokens', '32', '--repetitions', '1', '--device', 'cpu', '--weights', 'fp8']);
     expect(report.runner.gemm).toMatch(/^cpu /);
     expect(report.prefill[0]).toMatchObject({ sequences: 3, tokens: 16, stepTokens: 32 });
     expect(report.prefill[0].tokensPerSecond).toBeCloseTo(48 / report.prefill[0].medianSeconds, 6);
+    // tiny: 2 layers of 64·(64 + 2·32) + 64·64 + 3·64·128 multiply-adds per token, causal attention of
+    // 3 × 16·17/2 (query, key) pairs at 2 · 64 multiply-adds each (q·k and p·v), a 64 × 512 LM head
+    // for the 3 last tokens; 2 FLOPs per multiply-add.
+    const perToken = 64 * (64 + 2 * 32) + 64 * 64 + 3 * 64 * 128;
+    const pairs = (3 * 16 * 17) / 2;
+    const flops = 2 * (2 * (perToken * 48 + pairs * 2 * 64) + 3 * 64 * 512);
+    expect(report.prefill[0].flops).toBe(flops);
+    expect(report.prefill[0].tflops).toBeCloseTo(flops / report.prefill[0].medianSeconds / 1e12, 12);
+    expect(report.prefill[0]).toMatchObject({ peakProduct: null, peakBf16Tflops: null, mfu: null });
   });
 
   it('allreduce: the host ring per group size beside the memory bandwidth, the same bits on every rank', () => {
