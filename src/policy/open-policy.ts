@@ -104,11 +104,20 @@ export function openPolicy(spec: PolicySpec): OpenedPolicy {
       if (!fs.existsSync(tokenizerPath)) throw new ConfigError(`--model ${directory} has no tokenizer.json; pass --tokenizer FILE`);
       const weights = spec.device?.weights ?? 'stored';
       const kvCacheDtype = spec.kvCacheDtype ?? 'f32';
+      const tokenizer = Tokenizer.fromFile(tokenizerPath);
       const engine = InferenceEngine.load(directory, { ...spec.engine, ...spec.device, kvCacheDtype, deterministic: spec.deterministic ?? true });
-      const runner = engine.stats().runner;
+      const { runner, vocabSize } = engine.stats();
+      if (tokenizer.vocabSize > vocabSize) {
+        // Every prompt would hold ids the model has no embedding for, and each episode would fail on its first token.
+        engine.close();
+        throw new ConfigError(
+          `${tokenizerPath} has ${tokenizer.vocabSize} token ids, more than the ${vocabSize} of the model in ${directory} (vocab_size in its config.json); ` +
+            'use the tokenizer the model was trained with',
+        );
+      }
       const numerics = numericsKey(weights, kvCacheDtype);
       return {
-        policy: new NativePolicy({ engine, tokenizer: Tokenizer.fromFile(tokenizerPath) }),
+        policy: new NativePolicy({ engine, tokenizer }),
         info: {
           name: path.basename(directory),
           description: `the Qwen3 checkpoint ${directory} on the native inference engine (${runner.device}, ${runner.gemm}; ${weights} weights, ${kvCacheDtype} KV cache)`,

@@ -1,6 +1,6 @@
 // Algorithm 1, the s³ RL loop. Per update: take M groups in index order, drop those lagging more
 // than maxPolicyLag weight versions and those hit by an infrastructure failure (both replaced by new
-// groups), build the learner's loss units, accumulate the loss over micro-batches, take an AdamW
+// groups; update-groups.ts, which also stops a run whose groups keep failing), build the learner's loss units, accumulate the loss over micro-batches, take an AdamW
 // step, hand the new weights to the engine, write the checkpoint and the metrics line, then commit
 // progress in state.json. Three collection schedules (docs/determinism.md):
 //   synchronous              each update's groups are collected with the latest weights only.
@@ -32,6 +32,7 @@ import type { LossUnit, RewardSettings } from './loss-unit.js';
 import type { RunDirectory } from './run-directory.js';
 import { packByTokens } from './sft.js';
 import { trainSequences } from './train-sequences.js';
+import { takeUpdateGroups } from './update-groups.js';
 import { rolloutMetrics, type RolloutMetrics } from './update-metrics.js';
 
 /** RL checkpoints kept besides the newest (older ones are deleted). */
@@ -232,27 +233,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         weightsPending = false;
         engineCheckpoint = trainerCheckpoint;
       }
-      const groups: RolloutGroup[] = [];
-      const lags: number[] = [];
-      let dropped = 0;
-      let failed = 0;
-      while (groups.length < M) {
-        const group = await collector.take();
-        if (group.failure !== null) {
-          failed += 1;
-          process.emitWarning(`rollout group ${group.index} failed and is recollected: ${group.failure.message}`);
-          collector.grant(1);
-          continue;
-        }
-        const lag = version - (group.oldestVersion ?? version);
-        if (lag > config.maxPolicyLag) {
-          dropped += 1;
-          collector.grant(1);
-          continue;
-        }
-        lags.push(lag);
-        groups.push(group);
-      }
+      const { groups, lags, dropped, failed } = await takeUpdateGroups(collector, { groups: M, version, maxPolicyLag: config.maxPolicyLag, update });
       const nextGroup = collector.nextGroup;
       const last = update === config.rlUpdates;
       if (!options.synchronous && !(lockstepAhead && last)) collector.grant(M);

@@ -1,7 +1,8 @@
 // openPolicy, the one place policies are opened: a task's script, the garbage policy and a checkpoint
 // on the native engine, each with the summary's name and description and the key an evaluation
 // resumes under (the weight format and KV cache are part of a model's key only when not the default);
-// a model folder without a tokenizer is refused before anything loads.
+// a model folder without a tokenizer is refused before anything loads, and a tokenizer with more ids
+// than the model's vocabulary (every episode would fail on its first token) once the model is read.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,11 +31,17 @@ describe('openPolicy', () => {
   });
 
   it('opens a checkpoint on the engine, its numerics in the key only when not the default, and closes it', () => {
-    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 's3-open-')), 'tiny');
-    execFileSync(process.execPath, [swarm, 'model', 'init', '--shape', 'tiny', '--seed', '1', '--dtype', 'f32', '--out', dir]);
-    expect(() => openPolicy({ kind: 'model', directory: dir })).toThrow(ConfigError);
-    expect(() => openPolicy({ kind: 'model', directory: dir })).toThrow(/has no tokenizer\.json; pass --tokenizer FILE/);
+    const tiny = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 's3-open-')), 'tiny');
+    execFileSync(process.execPath, [swarm, 'model', 'init', '--shape', 'tiny', '--seed', '1', '--dtype', 'f32', '--out', tiny]);
+    expect(() => openPolicy({ kind: 'model', directory: tiny })).toThrow(ConfigError);
+    expect(() => openPolicy({ kind: 'model', directory: tiny })).toThrow(/has no tokenizer\.json; pass --tokenizer FILE/);
     const tokenizerPath = builtinTokenizerPath();
+    // tiny's 512 embeddings against the s3-mini tokenizer's 1,671 ids.
+    const tooWide = () => openPolicy({ kind: 'model', directory: tiny, tokenizerPath, device: { device: 'cpu' } });
+    expect(tooWide).toThrow(ConfigError);
+    expect(tooWide).toThrow(`${path.resolve(tokenizerPath)} has 1671 token ids, more than the 512 of the model in ${tiny} (vocab_size in its config.json)`);
+    const dir = path.join(path.dirname(tiny), 'small');
+    execFileSync(process.execPath, [swarm, 'model', 'init', '--shape', 'small', '--seed', '1', '--dtype', 'f32', '--out', dir]);
     const plain = openPolicy({ kind: 'model', directory: dir, tokenizerPath, device: { device: 'cpu' } });
     expect(plain.key).toBe(`model:${dir}:${path.resolve(tokenizerPath)}`);
     expect(plain.info.model).toBe(dir);
