@@ -39,7 +39,7 @@ export class TrainView {
           label,
           `update ${m.update}/${event.total}: reward ${m.reward.toFixed(4)}, success ${(100 * m.success).toFixed(1)}%, tokens ${m.tokens.toFixed(0)}, ` +
             `messages ${m.messages.toFixed(2)}, masked ${(100 * m.maskFraction).toFixed(2)}%, grad norm ${m.gradNorm?.toFixed(3) ?? 'skipped'}, ` +
-            `lag ${m.policyLag.mean.toFixed(2)}, ${m.seconds.toFixed(1)} s`,
+            `lag ${m.policyLag.mean.toFixed(2)}, ${m.seconds.toFixed(1)} s (collect ${m.collectSeconds.toFixed(1)}, train ${m.trainSeconds.toFixed(1)}, write ${m.writeSeconds.toFixed(1)})`,
         );
         return;
       }

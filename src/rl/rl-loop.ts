@@ -45,6 +45,10 @@ export interface RlUpdateMetrics extends RolloutMetrics {
   /** Seconds since the loop started (this process). */
   readonly elapsed: number;
   readonly seconds: number;
+  /** Seconds from the update's start until its M groups were in (pending weights installed first); collection overlapping the previous update's training is not counted. */
+  readonly collectSeconds: number;
+  /** Seconds writing the update's checkpoint and training traces. */
+  readonly writeSeconds: number;
   readonly groups: number;
   readonly groupsDroppedForLag: number;
   readonly groupsFailed: number;
@@ -234,6 +238,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         engineCheckpoint = trainerCheckpoint;
       }
       const { groups, lags, dropped, failed } = await takeUpdateGroups(collector, { groups: M, version, maxPolicyLag: config.maxPolicyLag, update });
+      const collectSeconds = (performance.now() - updateStarted) / 1000;
       const nextGroup = collector.nextGroup;
       const last = update === config.rlUpdates;
       if (!options.synchronous && !(lockstepAhead && last)) collector.grant(M);
@@ -287,6 +292,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         }
       }
       const trainSeconds = (performance.now() - trainStarted) / 1000;
+      const writeStarted = performance.now();
       if (checkpointNow) {
         checkpoint = run.writeCheckpoint(`step_${update}`, (directory) => {
           trainer.save(directory, config);
@@ -296,6 +302,7 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         if (!weightsPending) engineCheckpoint = checkpoint;
       }
       await writeTraceFile(run.resolve(path.join('traces', `update_${update}.jsonl.gz`)), sampledTraces(groups, config.trainingTraceShare, `${options.seed}/traces/${update}`));
+      const writeSeconds = (performance.now() - writeStarted) / 1000;
       const diagnostics = weightedDiagnostics(parts);
       const seconds = (performance.now() - updateStarted) / 1000;
       const metrics: RlUpdateMetrics = {
@@ -303,6 +310,8 @@ export async function runRlLoop(options: RlLoopOptions): Promise<string> {
         update,
         elapsed: (performance.now() - started) / 1000,
         seconds,
+        collectSeconds,
+        writeSeconds,
         groups: groups.length,
         groupsDroppedForLag: dropped,
         groupsFailed: failed,

@@ -20,7 +20,7 @@ const TINY = [
   'problemsPerUpdate=2', 'attemptsPerProblem=2', 'teamSize=3', 'workAllowance=160', 'generationPieceTokens=32', 'contextLength=1024',
   'concurrentEpisodes=4', 'rlUpdates=3', 'pgCorrection.klCoefficient=0.01', 'pgCorrection.klEstimator=k3', 'synchronousCollection=true',
 ].flatMap((s) => ['--set', s]);
-const TIMING_FIELDS = new Set(['elapsed', 'seconds', 'trainSeconds', 'generatedTokensPerSecond', 'trainTokensPerSecond', 'engineWaitSeconds']);
+const TIMING_FIELDS = new Set(['elapsed', 'seconds', 'collectSeconds', 'writeSeconds', 'trainSeconds', 'generatedTokensPerSecond', 'trainTokensPerSecond', 'engineWaitSeconds']);
 
 const run = (): string => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 's3-dp-train-')), 'run');
 

@@ -19,7 +19,7 @@ const TINY = [
   'concurrentEpisodes=4', 'rlUpdates=3', 'pgCorrection.klCoefficient=0.01', 'pgCorrection.klEstimator=k3',
 ].flatMap((s) => ['--set', s]);
 
-const TIMING_FIELDS = new Set(['elapsed', 'seconds', 'trainSeconds', 'generatedTokensPerSecond', 'trainTokensPerSecond', 'engineWaitSeconds']);
+const TIMING_FIELDS = new Set(['elapsed', 'seconds', 'collectSeconds', 'writeSeconds', 'trainSeconds', 'generatedTokensPerSecond', 'trainTokensPerSecond', 'engineWaitSeconds']);
 
 const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 's3-determinism-'));
 

@@ -29,7 +29,7 @@ const SETS = [
   'sft=null', 'rlUpdates=2', 'problemsPerUpdate=1', 'attemptsPerProblem=2', 'teamSize=2', 'workAllowance=48', 'finalAllowance=16',
   'generationPieceTokens=32', 'contextLength=1024', 'pgCorrection.klCoefficient=0.1', 'pgCorrection.klEstimator=k3', 'task=aggregation-digits',
 ].flatMap((s) => ['--set', s]);
-const TIMING = ['elapsed', 'seconds', 'trainSeconds', 'generatedTokensPerSecond', 'trainTokensPerSecond', 'engineWaitSeconds'];
+const TIMING = ['elapsed', 'seconds', 'collectSeconds', 'writeSeconds', 'trainSeconds', 'generatedTokensPerSecond', 'trainTokensPerSecond', 'engineWaitSeconds'];
 
 let model: string;
 const servers: Served[] = [];
