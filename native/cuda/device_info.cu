@@ -48,4 +48,12 @@ DeviceInfo first_device() {
   return query.devices.front();
 }
 
+DeviceMemory first_device_memory() {
+  first_device();
+  DeviceMemory memory;
+  const cudaError_t status = cudaSetDevice(0) == cudaSuccess ? cudaMemGetInfo(&memory.free_bytes, &memory.total_bytes) : cudaGetLastError();
+  if (status != cudaSuccess) throw std::runtime_error(std::string("device cuda: cudaMemGetInfo failed (") + cudaGetErrorString(status) + ")");
+  return memory;
+}
+
 }  // namespace s3::cuda

@@ -34,4 +34,12 @@ DeviceQuery query_devices();
 // device is visible (<why>)") when there is none.
 DeviceInfo first_device();
 
+// Free and total bytes of device 0's memory now (cudaMemGetInfo); throws std::runtime_error as
+// first_device does, or naming the runtime's error.
+struct DeviceMemory {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+};
+DeviceMemory first_device_memory();
+
 }  // namespace s3::cuda

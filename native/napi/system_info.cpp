@@ -242,10 +242,26 @@ Napi::Value resolve_device(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, model::device_name(guarded(env, [&] { return model::resolve_device(*choice); })));
 }
 
+// deviceMemory() → {freeBytes, totalBytes} of CUDA device 0 now; throws where there is none or the
+// addon was built without CUDA.
+Napi::Value device_memory(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#ifdef S3_WITH_CUDA
+  const cuda::DeviceMemory memory = guarded(env, [] { return cuda::first_device_memory(); });
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("freeBytes", double(memory.free_bytes));
+  result.Set("totalBytes", double(memory.total_bytes));
+  return result;
+#else
+  throw Napi::Error::New(env, "deviceMemory: this addon was built without CUDA");
+#endif
+}
+
 }  // namespace
 
 void register_system_info(Napi::Env env, Napi::Object exports) {
   exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
+  exports.Set("deviceMemory", Napi::Function::New(env, device_memory, "deviceMemory"));
   exports.Set("resolveDevice", Napi::Function::New(env, resolve_device, "resolveDevice"));
 }
 

@@ -50,6 +50,9 @@ export const PAPER_AGGREGATION: TrainConfig = {
   // Table 4: concurrent episodes — 256.
   concurrentEpisodes: 256,
   concurrentSoloEpisodes: null,
+  // Ours: the rollout engine's KV cache and batch sized for the device (train-config.ts).
+  rolloutKvCacheBytes: null,
+  rolloutMaxSequences: null,
   // Table 4: maximum policy lag — 4 updates.
   maxPolicyLag: 4,
   // Table 4: AdamW β = (0.9, 0.999), ε = 1e-8; learning rate 5e-7 constant, no warm-up; weight decay 0; clip norm 1.0.
@@ -115,6 +118,9 @@ export const PAPER_EXPLORATION: TrainConfig = {
   // Table 4: concurrent episodes — 196 teams / 784 solo episodes.
   concurrentEpisodes: 196,
   concurrentSoloEpisodes: 784,
+  // Ours: the rollout engine's KV cache and batch sized for the device (train-config.ts).
+  rolloutKvCacheBytes: null,
+  rolloutMaxSequences: null,
   // Table 4: maximum policy lag — 4 updates.
   maxPolicyLag: 4,
   // Table 4: AdamW β = (0.9, 0.999), ε = 1e-8 (same); learning rate 2.5e-7 constant; weight decay 0; clip norm 1.0 (same).

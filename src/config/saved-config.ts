@@ -6,7 +6,9 @@ import { isRecord } from './config-path.js';
 
 // Settings added since, with the value a run written before them resumes with (the defaults).
 // (device: the engine chose 'auto' and the trainer ran on the CPU; 'auto' now places both.)
-const SETTINGS_ADDED_SINCE = { deterministicCollection: true, trainingTraceShare: 1, device: 'auto', trainerGpus: 1, trainerTimeoutSeconds: 600 };
+const SETTINGS_ADDED_SINCE = {
+  deterministicCollection: true, trainingTraceShare: 1, device: 'auto', trainerGpus: 1, trainerTimeoutSeconds: 600, rolloutKvCacheBytes: null, rolloutMaxSequences: null,
+};
 
 // Runs whose precision was a pair of notes (`inference`, `training`) ran in f32 throughout.
 const F32_PRECISION = { rolloutWeights: 'f32', rolloutKvCache: 'f32', train: 'f32' };

@@ -63,6 +63,8 @@ export const TRAIN_CONFIG_FIELDS: readonly ConfigField[] = [
   { path: 'advantageEpsilon', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Appendix C: ε of Eq. 2' },
   { path: 'concurrentEpisodes', type: positive(), reference: 'Table 4: concurrent episodes (teams)' },
   { path: 'concurrentSoloEpisodes', type: positive(), nullable: true, reference: 'Table 4: concurrent episodes (solo)' },
+  { path: 'rolloutKvCacheBytes', type: positive(), nullable: true, reference: 'ours: the rollout engine\'s KV cache (null: 1 GiB on the CPU, half the free device memory on CUDA)' },
+  { path: 'rolloutMaxSequences', type: positive(), nullable: true, reference: 'ours: sequences per rollout-engine step (null: 64 on the CPU, 256 on CUDA)' },
   { path: 'maxPolicyLag', type: positive(0), reference: 'Table 4: maximum policy lag' },
   { path: 'optimizer.learningRate', type: { kind: 'number', min: 0, exclusiveMin: true }, reference: 'Table 4: learning rate' },
   { path: 'optimizer.warmupUpdates', type: positive(0), reference: 'Table 4: learning rate (warm-up)' },

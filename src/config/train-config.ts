@@ -171,6 +171,15 @@ export interface TrainConfig {
   concurrentEpisodes: number;
   /** Solo-learner episodes in flight at once; null where the paper gives none. */
   concurrentSoloEpisodes: number | null;
+  /**
+   * The rollout engine's KV cache in bytes; null: the engine's 1 GiB on the CPU, and on CUDA half the
+   * device memory free once the trainer holds its parameters, gradients and moments (the rest left to
+   * the trainer's activations, the reference policy and workspace). A full cache preempts sequences and
+   * recomputes them later (the same tokens, more time).
+   */
+  rolloutKvCacheBytes: number | null;
+  /** Sequences in one rollout-engine step; null: 64 on the CPU, 256 on CUDA. */
+  rolloutMaxSequences: number | null;
   /** Updates a rollout may lag behind the trainer before it is discarded. */
   maxPolicyLag: number;
   optimizer: OptimizerConfig;

@@ -440,6 +440,8 @@ export interface NativeBinding {
   systemInfo(): NativeSystemInfo;
   /** What a device choice means on this machine; 'cuda' where CUDA cannot run throws with the reason. */
   resolveDevice(choice: 'auto' | 'cpu' | 'cuda'): 'cpu' | 'cuda';
+  /** Free and total bytes of CUDA device 0's memory now; throws without a device or without CUDA in the addon. */
+  deviceMemory(): { freeBytes: number; totalBytes: number };
   Model: new (directory: string) => NativeModel;
   initCheckpoint(options: { directory: string; seed: bigint; dtype: string }): number;
   benchForward(model: NativeModel, options: { sequences: number; tokens: number; repetitions: number; kvCacheDtype?: 'f32' | 'bf16' | 'fp8' }): NativeBenchFigures;

@@ -28,6 +28,15 @@ export interface DeviceOptions {
 /** What a model runner computes with, as the native side describes it. */
 export type RunnerDescription = Readonly<NativeRunnerDescription>;
 
+/** Free and total bytes of CUDA device 0's memory now; throws NativeError where there is none (or the addon has no CUDA). */
+export function deviceMemory(): { freeBytes: number; totalBytes: number } {
+  try {
+    return loadAddon().binding.deviceMemory();
+  } catch (error) {
+    throw new NativeError((error as Error).message);
+  }
+}
+
 /** What `choice` means on this machine ('auto' → 'cuda' or 'cpu'); 'cuda' where CUDA cannot run throws with the reason. */
 export function resolveDevice(choice: DeviceChoice = 'auto'): 'cpu' | 'cuda' {
   try {

@@ -12,7 +12,7 @@ import type { EvaluationResult } from '../eval/run/run-evaluation.js';
 import { runEvaluation } from '../eval/run/index.js';
 import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
 import { modelShape } from '../model/shapes.js';
-import type { WeightFormat } from '../native/device.js';
+import { deviceMemory, resolveDevice, type WeightFormat } from '../native/device.js';
 import { InferenceEngine, type KvCacheDtype } from '../native/engine.js';
 import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
@@ -24,6 +24,7 @@ import type { Policy } from '../policy/policy.js';
 import { RemotePolicy, type RemoteProtocol } from '../policy/remote-policy.js';
 import type { WeightTransfer } from '../policy/server-weight-links.js';
 import { engineRollouts, ServerRollouts, type RolloutBackend } from './rollout-backend.js';
+import { rolloutEngineLimits } from './rollout-engine-limits.js';
 import { loadTask } from '../tasks/index.js';
 import { runRlLoop, type RlUpdateMetrics } from './rl-loop.js';
 import { RunDirectory } from './run-directory.js';
@@ -82,8 +83,8 @@ export function trainingEpisodeSettings(config: TrainConfig): EpisodeSettingsOve
   };
 }
 
-/** Engine limits for the run: the config's context and 64 sequences per batch; the KV cache keeps the engine's default size (it preempts and recomputes when full). */
-function engineLimits(config: TrainConfig): { maxContext: number; maxSequences: number } {
+/** The KL penalty's reference engine only scores: the config's context, 64 sequences per batch and the engine's default KV cache. */
+function referenceEngineLimits(config: TrainConfig): { maxContext: number; maxSequences: number } {
   return { maxContext: config.contextLength, maxSequences: 64 };
 }
 
@@ -126,11 +127,12 @@ async function openRollouts(args: {
     device: { device: config.device, weights: precision.weights },
     kvCacheDtype: precision.kvCacheDtype,
     deterministic: config.deterministicCollection,
-    engine: { ...engineLimits(config), policyVersion: firstVersion },
+    engine: { ...rolloutEngineLimits(config, resolveDevice(config.device), () => deviceMemory().freeBytes), policyVersion: firstVersion },
   });
   const engine = opened.engine as InferenceEngine;
-  const { runner } = engine.stats();
-  return { policy: opened.policy, rollouts: engineRollouts(engine), where: `${runner.device} (${runner.gemm})`, close: () => opened.close() };
+  const { runner, kvBlocksTotal, kvBytesPerBlock, blockSize, maxSequences } = engine.stats();
+  const cache = `a KV cache of ${((kvBlocksTotal * kvBytesPerBlock) / 2 ** 30).toFixed(2)} GiB (${kvBlocksTotal * blockSize} positions), up to ${maxSequences} sequences a step`;
+  return { policy: opened.policy, rollouts: engineRollouts(engine), where: `${runner.device} (${runner.gemm}; ${cache})`, close: () => opened.close() };
 }
 
 /** Runs (or resumes) the whole pipeline. */
@@ -252,7 +254,7 @@ export async function runTrainPipeline(options: TrainPipelineOptions): Promise<T
       detail: `${config.rlUpdates - run.state.updates} RL updates (learner ${config.learner}); rollouts on ${sampler.where} with ${config.precision.rolloutWeights} weights and a ${precision.kvCacheDtype} KV cache; training on ${trainer.device}${trainerGroup.ranks > 1 ? ` × ${trainerGroup.description}` : ''} with ${config.precision.train} products`,
     });
     // The KL penalty's frozen reference: the policy RL started from.
-    const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, { ...engineLimits(config), device: config.device, deterministic: config.deterministicCollection }) : undefined;
+    const reference = config.pgCorrection.klCoefficient > 0 ? InferenceEngine.load(rlStart, { ...referenceEngineLimits(config), device: config.device, deterministic: config.deterministicCollection }) : undefined;
     try {
       const policy = sampler.policy;
       const problems = await task.loadProblems({ split: 'train', ...dataDir });
