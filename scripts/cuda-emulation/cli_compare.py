@@ -169,11 +169,13 @@ def sft_policy(model):
 
 
 def train_config(updates):
-    """The RL settings of the train and learners stages: 4 teams of 4 per update on one problem."""
+    """The RL settings of the train and learners stages: 4 teams of 4 per update on one problem, and
+    the rollout engine the CPU's on both devices (the emulated device reports an H200's free memory,
+    half of which its host memory could not hold as a KV cache)."""
     config = os.path.join(work, "train-config-%d.json" % updates)
     with open(config, "w") as f:
         json.dump({"sft": None, "rlUpdates": updates, "problemsPerUpdate": 1, "attemptsPerProblem": 4, "teamSize": 4,
-                   "concurrentEpisodes": 4, "tokenCost": 0.25}, f)
+                   "concurrentEpisodes": 4, "tokenCost": 0.25, "rolloutKvCacheBytes": 1 << 30, "rolloutMaxSequences": 64}, f)
     return config
 
 
