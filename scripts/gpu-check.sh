@@ -23,13 +23,15 @@
 #      production node_modules), runs the CLI on the device: swarm doctor, swarm bench engine with 256
 #      agents, swarm eval on a random s3-mini for both tasks, and a shortened mini pipeline
 #      (swarm train --device cuda: SFT, evaluation, RL, evaluation, report); stage `mini` runs the
-#      whole default pipeline instead;
+#      whole default pipeline instead, and stage `paper-update` one RL update of the paper-aggregation
+#      preset on a random Qwen3-0.6B (scaled by S3_GPU_CHECK_PAPER_SETS), its seconds split into
+#      collection, training and writing;
 #   9. writes $OUT/summary.json (what passed, every measured NMSE, the benchmark figures), keeps the
 #      console in $OUT/gpu-check.log and every other log in $OUT/logs.tar.gz (the device tool brings
 #      back at most 8 files).
 #   bash scripts/gpu-check.sh            # from the repository root; OUT defaults to ./gpu-out
 # Knobs: S3_GPU_CHECK_STAGES (default "references tests sanitizer inference-bench train-bench cli";
-# `mini` and `cpu-bench` are also known; the GPU build runs unless no stage needs it), S3_GPU_CHECK_QUICK=1 (the benchmarks' --quick sizes), S3_GPU_CHECK_BUDGET
+# `mini`, `paper-update` and `cpu-bench` are also known; the GPU build runs unless no stage needs it), S3_GPU_CHECK_QUICK=1 (the benchmarks' --quick sizes), S3_GPU_CHECK_BUDGET
 # (seconds for the whole script, default 540: every stage's timeout is cut to what is left, and a
 # stage with under 20 s left is skipped and says so, so the summary is always written inside the
 # device tool's 600 s per call), S3_COMMIT (the commit to record where the copy has no .git),
@@ -293,9 +295,9 @@ if wanted cpu-bench; then
   fi
 fi
 
-stage "cli: Node on the device (swarm doctor, bench engine, eval, the mini pipeline)"
+stage "cli: Node on the device (swarm doctor, bench engine, eval, the mini pipeline, a paper-aggregation update)"
 cli_status=99
-if { wanted cli || wanted mini; } && [ -f .gpu-bundle/node.xz ]; then
+if { wanted cli || wanted mini || wanted paper-update; } && [ -f .gpu-bundle/node.xz ]; then
   mkdir -p "$WORK/node-bin" build/Release
   xz -dc .gpu-bundle/node.xz >"$WORK/node-bin/node" && chmod +x "$WORK/node-bin/node"
   export PATH="$WORK/node-bin:$PATH"
@@ -329,7 +331,24 @@ if { wanted cli || wanted mini; } && [ -f .gpu-bundle/node.xz ]; then
     cli_step mini 540 train --device cuda --out "$WORK/mini"
     cp "$WORK/mini/metrics.jsonl" "$LOGS/cli-mini-metrics.jsonl" 2>/dev/null
   fi
-elif wanted cli || wanted mini; then
+  if wanted paper-update; then
+    # Issue 19's update: one RL update of the paper-aggregation preset (its learner, precision, KL
+    # penalty, concurrency of 256 episodes, checkpoint) on a random Qwen3-0.6B with the s3-mini
+    # tokenizer, collected by the engine on the device and trained there; metrics.jsonl splits its
+    # seconds into collectSeconds, trainSeconds and writeSeconds. S3_GPU_CHECK_PAPER_SETS (space-separated
+    # key=value) scales it; the default is a quarter of the paper's teams with shorter allowances, and
+    # an empty value runs the paper's own 256 teams × 4 agents with 8,192 + 1,024 tokens each.
+    cli_step model-init-0.6b 60 model init --shape qwen3-0.6b --seed 1 --out "$WORK/qwen3-0.6b-random"
+    paper_sets=()
+    for s in ${S3_GPU_CHECK_PAPER_SETS-problemsPerUpdate=8 workAllowance=512 finalAllowance=128 generationPieceTokens=512}; do
+      paper_sets+=(--set "$s")
+    done
+    cli_step paper-update 480 train --preset paper-aggregation --model "$WORK/qwen3-0.6b-random" --device cuda --no-eval \
+      --out "$WORK/paper-update" --set rlUpdates=1 "${paper_sets[@]}"
+    cp "$WORK/paper-update/metrics.jsonl" "$LOGS/cli-paper-update-metrics.jsonl" 2>/dev/null
+    cp "$WORK/paper-update/config.json" "$LOGS/cli-paper-update-config.json" 2>/dev/null
+  fi
+elif wanted cli || wanted mini || wanted paper-update; then
   echo "no .gpu-bundle here (make it with scripts/gpu-bundle.sh and carry it): the CLI stages did not run"
 fi
 
@@ -397,6 +416,19 @@ if same_shape and torch_prefill.get("tokensPerSecond"):
     summary["prefillOverTorch"] = {p["attentionKernel"]: p["tokensPerSecond"] / torch_prefill["tokensPerSecond"] for p in same_shape}
     summary["prefillMfu"] = {"datasheetBf16Tflops": prefill_peak, "ours": {p["attentionKernel"]: p.get("mfu") for p in same_shape},
                              "torch": fraction(same_shape[0]["flops"] / torch_prefill["seconds"] / 1e12, prefill_peak)}
+# One paper-aggregation update (stage paper-update): its settings and its seconds, split.
+paper_lines = [json.loads(l) for l in read("cli-paper-update-metrics.jsonl").splitlines() if l.strip().startswith("{")]
+paper_rl, paper_config = [l for l in paper_lines if l.get("stage") == "rl"], load("cli-paper-update-config.json") or {}
+if paper_rl:
+    u = paper_rl[-1]
+    summary["paperUpdate"] = {
+        "teams": paper_config.get("problemsPerUpdate", 0) * paper_config.get("attemptsPerProblem", 0),
+        **{k: paper_config.get(k) for k in ("teamSize", "workAllowance", "finalAllowance", "concurrentEpisodes", "precision")},
+        **{k: u.get(k) for k in ("seconds", "collectSeconds", "trainSeconds", "writeSeconds", "episodes", "tokens",
+                                 "generatedTokensPerSecond", "trainTokens", "sharedPrefixTokens", "trainTokensPerSecond")},
+        "generatedTokens": round(u.get("generatedTokensPerSecond", 0) * u.get("seconds", 0)),
+        "paperTarget": "<= 60 s for 256 teams x 4 agents, 8,192 + 1,024 tokens each (issue 19)",
+    }
 summary["trainMfu"] = {"datasheetBf16Tflops": peak, "bf16GemmTflops": gemm,
                        "ours": fraction(ours.get("tflops"), peak), "torch": fraction(theirs.get("tflops"), peak),
                        "oursOfGemm": fraction(ours.get("tflops"), gemm), "torchOfGemm": fraction(theirs.get("tflops"), gemm)}
