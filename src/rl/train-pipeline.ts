@@ -131,7 +131,7 @@ async function openRollouts(args: {
   });
   const engine = opened.engine as InferenceEngine;
   const { runner, kvBlocksTotal, kvBytesPerBlock, blockSize, maxSequences } = engine.stats();
-  const cache = `a KV cache of ${((kvBlocksTotal * kvBytesPerBlock) / 2 ** 30).toFixed(2)} GiB (${kvBlocksTotal * blockSize} positions), up to ${maxSequences} sequences a step`;
+  const cache = `${((kvBlocksTotal * kvBytesPerBlock) / 2 ** 30).toFixed(2)} GiB of KV cache for ${kvBlocksTotal * blockSize} positions, up to ${maxSequences} sequences a step`;
   return { policy: opened.policy, rollouts: engineRollouts(engine), where: `${runner.device} (${runner.gemm}; ${cache})`, close: () => opened.close() };
 }
 

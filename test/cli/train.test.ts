@@ -119,7 +119,7 @@ describe('swarm train', () => {
     ]);
     expect(result.stderr).toBe('');
     // App. A.1's exploration numerics, as the engine itself reports them.
-    expect(result.stdout).toMatch(/\[rl\] 2 RL updates \(learner solo\); rollouts on cpu \(cpu [a-z0-9]+\) with fp8 weights and a fp8 KV cache/);
+    expect(result.stdout).toMatch(/\[rl\] 2 RL updates \(learner solo\); rollouts on cpu \(cpu [a-z0-9]+; 1\.00 GiB of KV cache for \d+ positions, up to 64 sequences a step\) with fp8 weights and a fp8 KV cache/);
     expect(result.status).toBe(0);
     const rl = metrics(run).filter((l) => l.stage === 'rl');
     expect(rl.map((l) => l.update)).toEqual([1, 2]);
