@@ -172,10 +172,10 @@ export interface TrainConfig {
   /** Solo-learner episodes in flight at once; null where the paper gives none. */
   concurrentSoloEpisodes: number | null;
   /**
-   * The rollout engine's KV cache in bytes; null: the engine's 1 GiB on the CPU, and on CUDA half the
-   * device memory free once the trainer holds its parameters, gradients and moments (the rest left to
-   * the trainer's activations, the reference policy and workspace). A full cache preempts sequences and
-   * recomputes them later (the same tokens, more time).
+   * The rollout engine's KV cache in bytes; null: sized for the device (policy/engine-sizing.ts: the
+   * engine's 1 GiB on the CPU, on CUDA half the device memory free once the trainer holds its
+   * parameters, gradients and moments). A full cache preempts sequences and recomputes them later
+   * (the same tokens, more time).
    */
   rolloutKvCacheBytes: number | null;
   /** Sequences in one rollout-engine step; null: 64 on the CPU, 256 on CUDA. */

@@ -9,8 +9,9 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { builtinTokenizerPath } from '../model/s3-mini-tokenizer.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
-import type { DeviceOptions } from '../native/device.js';
+import { deviceMemory, resolveDevice, type DeviceOptions } from '../native/device.js';
 import { InferenceEngine, type EngineOptions, type KvCacheDtype } from '../native/engine.js';
+import { engineSizing } from './engine-sizing.js';
 import { NativePolicy } from './native-policy.js';
 import { PolicyError } from './policy-error.js';
 import { RemotePolicy, type RemoteProtocol } from './remote-policy.js';
@@ -105,7 +106,9 @@ export function openPolicy(spec: PolicySpec): OpenedPolicy {
       const weights = spec.device?.weights ?? 'stored';
       const kvCacheDtype = spec.kvCacheDtype ?? 'f32';
       const tokenizer = Tokenizer.fromFile(tokenizerPath);
-      const engine = InferenceEngine.load(directory, { ...spec.engine, ...spec.device, kvCacheDtype, deterministic: spec.deterministic ?? true });
+      // Sequences per step and KV cache for the device, unless spec.engine gives them (policy/engine-sizing.ts).
+      const sizing = engineSizing(resolveDevice(spec.device?.device), spec.engine ?? {}, () => deviceMemory().freeBytes);
+      const engine = InferenceEngine.load(directory, { ...spec.engine, ...sizing, ...spec.device, kvCacheDtype, deterministic: spec.deterministic ?? true });
       const { runner, vocabSize } = engine.stats();
       if (tokenizer.vocabSize > vocabSize) {
         // Every prompt would hold ids the model has no embedding for, and each episode would fail on its first token.

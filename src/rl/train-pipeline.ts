@@ -12,7 +12,7 @@ import type { EvaluationResult } from '../eval/run/run-evaluation.js';
 import { runEvaluation } from '../eval/run/index.js';
 import type { EpisodeSettingsOverrides } from '../harness/episode-settings.js';
 import { modelShape } from '../model/shapes.js';
-import { deviceMemory, resolveDevice, type WeightFormat } from '../native/device.js';
+import type { WeightFormat } from '../native/device.js';
 import { InferenceEngine, type KvCacheDtype } from '../native/engine.js';
 import { writeRandomCheckpoint } from '../native/random-checkpoint.js';
 import { Trainer } from '../native/trainer.js';
@@ -24,7 +24,6 @@ import type { Policy } from '../policy/policy.js';
 import { RemotePolicy, type RemoteProtocol } from '../policy/remote-policy.js';
 import type { WeightTransfer } from '../policy/server-weight-links.js';
 import { engineRollouts, ServerRollouts, type RolloutBackend } from './rollout-backend.js';
-import { rolloutEngineLimits } from './rollout-engine-limits.js';
 import { loadTask } from '../tasks/index.js';
 import { runRlLoop, type RlUpdateMetrics } from './rl-loop.js';
 import { RunDirectory } from './run-directory.js';
@@ -83,7 +82,7 @@ export function trainingEpisodeSettings(config: TrainConfig): EpisodeSettingsOve
   };
 }
 
-/** The KL penalty's reference engine only scores: the config's context, 64 sequences per batch and the engine's default KV cache. */
+/** The KL penalty's reference engine only scores: the config's context, 64 sequences per batch and the engine's default KV cache on any device. */
 function referenceEngineLimits(config: TrainConfig): { maxContext: number; maxSequences: number } {
   return { maxContext: config.contextLength, maxSequences: 64 };
 }
@@ -127,7 +126,13 @@ async function openRollouts(args: {
     device: { device: config.device, weights: precision.weights },
     kvCacheDtype: precision.kvCacheDtype,
     deterministic: config.deterministicCollection,
-    engine: { ...rolloutEngineLimits(config, resolveDevice(config.device), () => deviceMemory().freeBytes), policyVersion: firstVersion },
+    // Sized for the device by openPolicy (policy/engine-sizing.ts) unless the config says.
+    engine: {
+      maxContext: config.contextLength,
+      ...(config.rolloutKvCacheBytes === null ? {} : { kvCacheBytes: config.rolloutKvCacheBytes }),
+      ...(config.rolloutMaxSequences === null ? {} : { maxSequences: config.rolloutMaxSequences }),
+      policyVersion: firstVersion,
+    },
   });
   const engine = opened.engine as InferenceEngine;
   const { runner, kvBlocksTotal, kvBytesPerBlock, blockSize, maxSequences } = engine.stats();
