@@ -17,9 +17,11 @@ import { REMOTE_PROTOCOLS } from '../policy/remote-policy.js';
 import { formatMessagePerturbation, MESSAGE_PERTURBATION_HELP, parseMessagePerturbation } from '../harness/message-channel.js';
 import { runEpisodeSettings } from './eval-run-settings.js';
 import { KV_CACHE_DTYPES } from '../native/engine.js';
-import { addDeterminismFlag, addDeviceFlags, KV_DTYPE_HELP, parseChoiceFlag, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag, parseIntegerListFlag, parseServerList } from './options.js';
+import { addDeterminismFlag, addDeviceFlags, addEngineSizeFlags, KV_DTYPE_HELP, parseChoiceFlag, parseDeterminismFlag, parseDeviceFlags, parseEngineSizeFlags, parseIntegerFlag, parseIntegerListFlag, parseServerList } from './options.js';
 
 interface EvalFlags {
+  kvCacheMb?: string;
+  maxSequences?: string;
   policy?: string;
   model?: string;
   server?: string;
@@ -74,7 +76,7 @@ export function registerEval(program: Command): void {
     .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: the model\'s own, or the built-in s3-mini for scripted agents)')
     .option('--run <dir>', "a swarm train run directory: evaluate with its episode settings (prompt style, allowances, context, piece size, token cost)")
     .requiredOption('--out <dir>', 'the evaluation directory (an interrupted evaluation there is resumed)');
-  addDeterminismFlag(addDeviceFlags(command)).action(async (flags: EvalFlags) => {
+  addDeterminismFlag(addEngineSizeFlags(addDeviceFlags(command))).action(async (flags: EvalFlags) => {
       if ([flags.model, flags.policy, flags.server].filter((flag) => flag !== undefined).length !== 1) {
         throw new ConfigError('swarm eval needs exactly one of --policy scripted, --model DIR and --server URL[,URL...].');
       }
@@ -103,7 +105,7 @@ export function registerEval(program: Command): void {
         flags.server !== undefined
           ? { kind: 'remote', servers: parseServerList(flags.server), tokenizerPath: flags.tokenizer as string, protocol: parseChoiceFlag('--protocol', flags.protocol, REMOTE_PROTOCOLS) }
           : flags.model !== undefined
-            ? { kind: 'model', directory: flags.model, device, kvCacheDtype, ...parseDeterminismFlag(flags), ...tokenizer }
+            ? { kind: 'model', directory: flags.model, device, kvCacheDtype, engine: parseEngineSizeFlags(flags), ...parseDeterminismFlag(flags), ...tokenizer }
             : { kind: 'scripted', ...demonstratorOf(task), ...tokenizer },
       );
       const result = await runEvaluation({

@@ -38,6 +38,21 @@ export function addDeviceFlags(command: Command): Command {
     .option('--weights <format>', 'stored (the checkpoint\'s dtypes) | bf16 (f32 tensors rounded to BF16 at load) | fp8 (linear weights quantized to FP8 with 128×128 block scales at load)', 'stored');
 }
 
+/** Adds --kv-cache-mb and --max-sequences to a command that opens an inference engine (defaults: policy/engine-sizing.ts). */
+export function addEngineSizeFlags(command: Command): Command {
+  return command
+    .option('--kv-cache-mb <mb>', 'the engine\'s KV cache in MiB (default: 1024 on the CPU, half the free device memory on CUDA)')
+    .option('--max-sequences <n>', 'sequences in one engine step (default: 64 on the CPU, 256 on CUDA)');
+}
+
+/** The engine sizes --kv-cache-mb and --max-sequences give (absent: sized for the device). */
+export function parseEngineSizeFlags(options: { kvCacheMb?: string; maxSequences?: string }): { kvCacheBytes?: number; maxSequences?: number } {
+  return {
+    ...(options.kvCacheMb === undefined ? {} : { kvCacheBytes: parseIntegerFlag('--kv-cache-mb', options.kvCacheMb, 1) * 1024 * 1024 }),
+    ...(options.maxSequences === undefined ? {} : { maxSequences: parseIntegerFlag('--max-sequences', options.maxSequences, 1) }),
+  };
+}
+
 /** Adds --device to a command that trains (train, sft): the config's `device`, which places the trainer and the engine. */
 export function addTrainDeviceFlag(command: Command): Command {
   return command.option('--device <device>', "where the trainer and the engine run: auto (CUDA when a usable GPU exists, else the CPU) | cpu | cuda; the same as --set device=… (default: the preset's)");

@@ -12,9 +12,11 @@ import { REMOTE_PROTOCOLS } from '../policy/remote-policy.js';
 import { demonstratorOf, loadTask, TASK_NAMES } from '../tasks/index.js';
 import type { Split } from '../tasks/index.js';
 import { EpisodeView } from './episode-view.js';
-import { addDeterminismFlag, addDeviceFlags, parseChoiceFlag, parseDeterminismFlag, parseDeviceFlags, parseIntegerFlag, parseServerList } from './options.js';
+import { addDeterminismFlag, addDeviceFlags, addEngineSizeFlags, parseChoiceFlag, parseDeterminismFlag, parseDeviceFlags, parseEngineSizeFlags, parseIntegerFlag, parseServerList } from './options.js';
 
 interface RunOptions {
+  kvCacheMb?: string;
+  maxSequences?: string;
   task: string;
   n: string;
   policy: string;
@@ -53,7 +55,7 @@ export function registerRun(program: Command): void {
     .option('--no-thinking', "Qwen3's thinking mode off: every generation prompt ends in an empty <think></think> block")
     .option('--tokenizer <file>', 'tokenizer.json the agents write with (default: DIR/tokenizer.json with --model, else the built-in s3-mini)')
     .option('--trace <file>', 'also write the trace as JSONL');
-  addDeterminismFlag(addDeviceFlags(command)).action(async (options: RunOptions) => {
+  addDeterminismFlag(addEngineSizeFlags(addDeviceFlags(command))).action(async (options: RunOptions) => {
       if (!['train', 'dev', 'eval'].includes(options.split)) throw new ConfigError(`--split must be train, dev or eval; got "${options.split}"`);
       const device = parseDeviceFlags(options);
       const task = await loadTask(options.task);
@@ -69,7 +71,7 @@ export function registerRun(program: Command): void {
         options.server !== undefined
           ? { kind: 'remote', servers: parseServerList(options.server), tokenizerPath: options.tokenizer as string, protocol: parseChoiceFlag('--protocol', options.protocol, REMOTE_PROTOCOLS) }
           : options.model
-            ? { kind: 'model', directory: options.model, device, ...parseDeterminismFlag(options), ...tokenizer }
+            ? { kind: 'model', directory: options.model, device, engine: parseEngineSizeFlags(options), ...parseDeterminismFlag(options), ...tokenizer }
             : options.policy === 'garbage'
               ? { kind: 'garbage', ...tokenizer }
               : options.policy === 'scripted'

@@ -7,9 +7,11 @@ import fs from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
 import { Tokenizer } from '../model/tokenizer/index.js';
+import { deviceMemory, resolveDevice } from '../native/device.js';
 import { InferenceEngine, KV_CACHE_DTYPES } from '../native/engine.js';
+import { engineSizing } from '../policy/engine-sizing.js';
 import { InferenceServer } from '../serve/inference-server.js';
-import { addDeviceFlags, KV_DTYPE_HELP, parseChoiceFlag, parseDeviceFlags, parseIntegerFlag } from './options.js';
+import { addDeviceFlags, addEngineSizeFlags, KV_DTYPE_HELP, parseChoiceFlag, parseDeviceFlags, parseEngineSizeFlags, parseIntegerFlag } from './options.js';
 
 interface ServeFlags {
   model: string;
@@ -35,13 +37,11 @@ export function registerServe(program: Command): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', '8000')
     .option('--kv-dtype <type>', KV_DTYPE_HELP, 'f32')
-    .option('--kv-cache-mb <mb>', 'KV cache size in MiB (default 1024)')
-    .option('--max-sequences <n>', 'sequences in one engine batch (default 64)')
     .option('--max-concurrent <n>', 'requests answered at once; more get 429 (default 4 × max sequences)')
     .option('--served-model-name <name>', 'the model id /v1/models lists (default: the folder name)')
     .option('--tokenizer <file>', 'tokenizer.json that decodes each choice\'s text (default DIR/tokenizer.json; without one, text is empty)')
     .option('--json', 'print the start line as JSON: {url, model, device, runner, kvCacheDtype, maxContext, vocabSize}');
-  addDeviceFlags(command).action(async (flags: ServeFlags) => {
+  addEngineSizeFlags(addDeviceFlags(command)).action(async (flags: ServeFlags) => {
     const directory = path.resolve(flags.model);
     const port = parseIntegerFlag('--port', flags.port, 0);
     if (port > 65535) throw new ConfigError(`--port must be at most 65535, got ${port}`);
@@ -54,8 +54,7 @@ export function registerServe(program: Command): void {
       kvCacheDtype,
       // Each completion is computed alone; sampling keyed by (seed, position) keeps it batch-independent.
       deterministic: false,
-      ...(flags.kvCacheMb === undefined ? {} : { kvCacheBytes: parseIntegerFlag('--kv-cache-mb', flags.kvCacheMb, 1) * 1024 * 1024 }),
-      ...(flags.maxSequences === undefined ? {} : { maxSequences: parseIntegerFlag('--max-sequences', flags.maxSequences, 1) }),
+      ...engineSizing(resolveDevice(device.device), parseEngineSizeFlags(flags), () => deviceMemory().freeBytes),
     });
     const modelName = flags.servedModelName ?? path.basename(directory);
     const server = new InferenceServer({

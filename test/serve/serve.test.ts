@@ -200,6 +200,18 @@ describe('swarm bench serve', () => {
 });
 
 describe('swarm serve limits and shutdown', () => {
+  it('sizes its KV cache for the device (1 GiB on the CPU) unless --kv-cache-mb says', async () => {
+    // tiny, f32 cache: 2 layers × 2 KV heads × 16 dims × (key, value) × 4 bytes × 16 positions = 8,192 bytes a block.
+    const blocks = async (url: string) => Number(/^s3_kv_blocks_total (\d+)$/m.exec(await (await fetch(`${url}/metrics`)).text())![1]);
+    expect(await blocks(server.url)).toBe(2 ** 30 / 8192);
+    const sized = await serve(model, ['--kv-cache-mb', '2', '--max-sequences', '3']);
+    try {
+      expect(await blocks(sized.url)).toBe((2 * 2 ** 20) / 8192);
+    } finally {
+      sized.child.kill('SIGKILL');
+    }
+  }, 60_000);
+
   it('answers requests past --max-concurrent with 429, and finishes the one in flight on SIGTERM', async () => {
     const limited = await serve(model, ['--max-concurrent', '1']);
     try {
