@@ -47,6 +47,9 @@ import time
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 build = os.path.join(root, sys.argv[1] if len(sys.argv) > 1 else "build-cpu-pic")
 STAGES = ["logits", "sft", "train", "learners", "eval", "run"]
+# The CPU's engine size on both devices (policy/engine-sizing.ts): the emulated device reports an
+# H200's memory, half of which its host memory could not hold as a KV cache.
+CPU_ENGINE = ["--kv-cache-mb", "1024", "--max-sequences", "64"]
 stages = sys.argv[2:] or STAGES
 addon_dir = os.path.join(build, "cuda-emulation-addon")
 package = os.path.join(addon_dir, "package")
@@ -242,7 +245,7 @@ def evaluate(policy, label, args):
     for device in ["cuda", "cpu"]:
         out = os.path.join(work, "eval-%s-%s" % (label, device))
         shutil.rmtree(out, ignore_errors=True)
-        swarm(device, ["eval", "--model", policy, "--seeds", "1", "--problems", "2", "--allowance", "1024", "--out", out] + args,
+        swarm(device, ["eval", "--model", policy, "--seeds", "1", "--problems", "2", "--allowance", "1024", "--out", out] + CPU_ENGINE + args,
               "eval-%s-%s" % (label, device))
         with open(os.path.join(out, "episodes.jsonl")) as f:
             got[device] = (gzip_files(os.path.join(out, "traces")), sorted(line for line in f if line.strip()))
@@ -269,7 +272,7 @@ def stage_run(model):
     traces = {}
     for device in ["cpu", "cuda"]:
         path = os.path.join(work, "run-%s.jsonl" % device)
-        swarm(device, ["run", "--model", policy, "--task", "aggregation", "--n", "2", "--seed", "3", "--trace", path], "run-" + device)
+        swarm(device, ["run", "--model", policy, "--task", "aggregation", "--n", "2", "--seed", "3", "--trace", path] + CPU_ENGINE, "run-" + device)
         with open(path, "rb") as f:
             traces[device] = f.read()
     check("run trace", len(traces["cpu"]) > 0 and traces["cuda"] == traces["cpu"],

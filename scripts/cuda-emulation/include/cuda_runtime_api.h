@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -145,10 +146,20 @@ inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned = 0) 
 inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t stream = nullptr) {
   return cuda_emulation::enqueue(stream, [=] { std::memset(p, value, bytes); });
 }
-// An H200-sized device (what the GPU tests were written for), sm_90.
+// An H200-sized device (what the GPU tests were written for), sm_90, whose free memory is what the
+// host has available (its memory is the host's: MemAvailable of /proc/meminfo where there is one).
 inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
   *total_bytes = size_t(141) << 30;
   *free_bytes = *total_bytes;
+  if (std::FILE* meminfo = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    unsigned long long kib = 0;
+    while (std::fgets(line, sizeof line, meminfo) != nullptr) {
+      if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+    }
+    std::fclose(meminfo);
+    if (kib > 0 && size_t(kib) * 1024 < *free_bytes) *free_bytes = size_t(kib) * 1024;
+  }
   return cudaSuccess;
 }
 struct cudaDeviceProp {
