@@ -1,6 +1,7 @@
 // Algorithm 1, the s³ RL loop. Per update: take M groups in index order, drop those lagging more
 // than maxPolicyLag weight versions and those hit by an infrastructure failure (both replaced by new
-// groups; update-groups.ts, which also stops a run whose groups keep failing), build the learner's loss units, accumulate the loss over micro-batches, take an AdamW
+// groups; update-groups.ts, which also stops a run whose groups keep failing), build the learner's
+// loss units, accumulate the loss over micro-batches, take an AdamW
 // step, hand the new weights to the engine, write the checkpoint and the metrics line, then commit
 // progress in state.json. Three collection schedules (docs/determinism.md):
 //   synchronous              each update's groups are collected with the latest weights only.
