@@ -160,15 +160,16 @@ if [ "$build_ok" = 1 ] && wanted tests; then
     fi
     echo "$name $(( ($(date +%s%N) - test_start) / 1000000 )) ms exit $status" >>"$LOGS/test-times.txt"
   done
-  # rerun_with VAR=VALUE SUFFIX NAME...: device tests again under one environment setting, logged
-  # as NAME@SUFFIX.
+  # rerun_with "VAR=VALUE [VAR=VALUE...]" SUFFIX NAME...: device tests again under those environment
+  # settings (no spaces inside a value), logged as NAME@SUFFIX.
   rerun_with() {
     local setting=$1 suffix=$2 name limit status
     shift 2
     for name in "$@"; do
       limit=$(cap 90)
       [ "$limit" = 0 ] && return
-      env "$setting" timeout "$limit" ./build-gpu/s3_native_tests "=$name" >"$WORK/one-test.txt" 2>&1
+      # shellcheck disable=SC2086  # the settings split into words on purpose
+      env $setting timeout "$limit" ./build-gpu/s3_native_tests "=$name" >"$WORK/one-test.txt" 2>&1
       status=$?
       sed "s/\] $name/] $name@$suffix/" "$WORK/one-test.txt" | grep -v '^[0-9]* passed, [0-9]* failed' >>"$LOGS/native-tests.txt"
       if [ "$status" != 0 ]; then
@@ -185,6 +186,7 @@ if [ "$build_ok" = 1 ] && wanted tests; then
   done
   # The same token-invariance tests with decode steps replayed from CUDA graphs (opt-in until measured).
   rerun_with S3_CUDA_GRAPHS=1 graphs cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token
+  rerun_with "S3_CUDA_GRAPHS=1 S3_CUDA_ATTENTION=tiled" graphs-tiled cuda_engine_batching_and_preemption_change_no_token
   rerun_with S3_CUDA_TRAIN_ATTENTION=mma train-mma \
     cuda_qwen3_training_pass_matches_cpu cuda_trainer_matches_the_cpu_trainer cuda_trainer_repeats_itself_and_resumes_bit_identically
   # The runner, the engine and the trainer with every device block filled with 0xFF bytes (NaN) when
