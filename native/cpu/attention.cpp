@@ -233,4 +233,11 @@ const AttentionKernels& attention_kernels() {
   return chosen;
 }
 
+AttentionKernels attention_kernels_with_f32_products() {
+  AttentionKernels kernels = attention_kernels();
+  kernels.attend_chunk_bf16_products = nullptr;
+  kernels.prepare_bf16_product_queries = nullptr;
+  return kernels;
+}
+
 }  // namespace s3::cpu

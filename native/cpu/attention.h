@@ -106,6 +106,10 @@ void attention_forward(float* out, const float* q, const KvPages& kv, const Atte
 
 const AttentionKernels* attention_kernels_for(SimdLevel level);
 const AttentionKernels& attention_kernels();
+// The active level's kernels without its BF16-product entries: f32 products for every cache dtype,
+// so a bf16 cache gives the bits of an f32 cache holding the same values on any CPU. The CUDA
+// attention's f32-arithmetic kernels are tested against this.
+AttentionKernels attention_kernels_with_f32_products();
 
 extern const AttentionKernels kAttentionAvx2;
 extern const AttentionKernels kAttentionAvx512;

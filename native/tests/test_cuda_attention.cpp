@@ -1,16 +1,17 @@
 // test_cuda_attention.cpp: the CUDA attention kernels over the device's paged cache. The fast
 // implementations (split-KV; tiled with its multi-row and single-token kernels; tiled-mma) against
-// the double-precision reference kernel on the device and against the CPU's attention, for f32, bf16
-// and fp8 caches filled by the CPU's store; GQA groups of 1 to 8 and head_dim 16 to 256; contexts past
-// 4,096 (where the split length doubles) and lengths around the 16-position cache blocks and
-// 64-position tiles. Thresholds: NMSE ≤ 1e-7 wherever the arithmetic is f32; ≤ 1e-4 where tiled-mma
-// runs on tensor cores (bf16 and fp8 caches, head_dim ≤ 128: queries and weights rounded to bf16,
-// relative error 2^-9, which puts the error near 1e-6..1e-5, FlashAttention-2's bf16 class; see
-// attention_mma.cu). Their invariants: a token's output has the same bits in a prefill chunk, alone as
-// a decode step and next to other sequences, and for the tiled implementations whichever of their
-// kernels serves the token. Outputs and scratch are poisoned (NaN) before every run, so a row a kernel
-// forgets fails. The tiled kernels' work plan is checked on the CPU; the rest is skipped where no GPU
-// is visible.
+// the double-precision reference kernel on the device and against the CPU's attention with f32
+// products (attention_kernels_with_f32_products: without it, CPUs whose level multiplies a bf16
+// cache in BF16 put the CPU 6e-6 away), for f32, bf16 and fp8 caches filled by the CPU's store; GQA
+// groups of 1 to 8 and head_dim 16 to 256; contexts past 4,096 (where the split length doubles) and
+// lengths around the 16-position cache blocks and 64-position tiles. Thresholds: NMSE ≤ 1e-7
+// wherever the arithmetic is f32; ≤ 1e-4 where tiled-mma runs on tensor cores (bf16 and fp8 caches,
+// head_dim ≤ 128: queries and weights rounded to bf16, relative error 2^-9, which puts the error
+// near 1e-6..1e-5, FlashAttention-2's bf16 class; see attention_mma.cu). Their invariants: a
+// token's output has the same bits in a prefill chunk, alone as a decode step and next to other
+// sequences, and for the tiled implementations whichever of their kernels serves the token. Outputs
+// and scratch are poisoned (NaN) before every run, so a row a kernel forgets fails. The tiled
+// kernels' work plan is checked on the CPU; the rest is skipped where no GPU is visible.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -134,7 +135,7 @@ struct Scene {
     std::vector<float> out(q.size(), 0.0f);
     s3::ThreadPool pool(2);
     s3::cpu::attention_forward(out.data(), q.data(), cpu->pages(0), b.seqs.data(), int64_t(b.seqs.size()), config.num_attention_heads,
-                               config.num_key_value_heads, config.head_dim, pool);
+                               config.num_key_value_heads, config.head_dim, pool, s3::cpu::attention_kernels_with_f32_products());
     return out;
   }
 

@@ -1,11 +1,13 @@
 // attention_check.cpp (emulate.py attention): the inference attention's CUDA launchers (split,
 // tiled and tiled-mma: cuda/attention.h, cuda/attention_tiled.h) run in the CPU emulation on host
 // memory, over the very bytes of a CPU paged cache (model/kv_cache.h; the device cache has the same
-// layout), against the CPU's attention (cpu/attention.h): f32, bf16 and fp8 caches, a prefill batch
-// (a whole sequence longer than one 256-position split beside a continuation) and a decode step of
-// the same tokens. Prints each NMSE; exits non-zero past the GPU test's bounds (1e-7 where the
-// arithmetic is f32, 1e-4 for tiled-mma on bf16 and fp8 caches), or when a token's bits differ
-// between the prefill and the decode step, or between two routings of the tiled kernels.
+// layout), against the CPU's attention with f32 products (cpu/attention.h,
+// attention_kernels_with_f32_products, so a BF16-product level's rounding of a bf16 cache's queries
+// does not show): f32, bf16 and fp8 caches, a prefill batch (a whole sequence longer than one
+// 256-position split beside a continuation) and a decode step of the same tokens. Prints each NMSE;
+// exits non-zero past the GPU test's bounds (1e-7 where the arithmetic is f32, 1e-4 for tiled-mma
+// on bf16 and fp8 caches), or when a token's bits differ between the prefill and the decode step,
+// or between two routings of the tiled kernels.
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -79,7 +81,8 @@ struct Scene {
     for (const auto& [s, start, length] : queries) seqs.push_back({start, length, tables[size_t(s)].data(), int64_t(tables[size_t(s)].size())});
     std::vector<float> out(q.size(), 0.0f);
     s3::ThreadPool pool(2);
-    s3::cpu::attention_forward(out.data(), q.data(), cache->pages(0), seqs.data(), int64_t(seqs.size()), NH, NKV, HD, pool);
+    s3::cpu::attention_forward(out.data(), q.data(), cache->pages(0), seqs.data(), int64_t(seqs.size()), NH, NKV, HD, pool,
+                               s3::cpu::attention_kernels_with_f32_products());
     return out;
   }
   std::vector<float> cuda(AttentionKernel kernel, int64_t min_tile_rows, const std::vector<std::array<int64_t, 3>>& queries,
