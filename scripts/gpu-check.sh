@@ -185,7 +185,8 @@ if [ "$build_ok" = 1 ] && wanted tests; then
       cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token
   done
   # The same token-invariance tests with decode steps replayed from CUDA graphs (opt-in until measured).
-  rerun_with S3_CUDA_GRAPHS=1 graphs cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token
+  rerun_with S3_CUDA_GRAPHS=1 graphs cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token \
+    cuda_engine_batching_and_preemption_change_no_token_with_fp8_weights
   rerun_with "S3_CUDA_GRAPHS=1 S3_CUDA_ATTENTION=tiled" graphs-tiled cuda_engine_batching_and_preemption_change_no_token
   rerun_with S3_CUDA_TRAIN_ATTENTION=mma train-mma \
     cuda_qwen3_training_pass_matches_cpu cuda_trainer_matches_the_cpu_trainer cuda_trainer_repeats_itself_and_resumes_bit_identically
@@ -193,6 +194,7 @@ if [ "$build_ok" = 1 ] && wanted tests; then
   # handed out, reused ones too: a read of memory nothing wrote in this use gives NaN.
   rerun_with S3_CUDA_POISON_MEMORY=1 poisoned \
     cuda_model_scores_match_the_cpu cuda_engine_batching_and_preemption_change_no_token cuda_engine_prefix_caching_changes_no_token \
+    cuda_engine_batching_and_preemption_change_no_token_with_fp8_weights cuda_gemm_matches_the_cpu_on_the_same_inputs_and_is_batch_invariant \
     cuda_qwen3_training_pass_matches_cpu cuda_trainer_matches_the_cpu_trainer cuda_trainer_repeats_itself_and_resumes_bit_identically
   grep -E "FAIL|nmse|skipped on|^\[ SKIP" "$LOGS/native-tests.txt" | tail -100
   echo "passed $(grep -c '^\[   OK \]' "$LOGS/native-tests.txt"), failed $(grep -c '^\[ FAIL \]' "$LOGS/native-tests.txt"), skipped $(grep -c '^\[ SKIP \]' "$LOGS/native-tests.txt")"

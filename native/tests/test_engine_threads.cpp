@@ -1,8 +1,8 @@
 // test_engine_threads.cpp: the engine's scheduler thread with callers on several threads: pieces
 // equal to each sequence generated alone, whatever the batch limits and a cache small enough to
-// force preemption; prefix caching and weight swaps change no token; cancellation, release and
-// close answer every request exactly once. Each runs on the CPU and, where CUDA is usable, again
-// with the CUDA runner (device_* cases: the same invariants on the device).
+// force preemption (with the stored and with FP8 weights); prefix caching and weight swaps change no
+// token; cancellation, release and close answer every request exactly once. Each runs on the CPU
+// and, where CUDA is usable, again with the CUDA runner (cuda_* cases: the same invariants there).
 #include <condition_variable>
 #include <chrono>
 #include <cstdio>
@@ -120,7 +120,7 @@ std::vector<std::vector<int32_t>> run_agents(const std::shared_ptr<const s3::mod
   if (common > 0) engine.release(warm);
   if (options.device == Device::Cuda) {  // which kernels ran, and whether decode steps replayed graphs
     const s3::engine::RunnerDescription d = engine.description();
-    std::printf("  %s; graphs: %s\n", d.attention.c_str(), d.graphs.c_str());
+    std::printf("  %s; graphs: %s; gemm: %s\n", d.attention.c_str(), d.graphs.c_str(), d.gemm.c_str());
   }
   if (preemptions != nullptr) *preemptions = engine.stats().preemptions;
   if (prefix_hits != nullptr) *prefix_hits = engine.stats().prefix_hit_tokens;
@@ -147,9 +147,11 @@ struct CacheSettings {
   EngineOptions roomy, one_at_a_time, tight;
 };
 
-CacheSettings cache_settings(int64_t tight_blocks, int64_t tight_context, bool prefix_caching, Device device) {
+CacheSettings cache_settings(int64_t tight_blocks, int64_t tight_context, bool prefix_caching, Device device,
+                             WeightFormat format = WeightFormat::Stored) {
   CacheSettings c;
   c.roomy.device = device;
+  c.roomy.weight_format = format;
   c.roomy.num_blocks = 256;
   c.roomy.max_context = 256;
   c.roomy.prefix_caching = prefix_caching;
@@ -162,11 +164,13 @@ CacheSettings cache_settings(int64_t tight_blocks, int64_t tight_context, bool p
   return c;
 }
 
-void batching_and_preemption_change_no_token(Device device) {
+// With `format` Fp8 the weights are quantized at load (on CUDA, block-scaled FP8 GEMMs over FP8
+// activations quantized per row, where cuBLASLt offers them): still no token moves.
+void batching_and_preemption_change_no_token(Device device, WeightFormat format = WeightFormat::Stored) {
   const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), s3::DType::BF16, 3);
   const auto weights = tiny_weights(model);
   s3::ThreadPool pool(2);
-  const CacheSettings c = cache_settings(8, 128, true, device);  // 128 positions for 12 agents of up to 100: preemption
+  const CacheSettings c = cache_settings(8, 128, true, device, format);  // 128 positions for 12 agents of up to 100: preemption
   const auto expected = run_agents(weights, c.roomy, 12, pool);
   CHECK(run_agents(weights, c.one_at_a_time, 12, pool) == expected);
   CHECK(run_agents_until_preempted(weights, c.tight, 12, pool, expected).first > 0);
@@ -347,6 +351,9 @@ void lockstep_orders_steps_by_events_not_timing(Device device) {
 
 TEST(engine_threads_lockstep_orders_steps_by_events_not_timing) { lockstep_orders_steps_by_events_not_timing(Device::Cpu); }
 TEST(engine_threads_batching_and_preemption_change_no_token) { batching_and_preemption_change_no_token(Device::Cpu); }
+TEST(engine_threads_batching_and_preemption_change_no_token_with_fp8_weights) {
+  batching_and_preemption_change_no_token(Device::Cpu, WeightFormat::Fp8);
+}
 TEST(engine_threads_prefix_caching_changes_no_token) { prefix_caching_changes_no_token(Device::Cpu); }
 TEST(engine_threads_prefix_cache_keeps_weight_versions_apart) { prefix_cache_keeps_weight_versions_apart(Device::Cpu); }
 TEST(engine_threads_cancel_release_and_close_answer_every_request_once) { cancel_release_and_close_answer_every_request_once(Device::Cpu); }
@@ -358,6 +365,10 @@ TEST(cuda_engine_lockstep_orders_steps_by_events_not_timing) {
 TEST(cuda_engine_batching_and_preemption_change_no_token) {
   s3test::require_cuda();
   batching_and_preemption_change_no_token(Device::Cuda);
+}
+TEST(cuda_engine_batching_and_preemption_change_no_token_with_fp8_weights) {
+  s3test::require_cuda();
+  batching_and_preemption_change_no_token(Device::Cuda, WeightFormat::Fp8);
 }
 TEST(cuda_engine_prefix_caching_changes_no_token) {
   s3test::require_cuda();

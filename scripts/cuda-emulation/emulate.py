@@ -20,7 +20,8 @@ links the translated sources with the CPU core library and compares against the 
   gpu-test-loss:    the GPU test file test_cuda_loss.cpp itself: the fused LM-head loss on the device
                     (train/losses_cuda, its kernels and cuBLASLt plans) against the CPU loss, with
                     cublaslt_standin.cpp built as libcublasLt.so.13 (f32/bf16 products summed in
-                    double; FP8 refused) and found through S3_CUDA_LIBRARY_PATH.
+                    double; block-scaled FP8 as the docs describe it, or refused with
+                    S3_CUBLASLT_STANDIN_FP8=refuse) and found through S3_CUDA_LIBRARY_PATH.
   gpu-test-model-scores, gpu-test-trainer: GPU tests over the whole device path (every CUDA source
                     of native/sources.json and the host files that choose the device), with the same
                     stand-in: test_cuda_model.cpp's scores test, and every test of test_cuda_trainer.cpp.
@@ -91,7 +92,7 @@ CHECKS["gpu-test-trainer"] = WHOLE + ("../../native/tests/test_cuda_trainer.cpp"
 # The GPU test files over the whole device path in one binary; the tests to run are named after the
 # build directory (each run alone), or every test of these files runs. The loader's and NCCL's
 # tests need their fake libraries and are left out.
-GPU_TEST_FILES = ["test_cuda_core.cpp", "test_cuda_device_memory.cpp", "test_cuda_ops.cpp", "test_cuda_backward.cpp", "test_cuda_attention.cpp",
+GPU_TEST_FILES = ["test_cuda_core.cpp", "test_cuda_device_memory.cpp", "test_cuda_ops.cpp", "test_cuda_gemm.cpp", "test_cuda_backward.cpp", "test_cuda_attention.cpp",
                   "test_cuda_attention_backward.cpp", "test_cuda_decode_graphs.cpp", "test_cuda_model.cpp",
                   "test_cuda_loss.cpp", "test_cuda_train.cpp", "test_cuda_trainer.cpp", "test_cuda_data_parallel.cpp",
                   "test_engine_threads.cpp"]
