@@ -21,7 +21,9 @@
 // JSON: {"copyBandwidthBytesPerSecond", "devicePeak", "decode": [bf16 split, bf16 tiled, bf16 tiled-mma, fp8 split,
 //        fp8 tiled, fp8 tiled-mma], "decodeGraphs": [per batch size: split, tiled], "prefill": [the same six],
 //        "engine": {..., "attention", "graphs"}, "engineWithGraphs": {the same}}.
-// Built with -DS3_BUILD_GPU_BENCH=ON (CUDA only). Run: s3_cuda_inference_bench [--quick] > bench.json
+// --quick: 32 sequences of 1,024 for decode, 8 × 2,048 prefill, 32 agents; --smoke: the `small`
+// shape and a few short sequences, every section once (for the CPU emulation; figures meaningless).
+// Built with -DS3_BUILD_GPU_BENCH=ON (CUDA only). Run: s3_cuda_inference_bench [--quick|--smoke] > bench.json
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -177,8 +179,8 @@ std::string engine_figures(const std::shared_ptr<const s3::model::Qwen3Weights>&
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const char* tmp = std::getenv("TMPDIR");
+  const s3bench::BenchSize size = s3bench::bench_size(argc, argv, "s3_cuda_inference_bench");
+  const bool quick = size == s3bench::BenchSize::Quick, smoke = size == s3bench::BenchSize::Smoke;
   s3::ThreadPool pool(8);
   double bandwidth = 0;
   try {
@@ -187,10 +189,15 @@ int main(int argc, char** argv) {
     std::printf("{\"error\": \"no device: %s\"}\n", e.what());
     return 1;
   }
-  const auto weights = std::make_shared<const s3::model::Qwen3Weights>(s3::model::Qwen3Weights::load(s3bench::qwen3_06b_checkpoint(tmp ? tmp : "/tmp")));
+  const auto weights = std::make_shared<const s3::model::Qwen3Weights>(s3::model::Qwen3Weights::load(s3bench::bench_checkpoint(size)));
   const auto fp8_weights = s3::engine::weights_in_format(weights, s3::engine::WeightFormat::Fp8);
   const auto weights_for = [&](bool fp8) { return fp8 ? fp8_weights : weights; };
-  const int64_t S = quick ? 32 : 256, C = quick ? 1024 : 4096, P = quick ? 8 : 32;
+  // Decode: S sequences of C positions; prefill: P sequences of L tokens in steps of `step`.
+  const int64_t S = smoke ? 4 : quick ? 32 : 256, C = smoke ? 40 : quick ? 1024 : 4096;
+  const int64_t P = smoke ? 2 : quick ? 8 : 32, L = smoke ? 80 : 2048, step = smoke ? 96 : 8192;
+  const std::vector<int64_t> graph_sequences = smoke ? std::vector<int64_t>{1, 3} : std::vector<int64_t>{1, 8, 64, quick ? 32 : 256};
+  const int64_t graph_context = smoke ? 40 : quick ? 256 : 1024;
+  const int64_t agents = smoke ? 4 : quick ? 32 : 256, history = smoke ? 24 : 512, piece = smoke ? 6 : quick ? 64 : 256;
   const std::string gpu = s3::cuda::first_device().name;
   const s3::bench::NominalDevicePeak peak = s3::bench::nominal_device_peak(gpu);
   std::printf("{\"copyBandwidthBytesPerSecond\": %.4g,\n", bandwidth);
@@ -206,10 +213,10 @@ int main(int argc, char** argv) {
     }
   }
   separator = "],\n \"decodeGraphs\": [";
-  for (const int64_t sequences : {int64_t(1), int64_t(8), int64_t(64), quick ? int64_t(32) : int64_t(256)}) {
+  for (const int64_t sequences : graph_sequences) {
     for (const CudaAttention attention : {CudaAttention::Split, CudaAttention::Tiled}) {
       std::printf("%s%s", separator,
-                  s3bench::guarded([&] { return decode_graph_figures(weights, attention, sequences, quick ? 256 : 1024, pool); }).c_str());
+                  s3bench::guarded([&] { return decode_graph_figures(weights, attention, sequences, graph_context, pool); }).c_str());
       std::fflush(stdout);
       separator = ",\n                  ";
     }
@@ -218,7 +225,7 @@ int main(int argc, char** argv) {
   for (bool fp8 : {false, true}) {
     for (CudaAttention attention : kAttentions) {
       std::printf("%s%s", separator,
-                  s3bench::guarded([&] { return prefill_figures(weights_for(fp8), fp8, attention, P, 2048, 8192, peak.bf16_tflops, pool); }).c_str());
+                  s3bench::guarded([&] { return prefill_figures(weights_for(fp8), fp8, attention, P, L, step, peak.bf16_tflops, pool); }).c_str());
       std::fflush(stdout);
       separator = ",\n             ";
     }
@@ -226,7 +233,7 @@ int main(int argc, char** argv) {
   std::printf("],\n");
   for (const CudaGraphs graphs : {CudaGraphs::Off, CudaGraphs::On}) {
     std::printf(" \"%s\": %s%s\n", graphs == CudaGraphs::Off ? "engine" : "engineWithGraphs",
-                s3bench::guarded([&] { return engine_figures(weights, quick ? 32 : 256, 512, quick ? 64 : 256, graphs, pool); }).c_str(),
+                s3bench::guarded([&] { return engine_figures(weights, agents, history, piece, graphs, pool); }).c_str(),
                 graphs == CudaGraphs::Off ? "," : "}");
     std::fflush(stdout);
   }

@@ -14,7 +14,9 @@
 // A slow run still says where its time went: every phase is logged to stderr with its time as it
 // begins, and stopping the run (SIGTERM, as `timeout` sends, or SIGINT) closes the JSON on stdout
 // with "incomplete": {"phase": ..., "phaseSeconds": ...}, so a timed-out run's output still parses.
-// Built with -DS3_BUILD_GPU_BENCH=ON (CUDA only). Run: s3_cuda_train_bench [--quick] > train.json
+// --smoke: the `small` shape, 1 × 64 then 2 × 64 tokens, every phase once (for the CPU emulation of
+// the device; figures meaningless).
+// Built with -DS3_BUILD_GPU_BENCH=ON (CUDA only). Run: s3_cuda_train_bench [--quick|--smoke] > train.json
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -345,11 +347,13 @@ void report_size(Report& report, const char* key, s3::train::Trainer& trainer, c
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const s3bench::BenchSize size = s3bench::bench_size(argc, argv, "s3_cuda_train_bench");
+  const bool quick = size == s3bench::BenchSize::Quick, smoke = size == s3bench::BenchSize::Smoke;
   Report report;
   stop_report_on_signals(report);
   report.open(nullptr, '{');
-  report.value("model", quoted("qwen3-0.6b (random bf16 weights, f32 master weights and AdamW moments)"));
+  report.value("model", quoted(smoke ? "small (random bf16 weights, f32 master weights and AdamW moments; smoke run)"
+                                     : "qwen3-0.6b (random bf16 weights, f32 master weights and AdamW moments)"));
   report.value("trainerAttention", quoted(s3::cuda::train_attention_uses_mma() ? "tensor cores (S3_CUDA_TRAIN_ATTENTION=mma)"
                                                                                : "f32 CUDA cores (S3_CUDA_TRAIN_ATTENTION=f32)"));
   report.value("flopsFormula",
@@ -363,12 +367,13 @@ int main(int argc, char** argv) {
   }
   const std::string gpu = devices.devices.empty() ? std::string() : devices.devices.front().name;
   report.value("devicePeak", s3bench::device_peak_json(gpu));
-  const std::vector<Size> ladder = quick ? std::vector<Size>{{1, 1024}} : std::vector<Size>{{1, 1024}, {2, 2048}};
-  const Size full = quick ? Size{2, 1024} : Size{8, 4096};
+  const std::vector<Size> ladder =
+      smoke ? std::vector<Size>{{1, 64}} : quick ? std::vector<Size>{{1, 1024}} : std::vector<Size>{{1, 1024}, {2, 2048}};
+  const Size full = smoke ? Size{2, 64} : quick ? Size{2, 1024} : Size{8, 4096};
   try {
-    report.phase("checkpoint: the random Qwen3-0.6B (written once under TMPDIR)");
-    const char* tmp = std::getenv("TMPDIR");
-    const std::string dir = s3bench::qwen3_06b_checkpoint(tmp ? tmp : "/tmp");
+    report.phase(smoke ? "checkpoint: the random small model (written once under TMPDIR)"
+                       : "checkpoint: the random Qwen3-0.6B (written once under TMPDIR)");
+    const std::string dir = s3bench::bench_checkpoint(size);
     report.phase("building the trainer");
     s3::model::TrainBenchOptions options;
     options.device = s3::model::Device::Cuda;

@@ -27,18 +27,21 @@ links the translated sources with the CPU core library and compares against the 
                     stand-in: test_cuda_model.cpp's scores test, and every test of test_cuda_trainer.cpp.
   gpu-tests:        the GPU test files (GPU_TEST_FILES) over the whole device path in one binary:
                     the tests named after the build directory, each run alone.
+  inference-bench, train-bench: the GPU check's benchmark binaries (bench/cuda_*_bench.cpp) over
+                    the whole device path at their --smoke size: their JSON must parse and report no
+                    error; the figures mean nothing.
   addon:            not a check: the addon itself over the whole device path, in a copy of the
                     package under <build-dir>/cuda-emulation-addon, for running the CLI with
                     --device cuda (build-dir: a CPU-only build configured position-independent);
                     cli_compare.py then compares its commands with the CPU's.
-Seconds to minutes per check (`all`: 3.9 min on 2 vCPUs, gpu-test-trainer the longest at 2.3 min;
+Seconds to minutes per check (`all`: about 5.5 min on 2 vCPUs, gpu-test-trainer the longest at 2 min;
 some single GPU tests run 15 min); a development tool, not part of CI. Objects are kept in
 <build-dir>/cuda-emulation and rebuilt when their source or a header they include (g++ -MMD)
 changes (delete the folder after changing the compiler flags here).
 
 Usage (from the repository root, after `cmake --build build-cpu-bench` or another CPU-only build
 directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [train-attention|attention|fp8-weights|gpu-test-attention-backward|gpu-test-loss|
-  gpu-test-model-scores|gpu-test-trainer|all] [build-dir]
+  gpu-test-model-scores|gpu-test-trainer|inference-bench|train-bench|all] [build-dir]
   python3 scripts/cuda-emulation/emulate.py gpu-tests [build-dir] [test-name ...]
   python3 scripts/cuda-emulation/emulate.py addon build-cpu-pic
 """
@@ -98,7 +101,14 @@ GPU_TEST_FILES = ["test_cuda_core.cpp", "test_cuda_device_memory.cpp", "test_cud
                   "test_engine_threads.cpp"]
 CHECKS["gpu-tests"] = (WHOLE[0], WHOLE[1] + ["native/tests/" + f for f in GPU_TEST_FILES[1:]],
                        "../../native/tests/" + GPU_TEST_FILES[0], None)
-USES_CUBLASLT = {"gpu-test-loss", "gpu-test-model-scores", "gpu-test-trainer", "gpu-tests"}
+# The GPU check's benchmark binaries at their --smoke size (the `small` shape, a few short
+# sequences): every section once over the whole device path; their JSON must parse and hold no
+# "error" or "incomplete". The figures mean nothing here.
+_WHOLE_HOST = [p for p in WHOLE[1] if not p.endswith("test_main.cpp")]
+CHECKS["inference-bench"] = (WHOLE[0], _WHOLE_HOST, "../../bench/cuda_inference_bench.cpp", ["--smoke"])
+CHECKS["train-bench"] = (WHOLE[0], _WHOLE_HOST, "../../bench/cuda_train_bench.cpp", ["--smoke"])
+JSON_OUTPUT = {"inference-bench", "train-bench"}
+USES_CUBLASLT = {"gpu-test-loss", "gpu-test-model-scores", "gpu-test-trainer", "gpu-tests", "inference-bench", "train-bench"}
 
 
 def matching(text, i, open_char, close_char):
@@ -258,13 +268,42 @@ def run(check):
             status |= timed(check + " " + (test or "(every test)"), [binary] + (["=" + test] if test else []), env)
         return status
     print("== " + check, flush=True)
-    return timed(check, [binary] + arguments, env)
+    return timed(check, [binary] + arguments, env, os.path.join(out_dir, check + ".json") if check in JSON_OUTPUT else None)
 
 
-def timed(name, command, env):
-    """Runs a check's binary; prints how long it ran (the build before it not counted)."""
+def faults(value, path="$"):
+    """The paths of every "error" or "incomplete" key in a parsed JSON value."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in ("error", "incomplete"):
+                found.append("%s.%s: %s" % (path, key, json.dumps(item)[:300]))
+            found += faults(item, path + "." + key)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += faults(item, "%s[%d]" % (path, i))
+    return found
+
+
+def timed(name, command, env, json_path=None):
+    """Runs a check's binary; prints how long it ran (the build before it not counted). With
+    json_path, its stdout is kept there and must be JSON without "error" or "incomplete"."""
     start = time.monotonic()
-    status = subprocess.run(command, env=env).returncode
+    if json_path is None:
+        status = subprocess.run(command, env=env).returncode
+    else:
+        result = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True)
+        with open(json_path, "w") as f:
+            f.write(result.stdout)
+        status = result.returncode
+        try:
+            problems = faults(json.loads(result.stdout))
+        except ValueError as e:
+            problems = ["the output is not JSON (%s)" % e]
+        for problem in problems:
+            print("  " + problem, flush=True)
+        print("  output: " + json_path, flush=True)
+        status = status or (1 if problems else 0)
     print("== %s: %s in %.0f s" % (name, "passed" if status == 0 else "FAILED", time.monotonic() - start), flush=True)
     return status
 
