@@ -24,13 +24,21 @@ end as users run it, without a GPU. Stages (all by default):
           near-tie may sample another token).
   run:    `swarm run` of one aggregation episode of 2 agents from that policy with --trace: the trace
           byte for byte the CPU's.
+  precision: the train stage's 2 updates with the paper's precision (FP8 rollout weights, made from
+          the trainer's parameters on the device and multiplied block-scaled over FP8 activations
+          where the stand-in accepts it; an FP8 KV cache; a bf16 trainer), on each device: both run
+          every update, none skipped, the device's rollouts name the block-scaled path, and the
+          importance ratio sees a real but small sampler/trainer mismatch (mean |log ratio| in
+          (0, 0.05], masked fraction ≤ 0.05). The rollouts are not the CPU's (the CPU's FP8 path
+          multiplies bf16-rounded activations), so their figures are printed side by side, not
+          compared bit for bit. Not in the default stages (~40 min).
 The bounds are the C++ GPU tests' (f32 sums in other orders, products summed in double by the
 cuBLASLt stand-in). Takes ~28 min on 2 vCPUs (24 of them the train stage) without eval and run, plus ~8 min the
 first time for the policy's SFT.
 
 Usage (from the repository root, after `npm install` and
 `python3 scripts/cuda-emulation/emulate.py addon build-cpu-pic`):
-  python3 scripts/cuda-emulation/cli_compare.py [build-dir] [logits|sft|train|eval|run ...]
+  python3 scripts/cuda-emulation/cli_compare.py [build-dir] [logits|sft|train|learners|eval|run|precision ...]
 Outputs stay in <build-dir>/cuda-emulation-cli.
 """
 import array
@@ -46,11 +54,12 @@ import time
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 build = os.path.join(root, sys.argv[1] if len(sys.argv) > 1 else "build-cpu-pic")
-STAGES = ["logits", "sft", "train", "learners", "eval", "run"]
+STAGES = ["logits", "sft", "train", "learners", "eval", "run", "precision"]
+DEFAULT_STAGES = ["logits", "sft", "train", "learners", "eval", "run"]
 # The CPU's engine size on both devices (policy/engine-sizing.ts): the emulated device reports an
 # H200's memory, half of which its host memory could not hold as a KV cache.
 CPU_ENGINE = ["--kv-cache-mb", "1024", "--max-sequences", "64"]
-stages = sys.argv[2:] or STAGES
+stages = sys.argv[2:] or DEFAULT_STAGES
 addon_dir = os.path.join(build, "cuda-emulation-addon")
 package = os.path.join(addon_dir, "package")
 work = os.path.join(build, "cuda-emulation-cli")
@@ -171,14 +180,17 @@ def sft_policy(model):
     return policy
 
 
-def train_config(updates):
-    """The RL settings of the train and learners stages: 4 teams of 4 per update on one problem, and
-    the rollout engine the CPU's on both devices (the emulated device reports an H200's free memory,
-    half of which its host memory could not hold as a KV cache)."""
-    config = os.path.join(work, "train-config-%d.json" % updates)
+def train_config(updates, precision=None):
+    """The RL settings of the train, learners and precision stages: 4 teams of 4 per update on one
+    problem, and the rollout engine the CPU's on both devices (the emulated device reports an H200's
+    free memory, half of which its host memory could not hold as a KV cache)."""
+    settings = {"sft": None, "rlUpdates": updates, "problemsPerUpdate": 1, "attemptsPerProblem": 4, "teamSize": 4,
+                "concurrentEpisodes": 4, "tokenCost": 0.25, "rolloutKvCacheBytes": 1 << 30, "rolloutMaxSequences": 64}
+    if precision is not None:
+        settings["precision"] = precision
+    config = os.path.join(work, "train-config-%d%s.json" % (updates, "-precision" if precision else ""))
     with open(config, "w") as f:
-        json.dump({"sft": None, "rlUpdates": updates, "problemsPerUpdate": 1, "attemptsPerProblem": 4, "teamSize": 4,
-                   "concurrentEpisodes": 4, "tokenCost": 0.25, "rolloutKvCacheBytes": 1 << 30, "rolloutMaxSequences": 64}, f)
+        json.dump(settings, f)
     return config
 
 
@@ -204,6 +216,33 @@ def stage_train(model):
     check("weights after 2 updates", value <= 1e-8, "NMSE %.2g (bound 1e-8)" % value)
     same = trace_lines(runs["cuda"], 2) == trace_lines(runs["cpu"], 2)
     print("  note second update's rollouts: %s" % ("byte for byte the CPU's" if same else "differ from the CPU's (weights one device-trained update apart)"))
+
+
+def stage_precision(model):
+    policy = sft_policy(model)
+    config = train_config(2, {"rolloutWeights": "fp8", "rolloutKvCache": "fp8", "train": "bf16"})
+    runs, logs = {}, {}
+    for device in ["cuda", "cpu"]:
+        runs[device] = os.path.join(work, "precision-" + device)
+        shutil.rmtree(runs[device], ignore_errors=True)
+        logs[device] = swarm(device, ["train", "--config", config, "--model", policy, "--no-eval", "--out", runs[device]],
+                             "precision-" + device)
+    found = {device: metrics(os.path.join(runs[device], "metrics.jsonl")) for device in runs}
+    check("precision updates", all(len(m) == 2 and not any(u["stepSkipped"] for u in m) for m in found.values()),
+          "%d on the device, %d on the CPU, none skipped" % (len(found["cuda"]), len(found["cpu"])))
+    with open(os.path.join(work, "precision-cuda.log")) as f:
+        said = f.read()
+    check("device rollouts block-scaled", "fp8 block-scaled" in said and "fp8 as D" in said,
+          "the run names the block-scaled FP8 path" if "fp8 as D" in said else "no block-scaled FP8 named in precision-cuda.log")
+    for device in ["cuda", "cpu"]:
+        figures = ", ".join("update %d: mean |log ratio| %.2g, masked %.2g" % (i + 1, u["meanAbsLogRatio"], u["maskFraction"])
+                            for i, u in enumerate(found[device]))
+        print("  note %s: %s" % (device, figures), flush=True)
+    mismatch = [u["meanAbsLogRatio"] for u in found["cuda"]]
+    masked = [u["maskFraction"] for u in found["cuda"]]
+    check("device sampler/trainer mismatch", all(0 < m <= 0.05 for m in mismatch) and all(m <= 0.05 for m in masked),
+          "mean |log ratio| %s (in (0, 0.05]), masked %s (≤ 0.05)" % (", ".join("%.2g" % m for m in mismatch),
+                                                                       ", ".join("%.2g" % m for m in masked)))
 
 
 def stage_learners(model):
@@ -291,6 +330,6 @@ for stage in stages:
         sys.exit("unknown stage %r: %s" % (stage, ", ".join(STAGES)))
     print("== " + stage, flush=True)
     {"logits": stage_logits, "sft": stage_sft, "train": stage_train, "learners": stage_learners, "eval": stage_eval,
-     "run": stage_run}[stage](model)
+     "run": stage_run, "precision": stage_precision}[stage](model)
 print("cli_compare: %s" % ("every check passed" if not failures else "FAILED: " + ", ".join(failures)))
 sys.exit(1 if failures else 0)
