@@ -24,6 +24,12 @@ end as users run it, without a GPU. Stages (all by default):
           near-tie may sample another token).
   run:    `swarm run` of one aggregation episode of 2 agents from that policy with --trace: the trace
           byte for byte the CPU's.
+  serve:  `swarm serve` of that policy on each device, asked through the official
+          `openai` package (serve_client.mjs): one completion alone, the same beside three others
+          at once, a list of two prompts; every choice's token ids, draws and finish the CPU's, log-probs
+          within 1e-4, and the batched request the same as alone on each device; then with FP8
+          weights and KV cache and decode graphs on the device: the block-scaled path named, finite
+          log-probs, the batched request the same as alone (agreement with the CPU's FP8 printed).
   precision: the train stage's 2 updates with the paper's precision (FP8 rollout weights, made from
           the trainer's parameters on the device and multiplied block-scaled over FP8 activations
           where the stand-in accepts it; an FP8 KV cache; a bf16 trainer), on each device: both run
@@ -38,7 +44,7 @@ first time for the policy's SFT.
 
 Usage (from the repository root, after `npm install` and
 `python3 scripts/cuda-emulation/emulate.py addon build-cpu-pic`):
-  python3 scripts/cuda-emulation/cli_compare.py [build-dir] [logits|sft|train|learners|eval|run|precision ...]
+  python3 scripts/cuda-emulation/cli_compare.py [build-dir] [logits|sft|train|learners|eval|run|serve|precision ...]
 Outputs stay in <build-dir>/cuda-emulation-cli.
 """
 import array
@@ -50,12 +56,14 @@ import shutil
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+here = os.path.dirname(os.path.abspath(__file__))
 build = os.path.join(root, sys.argv[1] if len(sys.argv) > 1 else "build-cpu-pic")
-STAGES = ["logits", "sft", "train", "learners", "eval", "run", "precision"]
-DEFAULT_STAGES = ["logits", "sft", "train", "learners", "eval", "run"]
+STAGES = ["logits", "sft", "train", "learners", "eval", "run", "serve", "precision"]
+DEFAULT_STAGES = ["logits", "sft", "train", "learners", "eval", "run", "serve"]
 # The CPU's engine size on both devices (policy/engine-sizing.ts): the emulated device reports an
 # H200's memory, half of which its host memory could not hold as a KV cache.
 CPU_ENGINE = ["--kv-cache-mb", "1024", "--max-sequences", "64"]
@@ -218,6 +226,71 @@ def stage_train(model):
     print("  note second update's rollouts: %s" % ("byte for byte the CPU's" if same else "differ from the CPU's (weights one device-trained update apart)"))
 
 
+def served_answers(device, model, extra=(), label=""):
+    """Starts `swarm serve` of model on device (with extra flags), asks it through serve_client.mjs,
+    stops it; returns its start line and the answers."""
+    env = dict(os.environ)
+    if device == "cuda":
+        command = ["node", os.path.join(package, "bin", "swarm.js"), "serve", "--device", "cuda"]
+        env["S3_CUDA_LIBRARY_PATH"] = addon_dir
+    else:
+        command = ["node", os.path.join(root, "bin", "swarm.js"), "serve", "--device", "cpu"]
+    command += ["--model", model, "--port", "0", "--json"] + CPU_ENGINE + list(extra)
+    name = "serve-%s%s" % (device, label)
+    start = time.monotonic()
+    with open(os.path.join(work, name + ".log"), "w") as log:
+        server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, env=env, cwd=root)
+        try:
+            line = server.stdout.readline()
+            if not line:
+                sys.exit("swarm serve on %s exited before listening: see %s.log" % (device, os.path.join(work, name)))
+            started = json.loads(line)
+            threading.Thread(target=server.stdout.read, daemon=True).start()  # keeps its pipe drained
+            client = subprocess.run(["node", os.path.join(here, "serve_client.mjs"), started["url"], str(started["vocabSize"])],
+                                    stdout=subprocess.PIPE, stderr=log, text=True, cwd=root)
+        finally:
+            server.terminate()
+            server.wait(timeout=120)
+    print("  %-5s %-34s %6.0f s" % (device, name, time.monotonic() - start), flush=True)
+    if client.returncode != 0:
+        sys.exit("serve_client.mjs against %s failed (exit %d): see %s.log" % (device, client.returncode, os.path.join(work, name)))
+    return started, json.loads(client.stdout)
+
+
+def stage_serve(model):
+    policy = sft_policy(model)
+    answers = {device: served_answers(device, policy) for device in ["cuda", "cpu"]}
+    print("  note device: %s" % answers["cuda"][0].get("runner"), flush=True)
+    gpu, cpu = answers["cuda"][1], answers["cpu"][1]
+    pairs = [("alone", gpu["alone"], cpu["alone"])] + \
+        [("crowd %d" % i, g, c) for i, (g, c) in enumerate(zip(gpu["crowd"], cpu["crowd"]))] + \
+        [("list %d" % i, g, c) for i, (g, c) in enumerate(zip(gpu["list"], cpu["list"]))]
+    same = [name for name, g, c in pairs if (g["tokenIds"], g["draws"]["tokens"], g["finish"]) == (c["tokenIds"], c["draws"]["tokens"], c["finish"])]
+    check("served tokens", len(same) == len(pairs) and len(cpu["alone"]["tokenIds"]) > 0,
+          "%d of %d completions' token ids, draws and finish the CPU's" % (len(same), len(pairs)))
+    worst = max(abs(a - b) for _, g, c in pairs for a, b in zip(g["logprobs"], c["logprobs"]))
+    check("served log-probs", worst <= 1e-4, "largest difference %.2g (bound 1e-4)" % worst)
+    check("served batch invariance", all(got["crowd"][0]["tokenIds"] == got["alone"]["tokenIds"] for got in (gpu, cpu)),
+          "the request beside three others gave its tokens alone, on both devices")
+    # FP8 weights (block-scaled where the stand-in accepts it) and an FP8 KV cache, decode steps from
+    # CUDA graphs: other roundings than the CPU's FP8 path, so only the device's own invariance is
+    # required and the agreement with the CPU is printed.
+    fp8 = ["--weights", "fp8", "--kv-dtype", "fp8"]
+    os.environ["S3_CUDA_GRAPHS"] = "1"
+    try:
+        started, gpu8 = served_answers("cuda", policy, fp8, "-fp8-graphs")
+    finally:
+        del os.environ["S3_CUDA_GRAPHS"]
+    _, cpu8 = served_answers("cpu", policy, fp8, "-fp8")
+    print("  note device fp8: %s" % started.get("runner"), flush=True)
+    choices = [gpu8["alone"]] + gpu8["crowd"] + gpu8["list"]
+    sane = all(len(c["tokenIds"]) > 0 and all(math.isfinite(x) and x <= 0 for x in c["logprobs"]) for c in choices)
+    check("served fp8 with graphs", sane and gpu8["crowd"][0]["tokenIds"] == gpu8["alone"]["tokenIds"] and "fp8 block-scaled" in
+          started.get("runner", {}).get("gemm", ""), "block-scaled FP8 named, finite log-probs, the batched request's tokens as alone")
+    agree = sum(a == b for x, y in zip(choices, [cpu8["alone"]] + cpu8["crowd"] + cpu8["list"]) for a, b in zip(x["tokenIds"], y["tokenIds"]))
+    print("  note fp8: %d of %d sampled tokens the CPU's FP8 path's" % (agree, sum(len(c["tokenIds"]) for c in choices)), flush=True)
+
+
 def stage_precision(model):
     policy = sft_policy(model)
     config = train_config(2, {"rolloutWeights": "fp8", "rolloutKvCache": "fp8", "train": "bf16"})
@@ -330,6 +403,6 @@ for stage in stages:
         sys.exit("unknown stage %r: %s" % (stage, ", ".join(STAGES)))
     print("== " + stage, flush=True)
     {"logits": stage_logits, "sft": stage_sft, "train": stage_train, "learners": stage_learners, "eval": stage_eval,
-     "run": stage_run, "precision": stage_precision}[stage](model)
+     "run": stage_run, "serve": stage_serve, "precision": stage_precision}[stage](model)
 print("cli_compare: %s" % ("every check passed" if not failures else "FAILED: " + ", ".join(failures)))
 sys.exit(1 if failures else 0)
