@@ -90,8 +90,8 @@ class Model:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shape", default="qwen3-0.6b")
-    ap.add_argument("--prefill", default="1x512")
-    ap.add_argument("--decode", default="1,8")
+    ap.add_argument("--prefill", default="1x512", help="BxT,... (empty: no prefill)")
+    ap.add_argument("--decode", default="1,8", help="sequences,... (empty: no decode)")
     ap.add_argument("--context", type=int, default=1024)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dtype", choices=["f32", "bf16"], default="f32")
@@ -105,7 +105,7 @@ def main():
            "attention": "sdpa" if SDPA is not None else "masked softmax", "prefill": [], "decode": []}
     with torch.no_grad():
         m.forward(torch.randint(0, s["vocab"], (1, 16)), 0, None)  # warm-up
-        for spec in a.prefill.split(","):
+        for spec in filter(None, a.prefill.split(",")):  # an empty list skips the section
             B, T = map(int, spec.split("x"))
             ids = torch.randint(0, s["vocab"], (B, T))
             times = []
@@ -115,7 +115,7 @@ def main():
                 times.append(time.perf_counter() - t0)
             dt = sorted(times)[len(times) // 2]
             out["prefill"].append(dict(sequences=B, tokens=T, seconds=dt, tokensPerSecond=B * T / dt))
-        for B in map(int, a.decode.split(",")):
+        for B in map(int, filter(None, a.decode.split(","))):
             cache = [(torch.randn(B, s["kv_heads"], a.context, s["head_dim"], dtype=dtype),
                       torch.randn(B, s["kv_heads"], a.context, s["head_dim"], dtype=dtype)) for _ in m.layers]
             ids = torch.randint(0, s["vocab"], (B, 1))
