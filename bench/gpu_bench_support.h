@@ -33,42 +33,35 @@ inline BenchSize bench_size(int argc, char** argv, const char* program) {
   std::exit(2);
 }
 
-// ROOT/s3-bench-small: the `small` shape (hidden 256, 4 layers, 8 query and 4 KV heads of 32, vocab
-// 4,096) with random bf16 weights (seed 1), for --smoke.
-inline std::string small_checkpoint(const std::string& root) {
-  const std::string dir = root + "/s3-bench-small";
+// A Qwen3 checkpoint with random bf16 weights (seed 1) in ROOT/NAME, written once: config.json holds
+// `shape`, the config fields that differ between the benchmarks' shapes.
+inline std::string random_checkpoint(const std::string& root, const std::string& name, const std::string& shape) {
+  const std::string dir = root + "/" + name;
   std::filesystem::create_directories(dir);
   if (!std::filesystem::exists(dir + "/model.safetensors")) {
     std::ofstream(dir + "/config.json")
-        << R"({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 256, "num_hidden_layers": 4,
-               "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 32, "intermediate_size": 768,
-               "vocab_size": 4096, "max_position_embeddings": 4096, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06,
-               "tie_word_embeddings": true, "hidden_act": "silu", "attention_bias": false, "torch_dtype": "bfloat16"})";
+        << R"({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", )" << shape
+        << R"(, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06, "tie_word_embeddings": true, "hidden_act": "silu",
+               "attention_bias": false, "torch_dtype": "bfloat16"})";
     s3::model::init_qwen3_checkpoint({dir, 1, s3::DType::BF16, 0.02f});
   }
   return dir;
 }
 
-// ROOT/s3-bench-qwen3-0.6b: Qwen3-0.6B's config with random bf16 weights (seed 1).
-inline std::string qwen3_06b_checkpoint(const std::string& root) {
-  const std::string dir = root + "/s3-bench-qwen3-0.6b";
-  std::filesystem::create_directories(dir);
-  if (!std::filesystem::exists(dir + "/model.safetensors")) {
-    std::ofstream(dir + "/config.json")
-        << R"({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 28,
-               "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072,
-               "vocab_size": 151936, "max_position_embeddings": 40960, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06,
-               "tie_word_embeddings": true, "hidden_act": "silu", "attention_bias": false, "torch_dtype": "bfloat16"})";
-    s3::model::init_qwen3_checkpoint({dir, 1, s3::DType::BF16, 0.02f});
-  }
-  return dir;
-}
-
-// The checkpoint a run of this size uses.
+// The checkpoint a run of this size uses, under TMPDIR (or /tmp): Qwen3-0.6B's shape
+// (s3-bench-qwen3-0.6b), or for --smoke the `small` shape (s3-bench-small: hidden 256, 4 layers,
+// 8 query and 4 KV heads of 32, vocab 4,096).
 inline std::string bench_checkpoint(BenchSize size) {
   const char* tmp = std::getenv("TMPDIR");
   const std::string root = tmp != nullptr ? tmp : "/tmp";
-  return size == BenchSize::Smoke ? small_checkpoint(root) : qwen3_06b_checkpoint(root);
+  if (size == BenchSize::Smoke) {
+    return random_checkpoint(root, "s3-bench-small",
+                             R"("hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 4,
+                                "head_dim": 32, "intermediate_size": 768, "vocab_size": 4096, "max_position_embeddings": 4096)");
+  }
+  return random_checkpoint(root, "s3-bench-qwen3-0.6b",
+                           R"("hidden_size": 1024, "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8,
+                              "head_dim": 128, "intermediate_size": 3072, "vocab_size": 151936, "max_position_embeddings": 40960)");
 }
 
 // {"device", "product", "bf16Tflops", "source"}: the GPU's datasheet dense BF16 peak
