@@ -1,8 +1,8 @@
 // AVX2 matmul (compiled with -mavx2 -mfma -mf16c; called only after run-time detection). The
 // same design as matmul_avx512.cpp with 8 lanes and a 3 × 4 register tile (12 accumulators +
 // 3 inputs + 1 weight = the 16 ymm registers). AVX2 has no masked byte loads, so the last
-// partial step over k reads through small zero-padded copies. With few input rows (decode) each
-// tile prefetches the next one (cpu/matmul_lookahead.h).
+// partial step over k reads through small zero-padded copies. Each weight tile read as stored
+// prefetches the next one (cpu/matmul_lookahead.h).
 #include <immintrin.h>
 
 #include <cstring>
@@ -159,7 +159,7 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
     WeightRow<D> w[kCols];
     for (int c = 0; c < kCols; c++) w[c] = weight_row<D>(view, n + smaller(c, cols_valid - 1));
     if (D != DType::F8_E4M3 || M < kConvertMinRows) {
-      dot_rows(out, inp, w, M, K, N, n, cols_valid, next_weight_tile<D>(view, M, kRows, n, n_end, kCols, kLanes));
+      dot_rows(out, inp, w, M, K, N, n, cols_valid, next_weight_tile<D>(view, n, n_end, kCols, kLanes));
       continue;
     }
     // FP8 conversion costs more than the FMAs it feeds: convert the tile's rows once for all inputs.

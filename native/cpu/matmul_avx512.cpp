@@ -7,7 +7,7 @@
 // (measured: packing bf16 panels first was about 25% slower). FP8 conversion costs more, so with
 // enough input rows a tile's weight rows are converted once into a small f32 buffer. Either way
 // the same f32 values go through the same accumulation order (see matmul.h): identical bits.
-// With few input rows (decode) each tile prefetches the next one (cpu/matmul_lookahead.h).
+// Each weight tile read as stored prefetches the next one (cpu/matmul_lookahead.h).
 #include <immintrin.h>
 
 #include "core/dtype.h"
@@ -158,7 +158,7 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
     WeightRow<D> w[kCols];
     for (int c = 0; c < kCols; c++) w[c] = weight_row<D>(view, n + smaller(c, cols_valid - 1));
     if (D != DType::F8_E4M3 || M < kConvertMinRows) {
-      dot_rows(out, inp, w, M, K, N, n, cols_valid, next_weight_tile<D>(view, M, kRows, n, n_end, kCols, kLanes));
+      dot_rows(out, inp, w, M, K, N, n, cols_valid, next_weight_tile<D>(view, n, n_end, kCols, kLanes));
       continue;
     }
     // FP8 conversion costs more than the FMAs it feeds: convert the tile's rows once for all inputs.

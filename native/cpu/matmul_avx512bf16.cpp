@@ -191,7 +191,7 @@ void bf16_columns(float* out, const MatmulInput& input, const MatrixView& view, 
   for (int64_t n = n_begin; n < n_end; n += kCols) {
     Bf16Tile tile{{}, K, N, int(smaller(kCols, n_end - n))};
     for (int c = 0; c < kCols; c++) tile.w.p[c] = weights + (n + smaller(c, tile.cols_valid - 1)) * K;
-    dot_rows(input, out, M, N, n, next_weight_tile<DType::BF16>(view, M, kRows, n, n_end, kCols, kStep), tile);
+    dot_rows(input, out, M, N, n, next_weight_tile<DType::BF16>(view, n, n_end, kCols, kStep), tile);
   }
 }
 
@@ -221,7 +221,7 @@ void fp8_columns(float* out, const MatmulInput& input, const MatrixView& view, i
       Fp8Tile<Fp8Rows<kScaledCols>> tile{{}, {}, K, N, cols_valid};
       for (int c = 0; c < kScaledCols; c++) tile.w.p[c] = rows[c], tile.scales[c] = scales[c];
       dot_rows(input, out, M, N, n,
-               next_weight_tile<DType::F8_E4M3>(view, M, kRows, n, n_end, kScaledCols, kStep), tile);
+               next_weight_tile<DType::F8_E4M3>(view, n, n_end, kScaledCols, kStep), tile);
       continue;
     }
     // Widened once per call (at most one block of input rows): K values per weight row against

@@ -1,11 +1,14 @@
-// matmul_lookahead.h: the weight prefetch of the SIMD matrix–vector kernels (matmul_avx2.cpp,
-// matmul_avx512.cpp). With few input rows (decode) the weights stream from DRAM once, and a
-// tile's rows are short streams the hardware prefetcher follows poorly, so while a tile computes
-// it asks for the next tile's bytes into L2 (prefetcht1), a few lines per k step so the requests
-// spread over the tile's compute. Into L2 rather than L1: a burst of L1 prefetches holds the
-// core's few L1 miss buffers (the same finding as attention's prefetch). Measured on the 0.6B
-// decode matrices at M = 1 (AVX-512): +35% GB/s on 2 threads, +75% on one; prefetcht0 gained
-// nothing. Prefetches change no arithmetic.
+// matmul_lookahead.h: the weight prefetch of the SIMD matmul kernels (matmul_avx2.cpp,
+// matmul_avx512.cpp, matmul_avx512bf16.cpp). A weight tile's rows are short streams the hardware
+// prefetcher follows poorly, so while a tile's first register tile of input rows computes it asks
+// for the next weight tile's bytes into L2 (prefetcht1), a few lines per k step so the requests
+// spread over that compute. Into L2 rather than L1: a burst of L1 prefetches holds the core's few L1
+// miss buffers (the same finding as attention's prefetch). Measured on the 0.6B decode matrices at
+// M = 1 (AVX-512): +35% GB/s on 2 threads, +75% on one; prefetcht0 gained nothing. It was first
+// limited to one register tile of input rows, on the reasoning that more rows make a tile
+// compute-bound; on Zen 4 (avx512bf16, 2 threads, the 0.6B shape; docs/benchmarks.md) prefetching
+// at every M made a decode step of 8 sequences 1.37x faster (median of 5 alternations), of 64
+// sequences 1.06x, and left a 512-token prefill as it was (1.00x). Prefetches change no arithmetic.
 //
 // Everything here has internal linkage: each SIMD file compiles its own copy with its own
 // instruction set, and no copy can be the one the linker keeps for another file.
@@ -32,15 +35,12 @@ struct Lookahead {
 };
 
 // The lookahead of the tile of `tile_rows` weight rows at row n: the bytes of rows
-// [n + tile_rows, min(n + 2·tile_rows, n_end)), spread over the tile's K / lanes k steps. Only for
-// decode-sized inputs (M ≤ max_rows, one register tile of input rows): larger M reuses each weight
-// tile across row tiles and is compute-bound.
+// [n + tile_rows, min(n + 2·tile_rows, n_end)), spread over the tile's K / lanes k steps.
 template <DType D>
-Lookahead next_weight_tile(const MatrixView& view, int64_t M, int64_t max_rows, int64_t n, int64_t n_end,
-                           int64_t tile_rows, int64_t lanes) {
+Lookahead next_weight_tile(const MatrixView& view, int64_t n, int64_t n_end, int64_t tile_rows, int64_t lanes) {
   const int64_t left = n_end - n - tile_rows;
   const int64_t next_rows = left < tile_rows ? left : tile_rows;
-  if (M > max_rows || next_rows <= 0) return {};
+  if (next_rows <= 0) return {};
   const int64_t row_bytes = view.cols * int64_t(dtype_size(D));
   const char* begin = static_cast<const char*>(view.data) + (n + tile_rows) * row_bytes;
   const char* aligned = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(begin) & ~uintptr_t(63));
