@@ -175,7 +175,7 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
       }
       wf[c] = {row};
     }
-    dot_rows(out, inp, wf, M, K, N, n, cols_valid, Lookahead{});
+    dot_rows(out, inp, wf, M, K, N, n, cols_valid, next_weight_tile<D>(view, n, n_end, kCols, kLanes));
   }
 }
 

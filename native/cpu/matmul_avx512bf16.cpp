@@ -232,7 +232,7 @@ void fp8_columns(float* out, const MatmulInput& input, const MatrixView& view, i
       if (c < cols_valid) widen_fp8_row(rows[c], K, widened + c * input.bf16_stride);
       tile.w.p[c] = widened + smaller(c, cols_valid - 1) * input.bf16_stride;
     }
-    dot_rows(input, out, M, N, n, Lookahead{}, tile);
+    dot_rows(input, out, M, N, n, next_weight_tile<DType::F8_E4M3>(view, n, n_end, kScaledCols, kStep), tile);
   }
 }
 
