@@ -1,8 +1,8 @@
 // AVX2 matmul (compiled with -mavx2 -mfma -mf16c; called only after run-time detection). The
 // same design as matmul_avx512.cpp with 8 lanes and a 3 × 4 register tile (12 accumulators +
 // 3 inputs + 1 weight = the 16 ymm registers). AVX2 has no masked byte loads, so the last
-// partial step over k reads through small zero-padded copies. Each weight tile read as stored
-// prefetches the next one (cpu/matmul_lookahead.h).
+// partial step over k reads through small zero-padded copies. Each weight tile prefetches the
+// next one's stored bytes (cpu/matmul_lookahead.h).
 #include <immintrin.h>
 
 #include <cstring>

@@ -7,7 +7,7 @@
 // (measured: packing bf16 panels first was about 25% slower). FP8 conversion costs more, so with
 // enough input rows a tile's weight rows are converted once into a small f32 buffer. Either way
 // the same f32 values go through the same accumulation order (see matmul.h): identical bits.
-// Each weight tile read as stored prefetches the next one (cpu/matmul_lookahead.h).
+// Each weight tile prefetches the next one's stored bytes (cpu/matmul_lookahead.h).
 #include <immintrin.h>
 
 #include "core/dtype.h"
