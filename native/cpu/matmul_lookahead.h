@@ -6,9 +6,10 @@
 // L2 rather than L1: a burst of L1 prefetches holds the core's few L1 miss buffers (the same finding
 // as attention's prefetch). Measured on the 0.6B decode matrices at M = 1 (AVX-512): +35% GB/s on
 // 2 threads, +75% on one; prefetcht0 gained nothing. It was first limited to one register tile of
-// input rows, on the reasoning that more rows make a tile compute-bound; on Zen 4 (avx512bf16, 2 threads, the 0.6B shape; docs/benchmarks.md) prefetching
-// at every M made a decode step of 8 sequences 1.37x faster (median of 5 alternations), of 64
-// sequences 1.06x, and left a 512-token prefill as it was (1.00x). Prefetches change no arithmetic.
+// input rows, on the reasoning that more rows make a tile compute-bound; on Zen 4 (avx512bf16, 2
+// threads, the 0.6B shape; docs/benchmarks.md) prefetching at every M made a decode step of 8
+// sequences 1.37x faster (median of 5 alternations), of 64 sequences 1.06x, and left a 512-token
+// prefill as it was (1.00x). Prefetches change no arithmetic.
 //
 // Everything here has internal linkage: each SIMD file compiles its own copy with its own
 // instruction set, and no copy can be the one the linker keeps for another file.
