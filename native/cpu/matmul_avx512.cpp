@@ -157,8 +157,9 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
     const int cols_valid = int(smaller(kCols, n_end - n));
     WeightRow<D> w[kCols];
     for (int c = 0; c < kCols; c++) w[c] = weight_row<D>(view, n + smaller(c, cols_valid - 1));
+    const Lookahead ahead = next_weight_tile<D>(view, n, n_end, kCols, kLanes);
     if (D != DType::F8_E4M3 || M < kConvertMinRows) {
-      dot_rows(out, inp, w, M, K, N, n, cols_valid, next_weight_tile<D>(view, n, n_end, kCols, kLanes));
+      dot_rows(out, inp, w, M, K, N, n, cols_valid, ahead);
       continue;
     }
     // FP8 conversion costs more than the FMAs it feeds: convert the tile's rows once for all inputs.
@@ -170,7 +171,7 @@ void matmul_columns(float* out, const float* inp, const MatrixView& view, int64_
       }
       wf[c] = {row};
     }
-    dot_rows(out, inp, wf, M, K, N, n, cols_valid, next_weight_tile<D>(view, n, n_end, kCols, kLanes));
+    dot_rows(out, inp, wf, M, K, N, n, cols_valid, ahead);
   }
 }
 

@@ -217,11 +217,11 @@ void fp8_columns(float* out, const MatmulInput& input, const MatrixView& view, i
       scales[c] = view.block_scales + (row / kFp8BlockSize) * scale_cols;
       rows[c] = codes + row * K;
     }
+    const Lookahead ahead = next_weight_tile<DType::F8_E4M3>(view, n, n_end, kScaledCols, kStep);
     if (M < kConvertMinRows) {
       Fp8Tile<Fp8Rows<kScaledCols>> tile{{}, {}, K, N, cols_valid};
       for (int c = 0; c < kScaledCols; c++) tile.w.p[c] = rows[c], tile.scales[c] = scales[c];
-      dot_rows(input, out, M, N, n,
-               next_weight_tile<DType::F8_E4M3>(view, n, n_end, kScaledCols, kStep), tile);
+      dot_rows(input, out, M, N, n, ahead, tile);
       continue;
     }
     // Widened once per call (at most one block of input rows): K values per weight row against
@@ -232,7 +232,7 @@ void fp8_columns(float* out, const MatmulInput& input, const MatrixView& view, i
       if (c < cols_valid) widen_fp8_row(rows[c], K, widened + c * input.bf16_stride);
       tile.w.p[c] = widened + smaller(c, cols_valid - 1) * input.bf16_stride;
     }
-    dot_rows(input, out, M, N, n, next_weight_tile<DType::F8_E4M3>(view, n, n_end, kScaledCols, kStep), tile);
+    dot_rows(input, out, M, N, n, ahead, tile);
   }
 }
 
