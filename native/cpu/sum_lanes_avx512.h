@@ -50,9 +50,9 @@ inline __m512 sum_lanes_16(const __m512 (&halves)[8]) {
 // out[r × ldo + c] = sum_lanes(acc[r][c]) for r < R, c < cols_valid (≤ C ≤ 16): the sums of 16
 // accumulators at a time stay in a vector (lane i: accumulator r·C + c of the group), and each row's
 // C lanes are moved to the front with one VALIGND (two groups' vectors where the row spans both) and
-// stored with one masked store. The sums used to go through a small array, each row reloaded from
-// its scalar stores (a load no store can forward to); without that round trip, 512-row matmuls
-// with K = 1,024 ran 5–10% faster on Zen 4 (medians) with the same bits (docs/benchmarks.md).
+// stored with one masked store: no round trip through a small array, whose rows, reloaded from
+// scalar stores (a load no store can forward to), made 512-row matmuls with K = 1,024 5–10% slower
+// on Zen 4 for the same bits (docs/benchmarks.md, "Row sums stored straight from registers").
 template <int R, int C>
 inline void store_row_sums(const __m512 (&acc)[R][C], float* out, int64_t ldo, int cols_valid) {
   static_assert(C <= 16, "a row of sums fits one vector");
