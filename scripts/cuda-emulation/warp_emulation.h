@@ -7,10 +7,12 @@
 // its own results from everyone's, following the PTX ISA's fragment layouts as this header states
 // them independently of mma_bf16.cuh. Blocks run one after another, so `__shared__` variables become
 // function statics, and a launch returns when its grid has run; launches from several host threads
-// run one at a time (one device). cp.async copies happen at once (so waits are no-ops). Products
+// run one at a time (one device). cp.async copies land when they are issued, or with
+// S3_EMU_COPIES=at-wait only at the issuing thread's wait for their group (copies_at_wait()). Products
 // inside an emulated mma are summed in double and rounded once (the tensor core's order is not
 // modelled). Threads run in turn, not at once, so a kernel's data race shows up only as the turn
-// order makes it (the GPU check's racecheck is for those).
+// order makes it: S3_EMU_ORDER picks that order (schedule() below), and a race-free kernel gives
+// the same bits in every one (the GPU check's racecheck covers the memory model itself).
 #pragma once
 
 #if !defined(__x86_64__)
@@ -29,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -122,6 +125,13 @@ inline void make_context(Context& context, uint8_t* stack, size_t size, void (*e
 }
 #endif
 
+// A cp.async copy in flight: `bytes` from `from` (zeros where null) to shared memory at `to`.
+struct PendingCopy {
+  void* to;
+  const void* from;
+  int bytes;
+};
+
 // One CUDA thread of the running launch.
 struct Fiber {
   Context context;
@@ -130,17 +140,82 @@ struct Fiber {
   bool done = false;
   const Barrier* waiting = nullptr;  // the barrier it waits at, and that barrier's generation then
   uint64_t waiting_generation = 0;
+  std::vector<PendingCopy> open_group;               // copies issued since its last commit
+  std::vector<std::vector<PendingCopy>> committed;   // its committed groups in flight, oldest first
 };
 
-// The running launch: its fibers, and the scheduler's own context they switch back to.
+// The running launch: its fibers, the scheduler's own context they switch back to, and the order
+// its blocks run in (linear block indices, x fastest).
 struct Launch {
   Context scheduler;
   std::vector<Fiber> fibers;
   int running = -1;
   const std::function<void()>* kernel = nullptr;
   struct Block* block = nullptr;
+  std::vector<unsigned> block_order;
 };
 inline Launch* launch = nullptr;
+
+// The order in which a block's threads take their turns, and in which a grid's blocks run, from
+// S3_EMU_ORDER. A thread runs until it waits at a barrier or a warp collective. In rounds, every
+// thread that can run takes one turn per round: `forward` (the default: thread 0 first, blocks in
+// index order), `reverse`, or `shuffle` / `shuffle:SEED` (a new seeded permutation of the threads
+// every round and of the blocks every launch, the same sequence every run). Or greedily, the
+// lowest-numbered thread that can run goes next (`lowest-first`; `highest-first` the other way,
+// blocks in reverse too), so one warp runs on through its collectives to the next block barrier
+// before the warps after it start. The order decides which side of a missing barrier goes first:
+// a kernel that reads what another thread writes without one gives other bits in another order.
+// Anything else is refused.
+struct Schedule {
+  enum Kind { Forward, Reverse, Shuffle, LowestFirst, HighestFirst } kind = Forward;
+  bool greedy() const { return kind == LowestFirst || kind == HighestFirst; }
+  uint64_t state = 0;  // the shuffle's generator (splitmix64), seeded by SEED
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // order[0 .. n) = 0 .. n − 1 in this schedule's order (a fresh permutation per call for shuffle).
+  template <typename T>
+  void arrange(std::vector<T>& order, size_t n) {
+    order.resize(n);
+    const bool backwards = kind == Reverse || kind == HighestFirst;
+    for (size_t i = 0; i < n; i++) order[i] = T(backwards ? n - 1 - i : i);
+    if (kind != Shuffle) return;
+    for (size_t i = n; i > 1; i--) std::swap(order[i - 1], order[size_t(next() % i)]);
+  }
+};
+inline Schedule& schedule() {
+  static Schedule chosen = [] {
+    Schedule s;
+    const char* text = std::getenv("S3_EMU_ORDER");
+    const std::string value = text != nullptr ? text : "forward";
+    char* end = nullptr;
+    if (value == "forward") {
+      s.kind = Schedule::Forward;
+    } else if (value == "reverse") {
+      s.kind = Schedule::Reverse;
+    } else if (value == "lowest-first") {
+      s.kind = Schedule::LowestFirst;
+    } else if (value == "highest-first") {
+      s.kind = Schedule::HighestFirst;
+    } else if (value == "shuffle") {
+      s.kind = Schedule::Shuffle, s.state = 1;
+    } else if (value.rfind("shuffle:", 0) == 0 && value.size() > 8 &&
+               (s.state = std::strtoull(value.c_str() + 8, &end, 10), *end == '\0')) {
+      s.kind = Schedule::Shuffle;
+    } else {
+      std::fprintf(stderr,
+                   "emulation: S3_EMU_ORDER is '%s'; expected forward, reverse, shuffle, shuffle:SEED, "
+                   "lowest-first or highest-first\n",
+                   value.c_str());
+      std::exit(2);
+    }
+    return s;
+  }();
+  return chosen;
+}
 
 // Suspends the running fiber until the scheduler resumes it.
 inline void yield_fiber() {
@@ -223,6 +298,63 @@ inline void reset_block() {
   for (auto& v : current->votes) v = 0;
 }
 
+// When cp.async copies land: at the copy (S3_EMU_COPIES=at-issue, the default: the earliest a
+// device may write them, so a buffer refilled while others still read it shows) or at the issuing
+// thread's cp.async.wait_group that covers them (at-wait: the latest, so a thread reading what
+// another copied before that thread's wait and a barrier shows, as does a missing wait). Anything
+// else is refused.
+inline bool copies_at_wait() {
+  static const bool at_wait = [] {
+    const char* text = std::getenv("S3_EMU_COPIES");
+    const std::string value = text != nullptr ? text : "at-issue";
+    if (value != "at-issue" && value != "at-wait") {
+      std::fprintf(stderr, "emulation: S3_EMU_COPIES is '%s'; expected at-issue or at-wait\n", value.c_str());
+      std::exit(2);
+    }
+    return value == "at-wait";
+  }();
+  return at_wait;
+}
+
+inline Fiber& running_fiber() { return launch->fibers[size_t(launch->running)]; }
+inline void land(const PendingCopy& copy) {
+  if (copy.from != nullptr) {
+    std::memcpy(copy.to, copy.from, size_t(copy.bytes));
+  } else {
+    std::memset(copy.to, 0, size_t(copy.bytes));
+  }
+}
+inline void copy_async(void* to, const void* from, int bytes) {
+  const PendingCopy copy{to, from, bytes};
+  if (copies_at_wait()) {
+    running_fiber().open_group.push_back(copy);
+  } else {
+    land(copy);
+  }
+}
+inline void commit_copies() {
+  if (!copies_at_wait()) return;
+  Fiber& me = running_fiber();
+  me.committed.push_back(std::move(me.open_group));
+  me.open_group.clear();
+}
+// cp.async.wait_group: every committed group of the running thread but the `pending` newest lands.
+inline void wait_copies(int pending) {
+  Fiber& me = running_fiber();
+  while (int(me.committed.size()) > pending) {
+    for (const PendingCopy& copy : me.committed.front()) land(copy);
+    me.committed.erase(me.committed.begin());
+  }
+}
+// At the end of the thread's block: whatever it never waited for lands before the block's shared
+// memory is reset.
+inline void land_every_copy() {
+  Fiber& me = running_fiber();
+  wait_copies(0);
+  for (const PendingCopy& copy : me.open_group) land(copy);
+  me.open_group.clear();
+}
+
 // A fiber's whole life: kernel() for its thread of every block of the grid, in order, the block's
 // shared memory and votes reset between blocks by the last thread to finish one (the others resume
 // after it, so none starts the next block before the reset).
@@ -230,15 +362,12 @@ inline void fiber_main() {
   const int t = launch->running;
   thread_index = Dim3{unsigned(t), 0, 0};
   Block& block = *launch->block;
-  for (unsigned bz = 0; bz < grid_dim.z; bz++) {
-    for (unsigned by = 0; by < grid_dim.y; by++) {
-      for (unsigned bx = 0; bx < grid_dim.x; bx++) {
-        block_index = Dim3{bx, by, bz};
-        sync_count = 0;
-        (*launch->kernel)();
-        block.all.arrive_and_wait(reset_block);
-      }
-    }
+  for (const unsigned linear : launch->block_order) {
+    block_index = Dim3{linear % grid_dim.x, linear / grid_dim.x % grid_dim.y, linear / grid_dim.x / grid_dim.y};
+    sync_count = 0;
+    (*launch->kernel)();
+    land_every_copy();
+    block.all.arrive_and_wait(reset_block);
   }
   Fiber& me = launch->fibers[size_t(t)];
   me.done = true;
@@ -273,10 +402,15 @@ inline void run_grid(dim3 grid, dim3 block_shape, size_t shared_bytes, const std
   for (int t = 0; t < threads; t++) {
     make_context(run.fibers[size_t(t)].context, stacks[size_t(t)].get(), kFiberStack, fiber_main);
   }
+  Schedule& order = schedule();
+  order.arrange(run.block_order, size_t(grid.x) * grid.y * grid.z);
+  std::vector<int> turns;
+  order.arrange(turns, size_t(threads));
   for (;;) {
     int remaining = 0;
     bool resumed = false;
-    for (int t = 0; t < threads; t++) {
+    if (!order.greedy()) order.arrange(turns, size_t(threads));
+    for (const int t : turns) {
       Fiber& f = run.fibers[size_t(t)];
       if (f.done) continue;
       remaining++;
@@ -285,6 +419,7 @@ inline void run_grid(dim3 grid, dim3 block_shape, size_t shared_bytes, const std
       run.running = t;
       switch_context(run.scheduler, f.context);
       resumed = true;
+      if (order.greedy()) break;  // back to the first thread that can run
     }
     if (remaining == 0) break;
     if (!resumed) {
@@ -424,13 +559,13 @@ inline void load_matrices_transposed(uint32_t (&r)[4], const void* row) {
 
 }  // namespace mma
 
-// cp.async (attention_tiles.cuh): the copy happens at once, so commits and waits have nothing to do.
+// cp.async (attention_tiles.cuh): copies land as emu::copies_at_wait() says.
 namespace attention_tiles {
-inline void copy16_async(void* shared, const void* global) { std::memcpy(shared, global, 16); }
-inline void copy4_async(void* shared, const void* global) { std::memcpy(shared, global, 4); }
-inline void zero16_async(void* shared, const void*) { std::memset(shared, 0, 16); }
-inline void commit_async() {}
+inline void copy16_async(void* shared, const void* global) { emu::copy_async(shared, global, 16); }
+inline void copy4_async(void* shared, const void* global) { emu::copy_async(shared, global, 4); }
+inline void zero16_async(void* shared, const void*) { emu::copy_async(shared, nullptr, 16); }
+inline void commit_async() { emu::commit_copies(); }
 template <int kPending>
-inline void wait_async() {}
+inline void wait_async() { emu::wait_copies(kPending); }
 }  // namespace attention_tiles
 }  // namespace s3::cuda
