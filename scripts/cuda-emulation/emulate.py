@@ -34,6 +34,12 @@ links the translated sources with the CPU core library and compares against the 
                     package under <build-dir>/cuda-emulation-addon, for running the CLI with
                     --device cuda (build-dir: a CPU-only build configured position-independent);
                     cli_compare.py then compares its commands with the CPU's.
+  orders:           not a check of its own: runs checks (every one `all` runs but the benchmarks,
+                    or those named; `gpu-tests NAME...` for GPU tests) once per schedule of the
+                    emulated threads (ORDERS: S3_EMU_ORDER, the order they take turns in, and
+                    S3_EMU_COPIES, when cp.async copies land; warp_emulation.h) and requires each
+                    to pass with the same output, times left out: a kernel that reads memory
+                    across a missing barrier or wait gives other bits in another schedule.
 Seconds to minutes per check (`all`: about 5.5 min on 2 vCPUs, gpu-test-trainer the longest at 2 min;
 some single GPU tests run 15 min); a development tool, not part of CI. Objects are kept in
 <build-dir>/cuda-emulation and rebuilt when their source or a header they include (g++ -MMD)
@@ -44,6 +50,7 @@ directory holding libs3_core.a): python3 scripts/cuda-emulation/emulate.py [trai
   gpu-test-model-scores|gpu-test-trainer|inference-bench|train-bench|all] [build-dir]
   python3 scripts/cuda-emulation/emulate.py gpu-tests [build-dir] [test-name ...]
   python3 scripts/cuda-emulation/emulate.py addon build-cpu-pic
+  python3 scripts/cuda-emulation/emulate.py orders [build-dir] [check ... | gpu-tests test-name ...]
 """
 import json
 import os
@@ -349,8 +356,58 @@ def build_addon():
     return 0
 
 
+# The schedules `orders` runs every check in (turn order of the threads, when cp.async copies land;
+# warp_emulation.h), the first as every other command runs, and what is left out of the outputs it
+# compares: how long things took.
+ORDERS = [{"S3_EMU_ORDER": "forward", "S3_EMU_COPIES": "at-issue"},
+          {"S3_EMU_ORDER": "reverse", "S3_EMU_COPIES": "at-wait"},
+          {"S3_EMU_ORDER": "shuffle:1", "S3_EMU_COPIES": "at-wait"},
+          {"S3_EMU_ORDER": "lowest-first", "S3_EMU_COPIES": "at-wait"},
+          {"S3_EMU_ORDER": "highest-first", "S3_EMU_COPIES": "at-issue"}]
+TIMES = re.compile(r"\[\s*[0-9.]+ s\]|\b[0-9]+(\.[0-9]+)? ?(ms|s|min)\b")
+
+
+def comparable(output):
+    return [TIMES.sub("<time>", line) for line in output.splitlines()]
+
+
+def run_in_orders(arguments):
+    """Each check (or the GPU tests named after `gpu-tests`) once per schedule; 0 when every run
+    passed and printed the same as the first, times left out."""
+    if arguments[:1] == ["gpu-tests"]:
+        jobs = [["gpu-tests", os.path.relpath(build, root)] + arguments[1:]]
+    else:
+        jobs = [[check, os.path.relpath(build, root)]
+                for check in (arguments or [c for c in CHECKS if c != "gpu-tests" and c not in JSON_OUTPUT])]
+    status = 0
+    for job in jobs:
+        first = None
+        for schedule in ORDERS:
+            order = " ".join("%s=%s" % item for item in schedule.items())
+            start = time.monotonic()
+            result = subprocess.run([sys.executable, os.path.abspath(__file__)] + job, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, env=dict(os.environ, **schedule))
+            lines = comparable(result.stdout)
+            verdict = "passed" if result.returncode == 0 else "FAILED"
+            if first is None:
+                first = lines
+            elif lines != first:
+                differing = next((i for i, (a, b) in enumerate(zip(first, lines)) if a != b), min(len(first), len(lines)))
+                verdict += "; its output differs from the first run's at line %d:\n    first: %s\n    this:  %s" % (
+                    differing + 1, first[differing] if differing < len(first) else "(end)",
+                    lines[differing] if differing < len(lines) else "(end)")
+            label = job[0] if len(job) < 4 else "%s (%d tests)" % (job[0], len(job) - 2)
+            print("== %s, %s: %s in %.0f s" % (label, order, verdict, time.monotonic() - start), flush=True)
+            if result.returncode != 0:
+                print(result.stdout[-3000:], flush=True)
+            status |= 0 if verdict == "passed" else 1
+    return status
+
+
 if what == "addon":
     sys.exit(build_addon())
+if what == "orders":
+    sys.exit(run_in_orders(sys.argv[3:]))
 status = 0
 for check in (CHECKS if what == "all" else [what]):
     if what == "all" and check == "gpu-tests":
