@@ -396,7 +396,7 @@ def run_in_orders(arguments):
                 verdict += "; its output differs from the first run's at line %d:\n    first: %s\n    this:  %s" % (
                     differing + 1, first[differing] if differing < len(first) else "(end)",
                     lines[differing] if differing < len(lines) else "(end)")
-            label = job[0] if len(job) < 4 else "%s (%d tests)" % (job[0], len(job) - 2)
+            label = " ".join([job[0]] + job[2:]) if len(job) < 4 else "%s (%d tests)" % (job[0], len(job) - 2)
             print("== %s, %s: %s in %.0f s" % (label, order, verdict, time.monotonic() - start), flush=True)
             if result.returncode != 0:
                 print(result.stdout[-3000:], flush=True)
