@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -88,28 +89,32 @@ void attend_tile(float* out, const float* q, const KvPages& kv, const AttentionS
   const KV* values = static_cast<const KV*>(kv.values);
   const int64_t G = NH / NKV;
   const int64_t R = count * G;
-  scratch.q.resize(size_t(R * HD));
-  scratch.out.assign(size_t(R * HD), 0.0f);
+  scratch.out.resize(size_t(R * HD));
+  std::memset(scratch.out.data(), 0, scratch.out.size() * sizeof(float));  // +0.0f
   scratch.row_max.assign(size_t(R), -std::numeric_limits<float>::infinity());
   scratch.row_sum.assign(size_t(R), 0.0f);
   scratch.visible.resize(size_t(R));
   // Row r = (token i, head g·G + j) with r = i·G + j; a token's G heads are adjacent in q.
-  for (int64_t i = 0; i < count; i++) {
-    const float* src = q + ((token_offset + first + i) * NH + g * G) * HD;
-    std::copy(src, src + G * HD, scratch.q.begin() + i * G * HD);
-  }
+  const float* tile_q = q + ((token_offset + first) * NH + g * G) * HD;
   if (products != nullptr) {
+    // BF16 products read the rows in place, rounding and laying them out once.
     const int64_t groups = (R + kBf16ProductsGroupRows - 1) / kBf16ProductsGroupRows;
     scratch.q_pairs.resize(size_t(groups * (HD / 2) * kBf16ProductsGroupRows));
-    products->prepare_bf16_product_queries(scratch.q.data(), R, HD, scratch.q_pairs.data());
+    products->prepare_bf16_product_queries(tile_q, R, G, NH * HD, HD, scratch.q_pairs.data());
+  } else {
+    scratch.q.resize(size_t(R * HD));
+    for (int64_t i = 0; i < count; i++) {
+      std::copy(tile_q + i * NH * HD, tile_q + i * NH * HD + G * HD, scratch.q.begin() + i * G * HD);
+    }
   }
   const float scale = 1.0f / std::sqrt(float(HD));
   const int64_t last_position = seq.start + first + count - 1;
   for (int64_t chunk = 0; chunk <= last_position; chunk += kAttentionKeyChunk) {
     const int64_t J = std::min(kAttentionKeyChunk, last_position + 1 - chunk);
-    for (int64_t r = 0; r < R; r++) {
-      const int64_t position = seq.start + first + r / G;
-      scratch.visible[size_t(r)] = int32_t(std::clamp<int64_t>(position + 1 - chunk, 0, J));
+    for (int64_t i = 0; i < count; i++) {
+      const int64_t seen = seq.start + first + i + 1 - chunk;  // keys of the chunk token i sees
+      const int32_t visible = int32_t(seen < 0 ? 0 : seen > J ? J : seen);
+      for (int64_t j = 0; j < G; j++) scratch.visible[size_t(i * G + j)] = visible;
     }
     const int64_t block = seq.block_table[chunk / kv.block_size];
     const int64_t row = ((block * NKV + g) * kv.block_size + chunk % kv.block_size) * HD;

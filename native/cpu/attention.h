@@ -72,11 +72,14 @@ using AttendChunkBf16Products = void (*)(const uint32_t* q, int64_t R, const uin
                                          int64_t HD, const int32_t* visible, float scale, float* row_max, float* row_sum,
                                          float* out);
 constexpr int64_t kBf16ProductsMaxHeadDim = 256;
-// Query rows [R × HD] f32 → bf16 pairs for AttendChunkBf16Products: rows in groups of
+// Query rows f32 → bf16 pairs for AttendChunkBf16Products. Row r (of R) is the HD floats at
+// q + (r / G) × token_stride + (r % G) × HD: a token's G query heads side by side, tokens
+// token_stride floats apart, as attention_forward's tiles read them in place. Rows in groups of
 // kBf16ProductsGroupRows, and in group g, for each dim pair p, the pairs (q[2p], q[2p + 1]) of its
 // rows side by side: pairs[(g × HD/2 + p) × 16 + r − 16g] for row r of the group (rows past R
 // zero), ceil(R / 16) × HD/2 × 16 entries in all.
-using PrepareBf16ProductQueries = void (*)(const float* q, int64_t R, int64_t HD, uint32_t* pairs);
+using PrepareBf16ProductQueries = void (*)(const float* q, int64_t R, int64_t G, int64_t token_stride, int64_t HD,
+                                           uint32_t* pairs);
 constexpr int64_t kBf16ProductsGroupRows = 16;
 
 // One implementation per SIMD level. The first three entries run the same code on the same f32
@@ -118,6 +121,7 @@ extern const AttentionKernels kAttentionAvx512;
 void attend_chunk_bf16_products_avx512bf16(const uint32_t* q, int64_t R, const uint16_t* k, const uint16_t* v, int64_t J,
                                            int64_t HD, const int32_t* visible, float scale, float* row_max,
                                            float* row_sum, float* out);
-void prepare_bf16_product_queries_avx512bf16(const float* q, int64_t R, int64_t HD, uint32_t* pairs);
+void prepare_bf16_product_queries_avx512bf16(const float* q, int64_t R, int64_t G, int64_t token_stride, int64_t HD,
+                                             uint32_t* pairs);
 
 }  // namespace s3::cpu

@@ -62,10 +62,15 @@ inline __m512 add_chains(const __m512 (&chain)[kChains]) {
 
 // Rows in lanes: scores[j] lane r = the dot product of row r's query with key j (unscaled) for the
 // group's rows, from its query pairs qp (layout of kBf16ProductsGroupRows in attention.h), four
-// keys at a time. Keys past J repeat key J − 1 (their scores are masked later).
-inline void scores_rows_in_lanes(const uint32_t* qp, const uint16_t* k, int64_t J, int64_t HD, __m512 (&scores)[kLanes]) {
+// keys at a time, for the keys before `seen` (the most any row sees; the causal diagonal's first
+// rows see half the chunk). Keys past J repeat key J − 1, and keys from `seen` rounded up to four
+// score zero; the softmax masks them all.
+inline void scores_rows_in_lanes(const uint32_t* qp, const uint16_t* k, int64_t J, int64_t seen, int64_t HD,
+                                 __m512 (&scores)[kLanes]) {
   const int64_t P = HD / 2;
-  for (int first = 0; first < kLanes; first += kChains) {
+#pragma GCC unroll 16
+  for (int j = 0; j < kLanes; j++) scores[j] = _mm512_setzero_ps();
+  for (int first = 0; first < seen; first += kChains) {
     const uint16_t* key[kChains];
     for (int j = 0; j < kChains; j++) key[j] = k + smaller(first + j, J - 1) * HD;
     __m512 acc[kChains][kChains];  // [key][chain]
@@ -87,40 +92,45 @@ inline void scores_rows_in_lanes(const uint32_t* qp, const uint16_t* k, int64_t 
   }
 }
 
+// A 16 × 16 transpose of 32-bit elements: dst[c × 16 + j] = element c of r[j] (32-bit, then 64-bit
+// interleaves within 128-bit blocks, then two rounds of 128-bit block shuffles).
+inline void transpose_16x16(const __m512i (&r)[kLanes], uint32_t* dst) {
+  __m512i t[kLanes], u[kLanes];
+#pragma GCC unroll 8
+  for (int j = 0; j < kLanes; j += 2) {
+    t[j] = _mm512_unpacklo_epi32(r[j], r[j + 1]);
+    t[j + 1] = _mm512_unpackhi_epi32(r[j], r[j + 1]);
+  }
+  // u[4g + c] holds column c + 4b of rows 4g .. 4g + 3 in 128-bit block b.
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; g++) {
+    u[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+    u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+    u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+    u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; c++) {
+    const __m512i low_even = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88);       // columns c, c + 8; rows 0-7
+    const __m512i low_odd = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);        // columns c + 4, c + 12
+    const __m512i high_even = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);  // rows 8-15
+    const __m512i high_odd = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
+    _mm512_storeu_si512(dst + c * kLanes, _mm512_shuffle_i32x4(low_even, high_even, 0x88));
+    _mm512_storeu_si512(dst + (c + 8) * kLanes, _mm512_shuffle_i32x4(low_even, high_even, 0xDD));
+    _mm512_storeu_si512(dst + (c + 4) * kLanes, _mm512_shuffle_i32x4(low_odd, high_odd, 0x88));
+    _mm512_storeu_si512(dst + (c + 12) * kLanes, _mm512_shuffle_i32x4(low_odd, high_odd, 0xDD));
+  }
+}
+
 // The chunk's keys transposed into dim pairs: kt[p × 16 + j] = the bf16 pair (k_j[2p], k_j[2p + 1])
-// (keys at or past J zero): a 16 × 16 transpose of 32-bit pairs per 16 dim pairs (32-bit, then
-// 64-bit interleaves within 128-bit blocks, then two rounds of 128-bit block shuffles).
+// (keys at or past J zero), 16 dim pairs at a time.
 inline void transpose_keys(const uint16_t* k, int64_t J, int64_t HD, uint32_t* kt) {
   for (int64_t d = 0; d < HD; d += kStep) {
     const __mmask32 mask = bf16_lanes(HD - d);
-    __m512i r[kLanes], t[kLanes], u[kLanes];
+    __m512i r[kLanes];
 #pragma GCC unroll 16
     for (int j = 0; j < kLanes; j++) r[j] = j < J ? _mm512_maskz_loadu_epi16(mask, k + j * HD + d) : _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int j = 0; j < kLanes; j += 2) {
-      t[j] = _mm512_unpacklo_epi32(r[j], r[j + 1]);
-      t[j + 1] = _mm512_unpackhi_epi32(r[j], r[j + 1]);
-    }
-    // u[4g + c] holds column c + 4b of rows 4g .. 4g + 3 in 128-bit block b.
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; g++) {
-      u[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
-      u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
-      u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
-      u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
-    }
-    uint32_t* dst = kt + (d / 2) * kLanes;
-#pragma GCC unroll 4
-    for (int c = 0; c < 4; c++) {
-      const __m512i low_even = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88);       // columns c, c + 8; rows 0-7
-      const __m512i low_odd = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);        // columns c + 4, c + 12
-      const __m512i high_even = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);  // rows 8-15
-      const __m512i high_odd = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
-      _mm512_store_si512(dst + c * kLanes, _mm512_shuffle_i32x4(low_even, high_even, 0x88));
-      _mm512_store_si512(dst + (c + 8) * kLanes, _mm512_shuffle_i32x4(low_even, high_even, 0xDD));
-      _mm512_store_si512(dst + (c + 4) * kLanes, _mm512_shuffle_i32x4(low_odd, high_odd, 0x88));
-      _mm512_store_si512(dst + (c + 12) * kLanes, _mm512_shuffle_i32x4(low_odd, high_odd, 0xDD));
-    }
+    transpose_16x16(r, kt + (d / 2) * kLanes);
   }
 }
 
@@ -175,8 +185,10 @@ inline void interleave_values(const uint16_t* v, int64_t J, int64_t HD, int64_t 
 // out[row] = out[row] × correction + Σ_i w_i · v_i over key pairs i in order, for kRows rows:
 // whole[r] pairs each row sees fully, then (odd[r]) one pair whose second key it does not see.
 // weights[r] points at the row's pair i at weights[r][i × 16]. Dimensions go kVectors × 16 at a
-// time, each row keeping kVectors accumulators.
-template <int kRows, int kVectors>
+// time, each row keeping kVectors accumulators. kFull: HD is a multiple of kVectors × 16, so the
+// rows' output moves with plain loads and stores (masked ones cost Zen 4 about a tenth of the
+// kernel's time).
+template <int kRows, int kVectors, bool kFull>
 inline void weigh_values(const int64_t (&rows)[kRows], const uint16_t* pairs, int64_t W, int64_t HD,
                          const int64_t (&whole)[kRows], const bool (&odd)[kRows], const uint32_t* const (&weights)[kRows],
                          const float (&correction)[kRows], float* out) {
@@ -194,8 +206,9 @@ inline void weigh_values(const int64_t (&rows)[kRows], const uint16_t* pairs, in
 #pragma GCC unroll 16
     for (int i = 0; i < kRows * kVectors; i++) {
       const int r = i / kVectors, e = i % kVectors;
-      acc[r][e] = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask[e], out + rows[r] * HD + d + e * kLanes),
-                                _mm512_set1_ps(correction[r]));
+      const float* from = out + rows[r] * HD + d + e * kLanes;
+      const __m512 earlier = kFull ? _mm512_loadu_ps(from) : _mm512_maskz_loadu_ps(mask[e], from);
+      acc[r][e] = _mm512_mul_ps(earlier, _mm512_set1_ps(correction[r]));
     }
     for (int64_t i = 0; i < whole_by_all; i++) {
 #pragma GCC unroll 8
@@ -222,8 +235,27 @@ inline void weigh_values(const int64_t (&rows)[kRows], const uint16_t* pairs, in
         }
       }
 #pragma GCC unroll 8
-      for (int e = 0; e < kVectors; e++) _mm512_mask_storeu_ps(out + rows[r] * HD + d + e * kLanes, mask[e], acc[r][e]);
+      for (int e = 0; e < kVectors; e++) {
+        float* to = out + rows[r] * HD + d + e * kLanes;
+        if (kFull) {
+          _mm512_storeu_ps(to, acc[r][e]);
+        } else {
+          _mm512_mask_storeu_ps(to, mask[e], acc[r][e]);
+        }
+      }
     }
+  }
+}
+
+// weigh_values with kVectors vectors per row, on plain loads and stores where HD allows.
+template <int kRows, int kVectors>
+inline void weigh_blocks(const int64_t (&rows)[kRows], const uint16_t* pairs, int64_t W, int64_t HD,
+                         const int64_t (&whole)[kRows], const bool (&odd)[kRows],
+                         const uint32_t* const (&weights)[kRows], const float (&correction)[kRows], float* out) {
+  if (HD % (kVectors * kLanes) == 0) {
+    weigh_values<kRows, kVectors, true>(rows, pairs, W, HD, whole, odd, weights, correction, out);
+  } else {
+    weigh_values<kRows, kVectors, false>(rows, pairs, W, HD, whole, odd, weights, correction, out);
   }
 }
 
@@ -233,11 +265,11 @@ inline void weigh_all(const int64_t (&rows)[kRows], const uint16_t* pairs, int64
                       const int64_t (&whole)[kRows], const bool (&odd)[kRows], const uint32_t* const (&weights)[kRows],
                       const float (&correction)[kRows], float* out) {
   if (HD > 4 * kLanes) {
-    weigh_values<kRows, 8>(rows, pairs, W, HD, whole, odd, weights, correction, out);
+    weigh_blocks<kRows, 8>(rows, pairs, W, HD, whole, odd, weights, correction, out);
   } else if (HD > 2 * kLanes) {
-    weigh_values<kRows, 4>(rows, pairs, W, HD, whole, odd, weights, correction, out);
+    weigh_blocks<kRows, 4>(rows, pairs, W, HD, whole, odd, weights, correction, out);
   } else {
-    weigh_values<kRows, 2>(rows, pairs, W, HD, whole, odd, weights, correction, out);
+    weigh_blocks<kRows, 2>(rows, pairs, W, HD, whole, odd, weights, correction, out);
   }
 }
 
@@ -343,7 +375,7 @@ inline void attend_group(const uint32_t* qp, int64_t first, int64_t n, const uin
     }
   } else {
     __m512 scores[kLanes];
-    scores_rows_in_lanes(qp, k, J, HD, scores);
+    scores_rows_in_lanes(qp, k, J, _mm512_mask_reduce_max_epi32(active, seen), HD, scores);
     softmax_rows_in_lanes(scores, seen, active, scale, row_max + first, row_sum + first, weights, factors);
   }
 
@@ -375,20 +407,39 @@ inline void attend_group(const uint32_t* qp, int64_t first, int64_t n, const uin
 
 }  // namespace
 
-void prepare_bf16_product_queries_avx512bf16(const float* q, int64_t R, int64_t HD, uint32_t* pairs) {
-  const int64_t P = HD / 2, groups = (R + kLanes - 1) / kLanes;
-  for (int64_t i = 0; i < groups * P * kLanes; i++) pairs[i] = 0;
-  for (int64_t r = 0; r < R; r++) {
-    uint32_t* dst = pairs + (r / kLanes) * P * kLanes + r % kLanes;
+void prepare_bf16_product_queries_avx512bf16(const float* q, int64_t R, int64_t G, int64_t token_stride, int64_t HD,
+                                             uint32_t* pairs) {
+  const int64_t P = HD / 2;
+  // The low words of two vectors of bf16 lanes, a's 16 then b's: 16 bf16 pairs.
+  const __m512i low_words = _mm512_set_epi16(62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28,
+                                             26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  for (int64_t first = 0; first < R; first += kLanes) {
+    uint32_t* group = pairs + (first / kLanes) * P * kLanes;
     for (int64_t d = 0; d < HD; d += kStep) {
       const __mmask16 low = lane_mask(HD - d), high = HD - d > kLanes ? lane_mask(HD - d - kLanes) : __mmask16(0);
-      const __m512i a = f32_to_bf16_lanes(_mm512_maskz_loadu_epi32(low, q + r * HD + d));
-      const __m512i b = f32_to_bf16_lanes(_mm512_maskz_loadu_epi32(high, q + r * HD + d + kLanes));
-      alignas(64) uint32_t packed[kLanes];  // dim pairs d / 2 .. d / 2 + 15
-      _mm256_store_si256(reinterpret_cast<__m256i*>(packed), _mm512_cvtepi32_epi16(a));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(packed + kPairs), _mm512_cvtepi32_epi16(b));
-      const int64_t count = smaller(kLanes, (HD - d) / 2);
-      for (int64_t p = 0; p < count; p++) dst[(d / 2 + p) * kLanes] = packed[p];
+      __m512i rows[kLanes];  // dim pairs d / 2 .. d / 2 + 15 of each row
+#pragma GCC unroll 16
+      for (int j = 0; j < kLanes; j++) {
+        const int64_t r = first + j;
+        if (r >= R) {
+          rows[j] = _mm512_setzero_si512();
+          continue;
+        }
+        const float* row = q + (r / G) * token_stride + (r % G) * HD + d;
+        const __m512i a = f32_to_bf16_lanes(_mm512_maskz_loadu_epi32(low, row));
+        const __m512i b = f32_to_bf16_lanes(_mm512_maskz_loadu_epi32(high, row + kLanes));
+        rows[j] = _mm512_permutex2var_epi16(a, low_words, b);
+      }
+      const int64_t count = smaller(kLanes, P - d / 2);
+      if (count == kLanes) {
+        transpose_16x16(rows, group + (d / 2) * kLanes);
+      } else {
+        alignas(64) uint32_t columns[kLanes * kLanes];
+        transpose_16x16(rows, columns);
+        for (int64_t p = 0; p < count; p++) {
+          _mm512_storeu_si512(group + (d / 2 + p) * kLanes, _mm512_load_si512(columns + p * kLanes));
+        }
+      }
     }
   }
 }
