@@ -12,6 +12,7 @@
 #include "core/aligned_allocator.h"
 #include "cpu/convert.h"
 #include "cpu/kernel_select.h"
+#include "cpu/weight_panels.h"
 
 namespace s3::cpu {
 namespace {
@@ -158,10 +159,17 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   // decode-sized input (bound by streaming the weights, each kernel prefetching its next tile
   // within its chunk) in one contiguous run per thread, claimed all the same.
   int64_t total_columns = 0;
-  for (int64_t i = 0; i < count; i++) total_columns += outputs[i].w->rows;
+  bool all_panels = kernels.reads_weight_panels;
+  for (int64_t i = 0; i < count; i++) {
+    total_columns += outputs[i].w->rows;
+    all_panels = all_panels && outputs[i].w->dtype == DType::BF16 && outputs[i].w->bf16_panels != nullptr;
+  }
   const int64_t per_thread = (total_columns + int64_t(pool.num_threads()) - 1) / int64_t(pool.num_threads());
+  // Weight panels go a whole panel (one register tile's columns) per chunk.
+  const int64_t chunk_unit = all_panels ? kWeightPanelColumns : kColumnsPerChunk;
+  const int64_t prefill_chunk = all_panels ? kWeightPanelColumns : kernels.prefill_chunk_columns;
   const int64_t columns_per_chunk =
-      M >= kMatmulTileRows ? kernels.prefill_chunk_columns : (per_thread + kColumnsPerChunk - 1) / kColumnsPerChunk * kColumnsPerChunk;
+      M >= kMatmulTileRows ? prefill_chunk : (per_thread + chunk_unit - 1) / chunk_unit * chunk_unit;
   for (int64_t i = 0; i < count; i++) {
     first_chunk[i + 1] = first_chunk[i] + (outputs[i].w->rows + columns_per_chunk - 1) / columns_per_chunk;
     K = std::max(K, outputs[i].w->cols);
@@ -188,7 +196,10 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   // panels (or input tiles) stays in each core's L2 while the weights stream past it. Each output
   // element is computed the same whatever its item or thread (its order depends only on K), so the
   // bits do not depend on the claiming.
-  const int64_t rows_per_block = input.panels != nullptr  ? matmul_panel_block_rows(input.bf16_stride, M)
+  // Weight panels take every row in one block: a panel (64 columns × K) stays in L2 while the
+  // rows' broadcasts stream past it, so each weight is read from memory once per call.
+  const int64_t rows_per_block = all_panels                ? M
+                                 : input.panels != nullptr  ? matmul_panel_block_rows(input.bf16_stride, M)
                                  : input.tiles != nullptr ? matmul_tile_block_rows(input.bf16_stride, M)
                                                           : M;
   const int64_t blocks = (M + rows_per_block - 1) / rows_per_block;

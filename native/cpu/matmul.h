@@ -13,7 +13,9 @@
 // f32 accumulation; see matmul_avx512bf16.cpp and docs/determinism.md): its bits differ from the
 // f32 levels by BF16 input rounding, while F32 and F16 weights keep the exact f32 path of the
 // AVX-512 level. Its order per element is as fixed (lane l sums the pairs at k ≡ 2l, 2l + 1
-// (mod 32)), so the same invariances hold at that level.
+// (mod 32)), so the same invariances hold at that level. BF16 weights that carry panels
+// (MatrixView::bf16_panels, cpu/weight_panels.h: the model's, packed at load) are summed there in
+// one chain over the pairs of k instead, for every M: the same invariances, other bits.
 //
 // The amx level multiplies the same BF16-rounded input by BF16 and FP8 weights with AMX tiles
 // (TDPBF16PS; matmul_amx_kernel.h): each output's products are summed in an order fixed by K and
@@ -106,6 +108,9 @@ struct MatmulKernels {
   // Output columns per work item of a prefill-sized input (M ≥ 16): a multiple of the level's
   // register tile (48 covers 4, 6, 3 and 16 columns; the amx level's 2 × 2 block of tiles needs 32).
   int64_t prefill_chunk_columns = 48;
+  // Whether `columns` multiplies BF16 weights that carry MatrixView::bf16_panels on those panels
+  // (cpu/weight_panels.h; the avx512bf16 level), each output then one chain over the pairs of k.
+  bool reads_weight_panels = false;
 };
 
 // out: [M × N] row-major; inp: [M × K] row-major; w: [N × K] (see matrix_view.h). out must not

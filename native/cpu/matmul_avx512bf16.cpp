@@ -23,7 +23,8 @@
 // or DRAM while the weights stream past it, and each weight tile stays in L1 across the block's
 // row tiles. Every element's order depends only on K, never on M, the block,
 // the tile position or the thread split: a row's result is the same bits in any batch.
-// F32 and F16 weights keep the exact f32 path of the AVX-512 level (kMatmulAvx512).
+// F32 and F16 weights keep the exact f32 path of the AVX-512 level (kMatmulAvx512). BF16 weights
+// packed into panels (MatrixView::bf16_panels) go to the panel kernel (matmul_panels_avx512bf16.cpp).
 #include <immintrin.h>
 
 #include "core/dtype.h"
@@ -31,6 +32,7 @@
 #include "cpu/matmul.h"
 #include "cpu/matmul_lookahead.h"
 #include "cpu/sum_lanes_avx512.h"
+#include "cpu/weight_panels.h"
 
 namespace s3::cpu {
 namespace {
@@ -239,7 +241,9 @@ void fp8_columns(float* out, const MatmulInput& input, const MatrixView& view, i
 void matmul_columns_avx512bf16(float* out, const MatmulInput& input, const MatrixView& w, int64_t M, int64_t n_begin,
                                int64_t n_end, float* scratch) {
   switch (w.dtype) {
-    case DType::BF16: return bf16_columns(out, input, w, M, n_begin, n_end);
+    case DType::BF16:
+      if (w.bf16_panels != nullptr) return matmul_bf16_panel_columns_avx512bf16(out, input, w, M, n_begin, n_end);
+      return bf16_columns(out, input, w, M, n_begin, n_end);
     case DType::F8_E4M3: return fp8_columns(out, input, w, M, n_begin, n_end, scratch);
     default: return kMatmulAvx512.columns(out, input, w, M, n_begin, n_end, scratch);  // F32, F16: exact f32
   }
@@ -247,6 +251,6 @@ void matmul_columns_avx512bf16(float* out, const MatmulInput& input, const Matri
 
 }  // namespace
 
-const MatmulKernels kMatmulAvx512Bf16 = {"avx512bf16", true, matmul_columns_avx512bf16, false, true};
+const MatmulKernels kMatmulAvx512Bf16 = {"avx512bf16", true, matmul_columns_avx512bf16, false, true, 48, true};
 
 }  // namespace s3::cpu

@@ -20,6 +20,10 @@ struct MatrixView {
   // F8_E4M3 only: [ceil(rows/128) × ceil(cols/128)] row-major; element (n, k) is
   // fp8(n, k) × block_scales[(n/128) × ceil(cols/128) + k/128] (the checkpoint's weight_scale_inv).
   const float* block_scales = nullptr;
+  // BF16 only, optional: the same weights packed once per weight version for the avx512bf16
+  // level's panel kernel (cpu/weight_panels.h), which every matmul on this view then uses at that
+  // level, whatever M; other levels read `data`.
+  const uint32_t* bf16_panels = nullptr;
 
   int64_t scale_cols() const { return (cols + kFp8BlockSize - 1) / kFp8BlockSize; }
 };

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/json.h"
+#include "cpu/weight_panels.h"
 
 namespace s3::model {
 namespace {
@@ -151,6 +152,44 @@ void Qwen3Weights::bind(const std::vector<NamedTensor>& tensors, const std::stri
   // Tied checkpoints may still carry lm_head.weight (Qwen3-0.6B does); tying means it is unused.
   lm_head_ = c.tie_word_embeddings ? embed_tokens_
                                    : matrix("lm_head.weight", c.vocab_size, c.hidden_size, "(vocab_size, hidden_size)");
+}
+
+const std::vector<Qwen3LayerWeights>& Qwen3Weights::cpu_layers() const {
+  prepare_cpu_views();
+  return cpu_views_->panels ? cpu_views_->layers : layers_;
+}
+
+const cpu::MatrixView& Qwen3Weights::cpu_lm_head() const {
+  prepare_cpu_views();
+  return cpu_views_->panels ? cpu_views_->lm_head : lm_head_;
+}
+
+void Qwen3Weights::prepare_cpu_views() const {
+  CpuViews& views = *cpu_views_;
+  std::call_once(views.once, [&] {
+    if (!cpu::weight_panels_used()) return;
+    views.layers = layers_;
+    views.lm_head = lm_head_;  // the embedding lookups keep reading embed_tokens as stored
+    std::vector<cpu::MatrixView*> matrices;
+    for (Qwen3LayerWeights& layer : views.layers) {
+      for (cpu::MatrixView* view : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj, &layer.gate_proj,
+                                    &layer.up_proj, &layer.down_proj}) {
+        if (view->dtype == DType::BF16) matrices.push_back(view);
+      }
+    }
+    if (views.lm_head.dtype == DType::BF16) matrices.push_back(&views.lm_head);
+    int64_t dwords = 0;
+    for (const cpu::MatrixView* view : matrices) dwords += cpu::weight_panel_dwords(view->rows, view->cols);
+    if (dwords == 0) return;
+    views.pages = ZeroedPages(size_t(dwords) * sizeof(uint32_t));
+    uint32_t* next = reinterpret_cast<uint32_t*>(views.pages.data());
+    for (cpu::MatrixView* view : matrices) {
+      cpu::pack_weight_panels(*view, next);
+      view->bf16_panels = next;
+      next += cpu::weight_panel_dwords(view->rows, view->cols);
+    }
+    views.panels = true;
+  });
 }
 
 Qwen3Weights Qwen3Weights::load(const std::string& directory) {

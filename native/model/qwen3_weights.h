@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/huge_pages.h"
 #include "core/safetensors.h"
 #include "cpu/matrix_view.h"
 #include "model/qwen3_config.h"
@@ -67,12 +69,19 @@ class Qwen3Weights {
   const std::vector<Qwen3LayerWeights>& layers() const { return layers_; }
   const float* norm() const { return norm_; }                        // [C], the final model.norm
   const cpu::MatrixView& lm_head() const { return lm_head_; }        // [V × C]; embed_tokens when tied
+  // The layers and LM head as the CPU forward multiplies them: where this CPU's matmul reads weight
+  // panels (cpu/weight_panels.h, the avx512bf16 level), copies of the views whose BF16 weights
+  // carry panels, packed on the first call (once per weights object; safe from any thread), so a
+  // weights object the CPU never runs costs no second copy; elsewhere layers() and lm_head().
+  const std::vector<Qwen3LayerWeights>& cpu_layers() const;
+  const cpu::MatrixView& cpu_lm_head() const;
 
  private:
   Qwen3Weights() = default;
   void bind(const std::vector<NamedTensor>& tensors, const std::string& source);
   const void* keep(const NamedTensor& tensor);
   const float* keep_as_f32(const NamedTensor& tensor);
+  void prepare_cpu_views() const;
 
   Qwen3Config config_;
   Storage storage_ = Storage::Borrow;
@@ -82,6 +91,15 @@ class Qwen3Weights {
   std::vector<Qwen3LayerWeights> layers_;
   const float* norm_ = nullptr;
   cpu::MatrixView lm_head_;
+  // cpu_layers() and cpu_lm_head(): made on first use (behind a pointer, as once_flag cannot move).
+  struct CpuViews {
+    std::once_flag once;
+    bool panels = false;  // whether the views below are in use
+    std::vector<Qwen3LayerWeights> layers;
+    cpu::MatrixView lm_head;
+    ZeroedPages pages;  // every panel
+  };
+  std::unique_ptr<CpuViews> cpu_views_ = std::make_unique<CpuViews>();
 };
 
 }  // namespace s3::model

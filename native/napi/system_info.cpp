@@ -10,8 +10,10 @@
 #include "core/dynamic_library.h"
 #include "core/thread_pool.h"
 #include "cpu/convert.h"
+#include "cpu/matmul.h"
 #include "cpu/matmul_nn.h"
 #include "cpu/matmul_nn_bf16.h"
+#include "cpu/weight_panels.h"
 #include "engine/model_runner.h"
 #include "model/device.h"
 #include "napi/guarded.h"
@@ -66,6 +68,10 @@ Napi::Object cpu_object(Napi::Env env) {
   cpu.Set("simdLevel", simd_level_name(info.level));
   cpu.Set("supportedSimdLevel", simd_level_name(info.supported_level));
   cpu.Set("kernels", cpu::convert_kernels().name);
+  // The engine's linear layers (cpu/matmul.h): BF16 weights in panels where this level reads them.
+  cpu.Set("inferenceMatmul", cpu::weight_panels_used()
+                                 ? std::string("BF16 weights packed into panels (VDPBF16PS ") + cpu::matmul_kernels().name + ")"
+                                 : std::string("weights as stored (") + cpu::matmul_kernels().name + ")");
   // The trainer's products at each precision.train (docs/training.md, "Precision").
   Napi::Object train = Napi::Object::New(env);
   train.Set("f32", std::string("f32 ") + cpu::matmul_nn_kernels().name);

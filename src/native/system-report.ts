@@ -57,6 +57,7 @@ export function formatSystemReport(report: SystemReport): string {
     `backend:   ${report.backend} (${report.backendReason})`,
     `cpu:       ${report.cpu.brand}, ${report.cpu.logicalCores} logical cores, ${report.cpu.threads} worker threads`,
     `simd:      ${report.cpu.simdLevel} (features: ${features || 'none'})`,
+    `infer:     ${report.cpu.inferenceMatmul}`,
     `train:     f32 products on ${report.cpu.trainMatmul.f32}; bf16 products on ${report.cpu.trainMatmul.bf16}`,
     `cuda:      compiled ${yes(report.cuda.compiled)}, runtime ${report.cuda.runtimeVersion || '-'}, driver ${report.cuda.driverVersion || 'none'}, ${report.cuda.deviceCount} device(s)`,
   ];

@@ -1,0 +1,149 @@
+// BF16 weights in panels (native/cpu/weight_panels, the avx512bf16 level's panel kernel): the packing
+// holds every pair of k of every row and zeros past them; a matmul on panels is, element by element,
+// the chain of VDPBF16PS over the pairs of k in increasing order, at every tail of M, N and K; a row's
+// bits do not depend on the batch, the threads or a fused pass; the model packs its BF16 linear
+// weights and LM head for the CPU forward (not the embedding it reads rows of, not the views other
+// readers take) exactly where this CPU reads panels.
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "core/aligned_allocator.h"
+#include "core/cpu_features.h"
+#include "core/dtype.h"
+#include "core/thread_pool.h"
+#include "cpu/matmul.h"
+#include "cpu/weight_panels.h"
+#include "model/qwen3_weights.h"
+#include "tests/random_values.h"
+#include "tests/test_framework.h"
+#include "tests/naive_qwen3.h"
+
+namespace {
+
+using s3::DType;
+using s3::cpu::MatrixView;
+
+struct PanelWeight {
+  std::vector<uint16_t> values;
+  s3::CacheLineVector<uint32_t> panels;
+  MatrixView view;
+  PanelWeight(int64_t N, int64_t K, uint64_t seed) : values(size_t(N * K)) {
+    const std::vector<float> w = s3::tests::normal_values(size_t(N * K), seed, 0.0f, 0.1f);
+    for (size_t i = 0; i < values.size(); i++) values[i] = s3::f32_to_bf16(w[i]);
+    panels.assign(size_t(s3::cpu::weight_panel_dwords(N, K)), 0xDEADBEEFu);  // every dword must be written
+    view = {values.data(), DType::BF16, N, K, nullptr};
+    s3::cpu::pack_weight_panels(view, panels.data());
+    view.bf16_panels = panels.data();
+  }
+};
+
+const s3::cpu::MatmulKernels& bf16_kernels() { return *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16); }
+
+// N (tails of 16 and of a 64-column panel), K (odd, under one step of 32, several steps), M.
+const int64_t kShapes[][2] = {{1, 1}, {16, 2}, {70, 45}, {200, 130}, {64, 64}, {130, 96}};
+const int64_t kRows[] = {1, 2, 5, 6, 7, 13, 40};
+
+}  // namespace
+
+TEST(weight_panels_hold_every_pair_of_k_and_zeros_past_the_weights) {
+  for (const auto& shape : kShapes) {
+    const int64_t N = shape[0], K = shape[1];
+    const PanelWeight w(N, K, uint64_t(N * 1000 + K));
+    const int64_t pairs = (K + 31) / 32 * 16;
+    CHECK_EQ(int64_t(w.panels.size()), (N + 63) / 64 * pairs * 64);
+    for (int64_t c = 0; c < (N + 63) / 64; c++) {
+      for (int64_t q = 0; q < pairs; q++) {
+        for (int64_t j = 0; j < 64; j++) {
+          const int64_t n = c * 64 + j, k = 2 * q;
+          const uint32_t even = n < N && k < K ? w.values[size_t(n * K + k)] : 0;
+          const uint32_t odd = n < N && k + 1 < K ? w.values[size_t(n * K + k + 1)] : 0;
+          CHECK_EQ(w.panels[size_t((c * pairs + q) * 64 + j)], even | (odd << 16));
+        }
+      }
+    }
+  }
+}
+
+TEST(matmul_on_weight_panels_is_the_pairwise_chain_of_vdpbf16ps) {
+  if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
+    SKIP("this CPU lacks AVX512-BF16: the panel kernel cannot run here");
+  }
+  s3::ThreadPool pool(2);
+  for (const auto& shape : kShapes) {
+    const int64_t N = shape[0], K = shape[1];
+    const PanelWeight w(N, K, uint64_t(N + K));
+    for (int64_t M : kRows) {
+      const std::vector<float> x = s3::tests::normal_values(size_t(M * K), uint64_t(M * 7 + K), 0.0f, 2.0f);
+      std::vector<float> out(size_t(M * N));
+      s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, bf16_kernels());
+      for (int64_t m = 0; m < M; m++) {
+        for (int64_t n = 0; n < N; n++) {
+          float acc = 0.0f;  // VDPBF16PS: the odd product, then the even one, each rounded to f32
+          for (int64_t k = 0; k < K; k += 2) {
+            const float even = s3::bf16_to_f32(s3::f32_to_bf16(x[size_t(m * K + k)])) *
+                               s3::bf16_to_f32(w.values[size_t(n * K + k)]);
+            const float odd = k + 1 < K ? s3::bf16_to_f32(s3::f32_to_bf16(x[size_t(m * K + k + 1)])) *
+                                              s3::bf16_to_f32(w.values[size_t(n * K + k + 1)])
+                                        : 0.0f;
+            acc = (acc + odd) + even;
+          }
+          CHECK_EQ(out[size_t(m * N + n)], acc);
+        }
+      }
+    }
+  }
+}
+
+TEST(matmul_on_weight_panels_rows_do_not_depend_on_batch_threads_or_a_fused_pass) {
+  if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
+    SKIP("this CPU lacks AVX512-BF16: the panel kernel cannot run here");
+  }
+  s3::ThreadPool one(1), three(3);
+  const int64_t K = 130, M = 40;
+  const PanelWeight a(200, K, 1), b(70, K, 2);
+  const std::vector<float> x = s3::tests::normal_values(size_t(M * K), 3);
+  std::vector<float> alone_a(size_t(M * 200)), alone_b(size_t(M * 70));
+  s3::cpu::matmul_forward(alone_a.data(), x.data(), a.view, M, one, bf16_kernels());
+  s3::cpu::matmul_forward(alone_b.data(), x.data(), b.view, M, one, bf16_kernels());
+  // Fused with another weight, on three threads.
+  std::vector<float> fused_a(alone_a.size()), fused_b(alone_b.size());
+  const s3::cpu::MatmulOutput outputs[] = {{fused_a.data(), &a.view}, {fused_b.data(), &b.view}};
+  s3::cpu::matmul_forward(outputs, 2, x.data(), M, three, bf16_kernels());
+  CHECK(fused_a == alone_a);
+  CHECK(fused_b == alone_b);
+  // Each row alone (decode-sized chunks of columns) gives its bits in the batch.
+  for (int64_t m = 0; m < M; m += 7) {
+    std::vector<float> row(200);
+    s3::cpu::matmul_forward(row.data(), x.data() + m * K, a.view, 1, three, bf16_kernels());
+    CHECK(std::equal(row.begin(), row.end(), alone_a.begin() + m * 200));
+  }
+}
+
+TEST(model_weights_carry_panels_exactly_where_this_cpu_reads_them) {
+  const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), DType::BF16, 5);
+  for (const char* setting : {"1", "0"}) {
+    setenv("S3_WEIGHT_PANELS", setting, 1);
+    const bool used = s3::cpu::weight_panels_used();
+    CHECK_EQ(used, setting[0] == '1' && s3::cpu::matmul_kernels().reads_weight_panels);
+    const s3::model::Qwen3Weights weights = s3::model::Qwen3Weights::from_tensors(
+        model.config, model.named(), s3::model::Qwen3Weights::Storage::Borrow, "test model");
+    for (size_t l = 0; l < weights.layers().size(); l++) {
+      const auto& stored = weights.layers()[l];
+      const auto& cpu = weights.cpu_layers()[l];
+      const MatrixView* as_stored[] = {&stored.q_proj, &stored.k_proj, &stored.v_proj, &stored.o_proj,
+                                       &stored.gate_proj, &stored.up_proj, &stored.down_proj};
+      const MatrixView* for_cpu[] = {&cpu.q_proj, &cpu.k_proj, &cpu.v_proj, &cpu.o_proj,
+                                     &cpu.gate_proj, &cpu.up_proj, &cpu.down_proj};
+      for (int i = 0; i < 7; i++) {
+        CHECK(as_stored[i]->bf16_panels == nullptr);  // the views others read (device upload, export) stay as stored
+        CHECK_EQ(for_cpu[i]->bf16_panels != nullptr, used);
+        CHECK(for_cpu[i]->data == as_stored[i]->data);
+      }
+    }
+    CHECK_EQ(weights.cpu_lm_head().bf16_panels != nullptr, used);
+    CHECK(weights.lm_head().bf16_panels == nullptr);
+    CHECK(weights.embed_tokens().bf16_panels == nullptr);
+  }
+  unsetenv("S3_WEIGHT_PANELS");
+}
