@@ -132,9 +132,9 @@ struct PairRows {
   void pack(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count) {
     const MatmulNnBf16Sizes sizes = matmul_nn_bf16_sizes(kernels, 1, count, K);
     ldb = sizes.ldb;
-    panel = kernels.tiles ? sizes.pair_rows / kMatmulNnTileRows * kMatmulNnTileValues : 0;
+    panel = sizes.b_panel;
     hold_at_least(values, sizes.b_values);
-    for (int64_t q = 0; q < sizes.pair_rows; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, values.data(), ldb, sizes.pair_rows, q);
+    for (int64_t q = 0; q < sizes.pair_rows; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, values.data(), sizes, q);
   }
 };
 

@@ -19,7 +19,7 @@ void matmul_backward(float* dinp, float* dweight, const float* dout, const float
                      int64_t N, int64_t K, ThreadPool& pool, MatmulPrecision precision = MatmulPrecision::F32);
 
 // The same at bf16 precision with W [N × K] already packed as B for the level's BF16 kernels
-// (matmul_nn_bf16_pack_b, or the weights' tiles of cpu/weight_tiles.h): dinp = dout · W on it, the
+// (matmul_nn_bf16_pack_b, or the weights' tiles of cpu/packed_weights.h): dinp = dout · W on it, the
 // bits of packing W per call.
 void matmul_backward(float* dinp, float* dweight, const float* dout, const float* inp, int64_t M, int64_t N, int64_t K,
                      ThreadPool& pool, const MatmulNnBf16PackedB& weight_tiles);

@@ -2,11 +2,13 @@
 // flags plus -mavx512bf16, called only after run-time detection).
 //
 // The scheme of matmul_nn_avx512.cpp with k pairs in place of k: a register tile of up to kRows
-// rows × kVectors 16-column vectors of C; per k pair, kVectors loads of a packed B row (16 columns
-// × 2 BF16 each) and kRows broadcasts of A's pair (one 32-bit word) feed kRows × kVectors
-// VDPBF16PS (24 accumulators + 4 B vectors + 1 broadcast ≤ 32 registers). Columns go in panels
-// of kPanel, k pairs in blocks of kBlockPairs so a B panel block (256 pairs × 64 columns, 64 KiB)
-// stays in L2 while every row tile passes over it; a tile reloads C between blocks, which leaves
+// rows × kVectors 16-column vectors of C; per k pair, kVectors loads of B's pairs (16 columns × 2
+// BF16 each) and kRows broadcasts of A's pair (one 32-bit word) feed kRows × kVectors VDPBF16PS
+// (24 accumulators + 4 B vectors + 1 broadcast ≤ 32 registers). B comes in 64-column panels, each
+// contiguous along k (128 values per pair), so a tile's loads walk one run of memory rather than
+// rows 2N values apart, which for N a multiple of 1,024 fall on a few L1 sets and evict each other.
+// k pairs go in blocks of kBlockPairs so a panel's block (256 pairs × 64 columns, 64 KiB) stays
+// near the core while every row tile passes over it; a tile reloads C between blocks, which leaves
 // each element's single chain over the pairs in increasing k unchanged.
 #include <immintrin.h>
 
@@ -24,12 +26,26 @@ constexpr int kLanes = 16;
 constexpr int kRows = 6;
 constexpr int kVectors = 4;
 constexpr int64_t kPanel = kLanes * kVectors;
-constexpr int64_t kBlockPairs = 256;
+static_assert(kPanel == kMatmulNnPanelColumns, "a register tile spans one panel of B");
+constexpr int64_t kBlockPairs = 512;
 
 inline __m512bh as_bf16(__m512i v) { return reinterpret_cast<__m512bh>(v); }
 
-// Rows [i, i + R) × vectors [n, n + V·16) of C over the pairs [q0, q1); the last vector is masked
-// to `last` when kMaskLast (its columns past N are neither read from B nor stored).
+// Pair 0 of the 16 columns from column n (n a multiple of 16) in B's panels: panel n / 64, whose
+// pair q lies p.ldb values further on.
+inline const uint16_t* panel_columns(const MatmulNnBf16Args& p, int64_t n) {
+  return p.b + (n / kMatmulNnPanelColumns) * p.b_panel + 2 * (n % kMatmulNnPanelColumns);
+}
+
+// Pair 0 of A's row i: block i / 16 (a_block values apart; 0: the rows one after another), row
+// i mod 16 of it.
+inline const uint16_t* a_row_start(const MatmulNnBf16Args& p, int64_t i) {
+  const int64_t block = p.a_block > 0 ? p.a_block : kMatmulNnRowBlock * p.a_row;
+  return p.a + (i / kMatmulNnRowBlock) * block + (i % kMatmulNnRowBlock) * p.a_row;
+}
+
+// Rows [i, i + R) × vectors [n, n + V·16) of C over the pairs [q0, q1); the last vector's store is
+// masked to `last` when kMaskLast (B's panels are zero past N, so its loads need no mask).
 template <int R, int V, bool kMaskLast>
 void tile(const MatmulNnBf16Args& p, int64_t i, int64_t n, int64_t q0, int64_t q1, bool load_c, __mmask16 last) {
   __m512 acc[R][V];
@@ -47,19 +63,19 @@ void tile(const MatmulNnBf16Args& p, int64_t i, int64_t n, int64_t q0, int64_t q
       }
     }
   }
-  const uint16_t* a = p.a + i * p.a_row;
+  const uint16_t* columns[V];
+#pragma GCC unroll 4
+  for (int v = 0; v < V; v++) columns[v] = panel_columns(p, n + v * kLanes);
+  const uint16_t* rows[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) rows[r] = a_row_start(p, i + r);
   for (int64_t q = q0; q < q1; q++) {
-    const uint16_t* brow = p.b + q * p.ldb + 2 * n;
     __m512i bv[V];
 #pragma GCC unroll 4
-    for (int v = 0; v < V; v++) {
-      bv[v] = (kMaskLast && v == V - 1) ? _mm512_maskz_loadu_epi32(last, brow + v * 2 * kLanes)
-                                        : _mm512_loadu_si512(brow + v * 2 * kLanes);
-    }
-    const uint16_t* aq = a + q * p.a_pair;
+    for (int v = 0; v < V; v++) bv[v] = _mm512_loadu_si512(columns[v] + q * p.ldb);
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) {
-      const __m512i av = _mm512_broadcastd_epi32(_mm_loadu_si32(aq + r * p.a_row));
+      const __m512i av = _mm512_broadcastd_epi32(_mm_loadu_si32(rows[r] + q * p.a_pair));
 #pragma GCC unroll 4
       for (int v = 0; v < V; v++) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], as_bf16(av), as_bf16(bv[v]));
     }
@@ -197,6 +213,28 @@ void matmul_nn_pack_rows_as_b_block_avx512bf16(const float* w, int64_t ldw, int6
   }
 }
 
+void matmul_nn_pack_rows_as_b_panel_avx512bf16(const float* w, int64_t ldw, int64_t K, int64_t rows, uint16_t* panel) {
+  const __m512i order = step_word_order();
+  const int64_t pairs = (K + 1) / 2;
+  for (int64_t g = 0; g < kMatmulNnPanelColumns / kLanes; g++) {  // the panel's 16-column groups
+    const float* group = w + g * kLanes * ldw;
+    const int64_t group_rows = rows - g * kLanes;
+    for (int64_t s = 0; s * kLanes < pairs; s++) {
+      const int64_t k0 = 32 * s;
+      // r[j] = W row j's 16 pairs of this step (one 32-bit word each); then transposed, r[q] = pair
+      // 16s + q of the group's 16 rows: that pair row's 16 columns of the panel.
+      __m512 r[16];
+      for (int j = 0; j < 16; j++) {
+        r[j] = j < group_rows ? _mm512_castsi512_ps(rounded_step(group + j * ldw + k0, K - k0, order)) : _mm512_setzero_ps();
+      }
+      transpose16x16(r);
+      const int64_t count = smaller(kLanes, pairs - s * kLanes);
+      uint16_t* out = panel + s * kLanes * 2 * kMatmulNnPanelColumns + g * 2 * kLanes;
+      for (int q = 0; q < count; q++) _mm512_storeu_ps(reinterpret_cast<float*>(out + q * 2 * kMatmulNnPanelColumns), r[q]);
+    }
+  }
+}
+
 void matmul_nn_pack_rows_block_avx512bf16(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps,
                                           uint16_t* tiles) {
   const __m512i order = step_word_order();
@@ -271,7 +309,16 @@ void matmul_nn_pair_tile_row_from_a_rows_avx512bf16(const uint16_t* even, const 
   }
 }
 
-const MatmulNnBf16Kernels kMatmulNnAvx512Bf16 = {"avx512bf16", matmul_nn_bf16_columns_avx512bf16,
-                                                 matmul_nn_pack_pairs_avx512bf16};
+const MatmulNnBf16Kernels kMatmulNnAvx512Bf16 = {"avx512bf16",
+                                                 matmul_nn_bf16_columns_avx512bf16,
+                                                 matmul_nn_pack_pairs_avx512bf16,
+                                                 false,
+                                                 nullptr,
+                                                 nullptr,
+                                                 nullptr,
+                                                 matmul_nn_pack_pairs_into_tiles_avx512bf16,
+                                                 nullptr,
+                                                 nullptr,
+                                                 matmul_nn_pack_rows_as_b_panel_avx512bf16};
 
 }  // namespace s3::cpu

@@ -38,9 +38,9 @@ inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1)
 
 // Every pair row of B over the pool, in the kernels' layout (matmul_nn_pack_pair_row).
 void pack_pair_rows(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
-                    uint16_t* out, int64_t ldb, int64_t pair_rows, ThreadPool& pool) {
-  for_row_units(pool, pair_rows, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, out, ldb, pair_rows, q);
+                    uint16_t* out, const MatmulNnBf16Sizes& sizes, ThreadPool& pool) {
+  for_row_units(pool, sizes.pair_rows, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; q++) matmul_nn_pack_pair_row(kernels, src, ld, K, count, out, sizes, q);
   });
 }
 
@@ -68,6 +68,7 @@ MatmulNnBf16Sizes shape_packed_b(MatmulNnBf16PackedB& out, const MatmulNnBf16Ker
   out.K = K;
   out.N = N;
   out.ldb = sizes.ldb;
+  out.panel = sizes.b_panel;
   hold_at_least(out.values, sizes.b_values);
   return sizes;
 }
@@ -76,7 +77,7 @@ MatmulNnBf16Sizes shape_packed_b(MatmulNnBf16PackedB& out, const MatmulNnBf16Ker
 void pack_b(const MatmulNnBf16Kernels& kernels, const float* b, int64_t ldb, int64_t K, int64_t N,
             MatmulNnBf16PackedB& out, ThreadPool& pool) {
   const MatmulNnBf16Sizes sizes = shape_packed_b(out, kernels, K, N);
-  pack_pair_rows(kernels, b, ldb, K, N, out.values.data(), out.ldb, sizes.pair_rows, pool);
+  pack_pair_rows(kernels, b, ldb, K, N, out.values.data(), sizes, pool);
 }
 
 // The kernels' arguments for C, its shape and B already packed (A still to be set).
@@ -90,6 +91,7 @@ MatmulNnBf16Args product_args(const MatmulNnArgs& p, const MatmulNnBf16PackedB& 
   out.accumulate = p.accumulate;
   out.b = b.values.data();
   out.ldb = b.ldb;
+  out.b_panel = b.panel;
   return out;
 }
 
@@ -108,12 +110,18 @@ MatmulNnBf16Args pack_a(const MatmulNnArgs& p, const MatmulNnBf16PackedB& b, Mat
     out.a = scratch.a.data();
     return out;
   }
-  hold_at_least(scratch.a, p.M * 2 * pairs);
+  hold_at_least(scratch.a, round_up(p.M, kMatmulNnRowBlock) * 2 * pairs);
   uint16_t* a = scratch.a.data();
-  if (p.a_row == 1) {  // A stored [K × M] (dW = doutᵀ·inp): its stored rows are B-like, pair them
+  if (p.a_row == 1) {  // A stored [K × M] (dW = doutᵀ·inp): pair its stored rows, 16 values of each at a time
     out.a_row = 2;
-    out.a_pair = 2 * p.M;
-    pack_pair_rows(kernels, p.a, p.a_col, p.K, p.M, a, 2 * p.M, pairs, pool);
+    out.a_pair = 2 * kMatmulNnRowBlock;
+    out.a_block = out.a_pair * pairs;
+    for_row_units(pool, pairs, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; q++) {
+        const float* even = p.a + 2 * q * p.a_col;
+        kernels.pack_pairs_into_tiles(even, 2 * q + 1 < p.K ? even + p.a_col : nullptr, p.M, a + q * out.a_pair, out.a_block);
+      }
+    });
   } else {  // BF16 rows, padded to an even length
     out.a_row = 2 * pairs;
     out.a_pair = 2;
@@ -181,14 +189,17 @@ MatmulNnBf16Sizes matmul_nn_bf16_sizes(const MatmulNnBf16Kernels& kernels, int64
     sizes.a_row = 2 * sizes.pair_rows;
     sizes.a_rows = round_up(M, 2 * kMatmulNnTileRows);
     sizes.ldb = 2 * round_up(N, 2 * kMatmulNnTileRows);
+    sizes.b_panel = sizes.pair_rows / kMatmulNnTileRows * kMatmulNnTileValues;
+    sizes.b_values = sizes.pair_rows * sizes.ldb;
   } else {
     sizes.pair_rows = pairs;
     sizes.a_row = 2 * pairs;
     sizes.a_rows = M;
-    sizes.ldb = 2 * N;
+    sizes.ldb = 2 * kMatmulNnPanelColumns;
+    sizes.b_panel = pairs * sizes.ldb;
+    sizes.b_values = (N + kMatmulNnPanelColumns - 1) / kMatmulNnPanelColumns * sizes.b_panel;
   }
   sizes.a_values = sizes.a_rows * sizes.a_row;
-  sizes.b_values = sizes.pair_rows * sizes.ldb;
   return sizes;
 }
 
@@ -205,20 +216,22 @@ void matmul_nn_place_a_row(const MatmulNnBf16Kernels& kernels, const uint16_t* r
 }
 
 void matmul_nn_pack_pair_row(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
-                             uint16_t* b, int64_t ldb, int64_t pair_rows, int64_t q) {
+                             uint16_t* b, const MatmulNnBf16Sizes& sizes, int64_t q) {
   const float* even = q < (K + 1) / 2 ? src + 2 * q * ld : nullptr;
   const float* odd = even != nullptr && 2 * q + 1 < K ? even + ld : nullptr;
   if (kernels.tiles) {  // column block c's 16 pairs of this row: row q % 16 of tile (c, q / 16)
-    const int64_t steps = pair_rows / kMatmulNnTileRows;
     matmul_nn_place_pair_tile_row(kernels, even, odd, count,
                                   b + (q / kMatmulNnTileRows) * kMatmulNnTileValues + (q % kMatmulNnTileRows) * kMatmulNnTileK,
-                                  steps * kMatmulNnTileValues, ldb / kMatmulNnTileK);
+                                  sizes.b_panel, sizes.ldb / kMatmulNnTileK);
     return;
   }
-  uint16_t* out = b + q * ldb;
-  const int64_t filled = even != nullptr ? 2 * count : 0;
-  if (even != nullptr) kernels.pack_pairs(even, odd, count, out);
-  std::fill(out + filled, out + ldb, uint16_t(0));
+  // Panel c's pair row q: its 64 columns' pairs, zero past count.
+  for (int64_t n0 = 0; n0 < count; n0 += kMatmulNnPanelColumns) {
+    uint16_t* out = b + (n0 / kMatmulNnPanelColumns) * sizes.b_panel + q * sizes.ldb;
+    const int64_t width = std::min(kMatmulNnPanelColumns, count - n0);
+    if (even != nullptr) kernels.pack_pairs(even + n0, odd != nullptr ? odd + n0 : nullptr, width, out);
+    std::fill(out + (even != nullptr ? 2 * width : 0), out + sizes.ldb, uint16_t(0));
+  }
 }
 
 void matmul_nn_place_pair_tile_row(const MatmulNnBf16Kernels& kernels, const float* even, const float* odd, int64_t count,
@@ -293,7 +306,22 @@ void matmul_nn_bf16_pack_b(MatmulNnBf16PackedB& out, const float* b, int64_t ldb
 
 void matmul_nn_bf16_pack_b_transposed(MatmulNnBf16PackedB& out, const float* w, int64_t ldw, int64_t K, int64_t N,
                                       const MatmulNnBf16Kernels& kernels, ThreadPool& pool) {
-  require_tiles(kernels, "matmul_nn_bf16_pack_b_transposed");
+  if (kernels.pack_rows_as_b_panel != nullptr) {
+    const MatmulNnBf16Sizes sizes = shape_packed_b(out, kernels, K, N);
+    const int64_t panels = (N + kMatmulNnPanelColumns - 1) / kMatmulNnPanelColumns;
+    uint16_t* values = out.values.data();
+    pool.parallel_for(size_t(panels), [&](size_t begin, size_t end, size_t) {  // rounding is elementwise: any split
+      for (int64_t c = int64_t(begin); c < int64_t(end); c++) {
+        const int64_t n0 = c * kMatmulNnPanelColumns;
+        kernels.pack_rows_as_b_panel(w + n0 * ldw, ldw, K, std::min(kMatmulNnPanelColumns, N - n0), values + c * sizes.b_panel);
+      }
+    });
+    return;
+  }
+  if (!kernels.tiles || kernels.pack_rows_as_b_block == nullptr) {
+    throw std::invalid_argument(std::string("matmul_nn_bf16_pack_b_transposed: the ") + kernels.name +
+                                " kernels cannot pack B from W's rows");
+  }
   const MatmulNnBf16Sizes sizes = shape_packed_b(out, kernels, K, N);
   const int64_t steps = sizes.pair_rows / kMatmulNnTileRows, blocks = sizes.ldb / kMatmulNnTileK;
   uint16_t* values = out.values.data();

@@ -4,11 +4,15 @@
 // matmul_nn's (MatmulNnArgs: A through its strides, B row-major).
 //
 // Two paths, chosen by the SIMD level:
-// - avx512bf16 (VDPBF16PS): B is rounded into k-pair-interleaved BF16 rows (pair p holds
-//   B[2p][n], B[2p + 1][n] side by side for every n); A into BF16 rows with k padded to an even
-//   count, or, when A is read transposed (the dW = doutᵀ·inp product, whose A is stored [K × M]),
-//   into the same pair-interleaved rows as B, as that is a streaming pass over the stored rows
-//   rather than a transposition. Both once per call (the driver below). Each C element is one chain over the k pairs in
+// - avx512bf16 (VDPBF16PS): B is rounded into k-pair-interleaved BF16 panels of 64 columns (pair
+//   p of a panel holds B[2p][n], B[2p + 1][n] side by side for its 64 columns n, the panel's pairs
+//   one after another); A into BF16 rows with k padded to an even count, or, when A is read
+//   transposed (the dW = doutᵀ·inp product, whose A is stored [K × M]), into the same
+//   pair-interleaved form in blocks of 16 rows (pair p of a block holds A[2p][i], A[2p + 1][i] for
+//   its 16 rows i), as that is a streaming pass over the stored rows rather than a transposition.
+//   Both once per call (the driver below). Each operand's pairs of k lie one after another, so a
+//   register tile walks runs of memory rather than rows 2N or 2M values apart, which for N or M a
+//   multiple of 1,024 fall on a few sets of L1 and evict each other. Each C element is one chain over the k pairs in
 //   increasing order, starting from C (accumulate) or 0; one VDPBF16PS per pair adds both products
 //   (exact in f32) to the lane. The order depends only on K: not on M, the register tile, the
 //   cache blocking, the column split or the thread count.
@@ -33,17 +37,26 @@
 
 namespace s3::cpu {
 
+// Columns of B in one panel, and rows of A in one block, of the avx512bf16 layout.
+constexpr int64_t kMatmulNnPanelColumns = 64;
+constexpr int64_t kMatmulNnRowBlock = 16;
+
 // The packed operands of the VDPBF16PS kernels. A's pair (k, k + 1) of row i, for even k, is the
-// two BF16 values at a + i·a_row + (k / 2)·a_pair: BF16 rows have a_row = the row length (even)
-// and a_pair = 2; pair-interleaved rows have a_row = 2 and a_pair = 2M. Values past K are zero.
+// two BF16 values at a + (i / 16)·a_block + (i mod 16)·a_row + (k / 2)·a_pair: BF16 rows have
+// a_row = the row length (even), a_pair = 2 and a_block = 0 (meaning 16·a_row: the rows one after
+// another); pair-interleaved blocks have a_row = 2, a_pair = 32 and a_block = 32·⌈K / 2⌉. Values
+// past K are zero.
 struct MatmulNnBf16Args {
   float* c = nullptr;           // [M × N] f32, rows ldc apart
   const uint16_t* a = nullptr;
-  const uint16_t* b = nullptr;  // BF16 k pairs: element (k, n) at b[(k / 2)·ldb + 2n + k % 2]
+  // BF16 k pairs. The avx512bf16 layout: element (k, n) at b[(n / 64)·b_panel + (k / 2)·ldb +
+  // 2(n mod 64) + k mod 2], ldb = 128, zero past N in the last panel. The tile layout: tiles.
+  const uint16_t* b = nullptr;
   int64_t M = 0, N = 0, K = 0;
-  int64_t a_row = 0, a_pair = 0, ldb = 0, ldc = 0;  // ldb ≥ 2N
-  // The tile layout only: values from one 16-column block of B's tiles to the next, when B holds
-  // more pair rows than K needs (0: exactly a_row / 32 tiles per block).
+  int64_t a_row = 0, a_pair = 0, a_block = 0, ldb = 0, ldc = 0;
+  // Values from one column block of B to the next: a 64-column panel (avx512bf16; at least
+  // ⌈K / 2⌉ · ldb), or a 16-column block of tiles, where 0 means exactly a_row / 32 tiles per
+  // block. A block may hold more pair rows than K needs (a product over the first keys of a head).
   int64_t b_panel = 0;
   // The tile layout only: the first step of 32 values of k the product takes, the caller knowing
   // that every product of the steps before it is zero (rows of a causal block that cannot see these
@@ -54,7 +67,7 @@ struct MatmulNnBf16Args {
 
 struct MatmulNnBf16Kernels {
   const char* name;
-  // Columns [n_begin, n_end) of C; allocates nothing.
+  // Columns [n_begin, n_end) of C, n_begin a multiple of 16; allocates nothing.
   void (*columns)(const MatmulNnBf16Args& args, int64_t n_begin, int64_t n_end);
   // One pair-interleaved row: out[2j] = bf16(even[j]), out[2j + 1] = bf16(odd[j]) (0 when odd is
   // null: the last, unpaired k) for j < n, rounded exactly as core/dtype.h's f32_to_bf16.
@@ -82,8 +95,9 @@ struct MatmulNnBf16Kernels {
   // contiguous rows (row i − i0 at src + (i − i0) × ld) as one 16-row block of `steps` tiles, zero
   // past K and past `rows`, rounded exactly as core/dtype.h's f32_to_bf16.
   void (*pack_rows_block)(const float* src, int64_t ld, int64_t K, int64_t rows, int64_t steps, uint16_t* tiles) = nullptr;
-  // The tile layout only (null elsewhere): pack_pairs written one tile row at a time, the pairs
-  // of columns [16j, 16j + 16) at out + j × stride, for ⌈n / 16⌉ such rows, the last zero past n.
+  // pack_pairs written 16 columns at a time, the pairs of columns [16j, 16j + 16) at out + j ×
+  // stride, for ⌈n / 16⌉ such runs, the last zero past n: a pair row of B's tiles (amx), or of A's
+  // blocks of 16 rows read transposed (avx512bf16).
   void (*pack_pairs_into_tiles)(const float* even, const float* odd, int64_t n, uint16_t* out, int64_t stride) = nullptr;
   // The tile layout only (null elsewhere): one tile of Aᵀ from A's tiles (matmul_nn_bf16_transpose_a):
   // out row i, i < 16, holds column `column` + i of the 16 rows of `top` (tile rows 64 bytes apart)
@@ -95,6 +109,11 @@ struct MatmulNnBf16Kernels {
   // row + c × block_stride. Values are moved, not rounded.
   void (*pair_tile_row_from_a_rows)(const uint16_t* even, const uint16_t* odd, int64_t blocks, uint16_t* row,
                                     int64_t block_stride) = nullptr;
+  // The panel layout only (avx512bf16; null elsewhere): one 64-column panel of B = Wᵀ from `rows`
+  // ≤ 64 rows of W [· × K] (rows ldw apart, w pointing at the panel's first): pair row q holds,
+  // for each column j, the pair (W[j][2q], W[j][2q + 1]), ⌈K / 2⌉ pair rows, zero past K and past
+  // `rows`, rounded exactly as core/dtype.h's f32_to_bf16.
+  void (*pack_rows_as_b_panel)(const float* w, int64_t ldw, int64_t K, int64_t rows, uint16_t* panel) = nullptr;
 };
 
 // The BF16 kernels for `level`: VDPBF16PS at avx512bf16, AMX tiles at amx; nullptr below
@@ -118,6 +137,7 @@ void matmul_nn_pack_rows_block_avx512bf16(const float* src, int64_t ld, int64_t 
                                           uint16_t* tiles);
 void matmul_nn_pack_pairs_into_tiles_avx512bf16(const float* even, const float* odd, int64_t n, uint16_t* out,
                                                 int64_t stride);
+void matmul_nn_pack_rows_as_b_panel_avx512bf16(const float* w, int64_t ldw, int64_t K, int64_t rows, uint16_t* panel);
 void matmul_nn_transpose_a_tile_avx512bf16(const uint16_t* top, const uint16_t* bottom, int64_t column, uint16_t* out);
 void matmul_nn_pair_tile_row_from_a_rows_avx512bf16(const uint16_t* even, const uint16_t* odd, int64_t blocks, uint16_t* row,
                                                     int64_t block_stride);
@@ -126,21 +146,23 @@ void matmul_nn_pair_tile_row_from_a_rows_avx512bf16(const uint16_t* even, const 
 constexpr int64_t kMatmulNnTileRows = 16, kMatmulNnTileK = 32, kMatmulNnTileValues = kMatmulNnTileRows * kMatmulNnTileK;
 
 // The packed operands' shape in the kernels' layout, for A as BF16 rows (not the avx512bf16
-// level's pair-interleaved A): a_row values per row for a_rows rows (a_values in all), pair_rows
-// rows of ldb values for B (b_values in all).
+// level's pair-interleaved A): a_row values per row for a_rows rows (a_values in all); for B,
+// pair_rows pair rows, ldb values from one to the next within a column block, b_panel values from
+// one column block to the next (MatmulNnBf16Args), b_values in all.
 struct MatmulNnBf16Sizes {
-  int64_t a_row = 0, a_rows = 0, a_values = 0, pair_rows = 0, ldb = 0, b_values = 0;
+  int64_t a_row = 0, a_rows = 0, a_values = 0, pair_rows = 0, ldb = 0, b_panel = 0, b_values = 0;
 };
 MatmulNnBf16Sizes matmul_nn_bf16_sizes(const MatmulNnBf16Kernels& kernels, int64_t M, int64_t N, int64_t K);
 
 // Row i of A, given as a_row BF16 values (zero past K), into `a` in the kernels' layout.
 void matmul_nn_place_a_row(const MatmulNnBf16Kernels& kernels, const uint16_t* row, int64_t i, int64_t a_row, uint16_t* a);
 
-// Pair row q of B into `b` in the kernels' layout (ldb and pair_rows from matmul_nn_bf16_sizes):
-// the `count` columns of rows 2q and 2q + 1 of src (rows ld apart; the odd row zero when
-// 2q + 1 = K) side by side, then zeros; all zeros when q ≥ ⌈K/2⌉.
+// Pair row q of a B of `count` columns into `b` in the kernels' layout (sizes from
+// matmul_nn_bf16_sizes for N = count): the columns of rows 2q and 2q + 1 of src (rows ld apart;
+// the odd row zero when 2q + 1 = K) side by side, then zeros to the end of the row's last column
+// block; all zeros when q ≥ ⌈K/2⌉.
 void matmul_nn_pack_pair_row(const MatmulNnBf16Kernels& kernels, const float* src, int64_t ld, int64_t K, int64_t count,
-                             uint16_t* b, int64_t ldb, int64_t pair_rows, int64_t q);
+                             uint16_t* b, const MatmulNnBf16Sizes& sizes, int64_t q);
 
 // The tile layout only: one pair row of B tiles, the pairs (even[j], odd[j]) of `count` columns
 // (odd null: zeros; even null: every pair zero), as the rows of `blocks` tiles of 16 columns, block
@@ -168,7 +190,7 @@ void matmul_nn_pack_a_tile_block(const MatmulNnBf16Kernels& kernels, const float
 struct MatmulNnBf16PackedB {
   const MatmulNnBf16Kernels* kernels = nullptr;
   CacheLineVector<uint16_t> values;
-  int64_t K = 0, N = 0, ldb = 0;
+  int64_t K = 0, N = 0, ldb = 0, panel = 0;  // panel: MatmulNnBf16Args::b_panel
 };
 
 // The tile layout only: A [M × K] rounded and packed as MatmulNnBf16Kernels::tiles describes
@@ -215,10 +237,10 @@ void matmul_nn_bf16_pack_b(MatmulNnBf16PackedB& out, const float* b, int64_t ldb
                            const MatmulNnBf16Kernels& kernels, ThreadPool& pool);
 void matmul_nn_bf16(const MatmulNnArgs& args, const MatmulNnBf16PackedB& b, ThreadPool& pool);
 
-// B = Wᵀ packed for tile `kernels` (MatmulNnBf16Kernels::tiles) into `out` straight from W [N × K]
-// (rows ldw apart), with no transposed copy: the bits matmul_nn_bf16_pack_b gives for Wᵀ, so a
-// linear layer's out = inp · Wᵀ runs as C = A·B on weights packed once (std::invalid_argument for
-// kernels without the tile layout).
+// B = Wᵀ packed for `kernels` (the amx tiles or the avx512bf16 panels) into `out` straight from W
+// [N × K] (rows ldw apart), with no transposed copy: the bits matmul_nn_bf16_pack_b gives for Wᵀ,
+// so a linear layer's out = inp · Wᵀ runs as C = A·B on weights packed once (std::invalid_argument
+// for kernels that cannot pack W's rows).
 void matmul_nn_bf16_pack_b_transposed(MatmulNnBf16PackedB& out, const float* w, int64_t ldw, int64_t K, int64_t N,
                                       const MatmulNnBf16Kernels& kernels, ThreadPool& pool);
 

@@ -11,7 +11,7 @@
 #include "cpu/matmul_backward.h"
 #include "cpu/matmul_nn.h"
 #include "cpu/linear_bf16.h"
-#include "cpu/weight_tiles.h"
+#include "cpu/packed_weights.h"
 #include "cpu/matrix_view.h"
 #include "cpu/rmsnorm.h"
 #include "cpu/rmsnorm_backward.h"
@@ -70,14 +70,21 @@ struct LinearScratch {
   std::vector<float> wt;              // f32: Wᵀ
   std::vector<uint16_t> weight_bf16;  // bf16: W rounded
   std::vector<float> input;           // bf16, at levels whose kernels do not round the input
-  cpu::WeightTiles tiles;             // bf16 at the amx level: the weights' tiles, packed once per version
+  cpu::PackedWeights packed;            // bf16 at avx512bf16 and amx: the weights, packed once per version
   cpu::MatmulNnBf16PackedA input_tiles;  // bf16 at the amx level: an input several layers multiply (share_input_tiles)
   cpu::MatmulNnBf16PackedB input_pairs;  // the same for their weight gradients (share_input_pairs)
 };
 
-// The tile kernels the BF16 products run on at this precision (the amx level), or null.
+// The BF16 kernels the products run on, on weights packed once per version, at this precision
+// (the avx512bf16 and amx levels), or null.
+const cpu::MatmulNnBf16Kernels* linear_kernels(MatmulPrecision precision) {
+  return precision == MatmulPrecision::Bf16 ? cpu::packed_weight_kernels() : nullptr;
+}
+
+// The same where they are tile kernels (amx), which also take inputs packed once for several products.
 const cpu::MatmulNnBf16Kernels* linear_tiles(MatmulPrecision precision) {
-  return precision == MatmulPrecision::Bf16 ? cpu::weight_tile_kernels() : nullptr;
+  const cpu::MatmulNnBf16Kernels* kernels = linear_kernels(precision);
+  return kernels != nullptr && kernels->tiles ? kernels : nullptr;
 }
 
 // inp [M × K] packed once as the A of the linear layers that multiply it (q, k and v; gate and
@@ -103,19 +110,20 @@ const cpu::MatmulNnBf16PackedB* share_input_pairs(const float* inp, int64_t M, i
 // out[M × N] = inp[M × K] · Wᵀ for the f32 weight W [N × K] at params + offset. In f32 the
 // training path goes through the C = A·B kernels of cpu/matmul_nn.h (no horizontal sums, so faster
 // than the inference kernels on the small hidden sizes of training runs): W is transposed once per
-// call into wt, whose cost is 1/M of the product's. In bf16 at the amx level, the C = A·B tile
-// kernel on Wᵀ's tiles, packed once per version of the parameters (cpu/weight_tiles.h); at the
-// other levels W is rounded to BF16 rows once per call and multiplied by the BF16-weight forward
-// kernels (cpu/linear_bf16.h), which need no transposition. Both tile kernels sum each element over
-// k in increasing steps of TDPBF16PS, so the amx level's bits are those of its forward kernel.
-// inp_tiles: inp already packed (share_input_tiles), or null.
+// call into wt, whose cost is 1/M of the product's. In bf16 at the avx512bf16 and amx levels, the
+// level's C = A·B kernel on Wᵀ packed once per version of the parameters (cpu/packed_weights.h:
+// panels, tiles); each element is one chain over k in increasing order, as in the level's forward
+// kernel on packed weights (cpu/weight_panels.h, cpu/matmul_amx_kernel.h), so the trainer's linear
+// layers give the inference forward's bits on the same BF16 input and weights. Below avx512bf16,
+// W is rounded to BF16 rows once per call and multiplied by the BF16-weight forward kernels
+// (cpu/linear_bf16.h). inp_tiles: inp already packed (share_input_tiles), or null.
 void linear(float* out, const float* inp, const float* params, size_t offset, int64_t M, int64_t N, int64_t K,
             LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool,
             const cpu::MatmulNnBf16PackedA* inp_tiles = nullptr) {
   const float* w = params + offset;
   if (precision == MatmulPrecision::Bf16) {
-    if (const cpu::MatmulNnBf16Kernels* tiles = linear_tiles(precision)) {
-      const cpu::MatmulNnBf16PackedB& w_tiles = scratch.tiles.packed(w, N, K, true, *tiles, pool);
+    if (const cpu::MatmulNnBf16Kernels* kernels = linear_kernels(precision)) {
+      const cpu::MatmulNnBf16PackedB& w_tiles = scratch.packed.packed(w, N, K, true, *kernels, pool);
       if (inp_tiles != nullptr) {
         cpu::matmul_nn_bf16(cpu::matmul_nn_args(out, nullptr, nullptr, M, N, K, false), *inp_tiles, w_tiles, pool);
       } else {
@@ -147,13 +155,13 @@ void linear(float* out, const float* inp, const float* params, size_t offset, in
 }
 
 // The backward of linear(): dinp = dout · W (skipped when null) and grads_w += doutᵀ · inp, at the
-// forward's precision; at the amx level dinp runs on W's tiles, packed once per version.
+// forward's precision; at the avx512bf16 and amx levels dinp runs on W packed once per version.
 // inp_pairs: inp already packed (share_input_pairs), or null.
 void linear_backward(float* dinp, float* grads_w, const float* dout, const float* inp, const float* w, int64_t M, int64_t N,
                      int64_t K, LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool,
                      const cpu::MatmulNnBf16PackedB* inp_pairs = nullptr) {
-  if (const cpu::MatmulNnBf16Kernels* tiles = linear_tiles(precision)) {
-    const cpu::MatmulNnBf16PackedB& w_tiles = scratch.tiles.packed(w, N, K, false, *tiles, pool);
+  if (const cpu::MatmulNnBf16Kernels* kernels = linear_kernels(precision)) {
+    const cpu::MatmulNnBf16PackedB& w_tiles = scratch.packed.packed(w, N, K, false, *kernels, pool);
     if (inp_pairs != nullptr) {
       cpu::matmul_backward(dinp, grads_w, dout, M, N, K, pool, w_tiles, *inp_pairs);
     } else {
@@ -336,7 +344,7 @@ void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, c
   }
   if (state.workspace == nullptr) state.workspace = std::make_shared<Qwen3TrainWorkspace>();
   Qwen3TrainWorkspace& w = *state.workspace;
-  w.linear.tiles.use_version(params, state.params_version);
+  w.linear.packed.use_version(params, state.params_version);
   for (int64_t l = 0; l < L; l++) {
     LayerActivations& out = save ? state.saved->layers[size_t(l)] : w.layer;
     out.resize(d);

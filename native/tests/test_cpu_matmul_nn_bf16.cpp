@@ -294,6 +294,41 @@ TEST(matmul_nn_bf16_pair_packing_rounds_like_f32_to_bf16) {
   }
 }
 
+// The avx512bf16 level's B in 64-column panels: every value where MatmulNnBf16Args says, (k, n)
+// at (n / 64)·b_panel + (k / 2)·ldb + 2(n mod 64) + k mod 2, and zero in every padding place (the
+// odd k of an odd K, the columns past N in the last panel), at tails of K and N.
+TEST(matmul_nn_bf16_avx512bf16_b_panels_hold_each_pair_where_the_kernel_reads_it) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
+  s3::ThreadPool pool(2);
+  const s3::cpu::MatmulNnBf16Kernels& kernels = s3::cpu::kMatmulNnAvx512Bf16;
+  for (int64_t K : {1, 2, 7, 64}) {
+    for (int64_t N : {1, 16, 63, 64, 65, 130}) {
+      const std::vector<float> b = normal_values(size_t(K * (N + 3)), uint32_t(K * 1000 + N));
+      s3::cpu::MatmulNnBf16PackedB packed;
+      s3::cpu::matmul_nn_bf16_pack_b(packed, b.data(), N + 3, K, N, kernels, pool);  // rows N + 3 apart
+      const s3::cpu::MatmulNnBf16Sizes sizes = s3::cpu::matmul_nn_bf16_sizes(kernels, 1, N, K);
+      const int64_t pairs = (K + 1) / 2, panels = (N + 63) / 64;
+      CHECK_EQ(packed.ldb, int64_t(128));
+      CHECK_EQ(packed.panel, pairs * 128);
+      CHECK_EQ(sizes.b_values, panels * pairs * 128);
+      CHECK(packed.values.size() >= size_t(sizes.b_values));
+      int64_t wrong = 0;
+      for (int64_t c = 0; c < panels; c++) {
+        for (int64_t q = 0; q < pairs; q++) {
+          for (int64_t j = 0; j < 64; j++) {
+            for (int64_t h = 0; h < 2; h++) {
+              const int64_t k = 2 * q + h, n = 64 * c + j;
+              const uint16_t want = k < K && n < N ? s3::f32_to_bf16(b[size_t(k * (N + 3) + n)]) : uint16_t(0);
+              wrong += packed.values[size_t(c * packed.panel + q * packed.ldb + 2 * j + h)] != want;
+            }
+          }
+        }
+      }
+      CHECK_EQ(wrong, int64_t(0));
+    }
+  }
+}
+
 // The tile tables' transposed A (the dW products' doutᵀ) packed straight into a row block of
 // tiles: each value rounded as f32_to_bf16 (ties, NaN, infinities, subnormals), tile s row i
 // holding k = 32 s … 32 s + 31 of row i, zero past K and past the block's rows.
@@ -457,22 +492,30 @@ TEST(matmul_nn_bf16_pair_tile_row_from_a_rows_is_the_row_rounded_from_f32) {
 }
 
 // A linear layer's weights packed once as B = Wᵀ (straight from W's rows) give the bits of packing
-// an explicit transposed copy per call, on the tile model and on the hardware tiles where the CPU
-// has AMX; tables without the tile layout refuse.
+// an explicit transposed copy per call, every padding value included: on the avx512bf16 panels, on
+// the tile model and on the hardware tiles where the CPU has AMX; a table that can pack neither
+// refuses.
 TEST(matmul_nn_bf16_b_packed_from_w_rows_gives_the_bits_of_packing_w_transposed) {
   if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) SKIP("this CPU lacks AVX512-BF16: the packing is compiled for it");
   s3::ThreadPool pool(2);
-  const std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = tile_tables();
+  std::vector<const s3::cpu::MatmulNnBf16Kernels*> tables = tile_tables();
+  tables.push_back(&s3::cpu::kMatmulNnAvx512Bf16);
   for (const s3::cpu::MatmulNnBf16Kernels* table : tables) {
-    for (const auto& shape : {std::array<int64_t, 3>{37, 70, 301}, std::array<int64_t, 3>{5, 33, 32}, std::array<int64_t, 3>{64, 16, 1}}) {
+    for (const auto& shape : {std::array<int64_t, 3>{37, 70, 301}, std::array<int64_t, 3>{5, 33, 32}, std::array<int64_t, 3>{64, 16, 1},
+                              std::array<int64_t, 3>{7, 130, 33}}) {
       const int64_t M = shape[0], N = shape[1], K = shape[2];
       const std::vector<float> x = normal_values(size_t(M * K), 91), w = normal_values(size_t(N * K), 92);
       std::vector<float> wt(size_t(K * N));
       for (int64_t n = 0; n < N; n++) {
         for (int64_t k = 0; k < K; k++) wt[size_t(k * N + n)] = w[size_t(n * K + k)];
       }
-      s3::cpu::MatmulNnBf16PackedB from_rows;
+      s3::cpu::MatmulNnBf16PackedB from_rows, from_transposed;
       s3::cpu::matmul_nn_bf16_pack_b_transposed(from_rows, w.data(), K, K, N, *table, pool);
+      s3::cpu::matmul_nn_bf16_pack_b(from_transposed, wt.data(), N, K, N, *table, pool);
+      const size_t values = size_t(s3::cpu::matmul_nn_bf16_sizes(*table, 1, N, K).b_values);
+      CHECK(std::memcmp(from_rows.values.data(), from_transposed.values.data(), values * sizeof(uint16_t)) == 0);
+      CHECK_EQ(from_rows.ldb, from_transposed.ldb);
+      CHECK_EQ(from_rows.panel, from_transposed.panel);
       std::vector<float> want(size_t(M * N)), got(size_t(M * N));
       s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(want.data(), x.data(), wt.data(), M, N, K, false), pool, *table);
       s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(got.data(), x.data(), nullptr, M, N, K, false), from_rows, pool);
@@ -481,11 +524,12 @@ TEST(matmul_nn_bf16_b_packed_from_w_rows_gives_the_bits_of_packing_w_transposed)
   }
   s3::cpu::MatmulNnBf16PackedB packed;
   const std::vector<float> w(64, 1.0f);
+  const s3::cpu::MatmulNnBf16Kernels bare = {"bare", s3::cpu::kMatmulNnAvx512Bf16.columns, s3::cpu::kMatmulNnAvx512Bf16.pack_pairs};
   bool refused = false;
   try {
-    s3::cpu::matmul_nn_bf16_pack_b_transposed(packed, w.data(), 8, 8, 8, s3::cpu::kMatmulNnAvx512Bf16, pool);
+    s3::cpu::matmul_nn_bf16_pack_b_transposed(packed, w.data(), 8, 8, 8, bare, pool);
   } catch (const std::invalid_argument& e) {
-    refused = std::string(e.what()).find("tile layout") != std::string::npos;
+    refused = std::string(e.what()).find("bare kernels cannot pack B from W's rows") != std::string::npos;
   }
   CHECK(refused);
 }

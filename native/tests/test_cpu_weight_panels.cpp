@@ -3,9 +3,11 @@
 // the chain of VDPBF16PS over the pairs of k in increasing order, at every tail of M, N and K; a row's
 // bits do not depend on the batch, the threads or a fused pass; the model packs its BF16 linear
 // weights and LM head for the CPU forward (not the embedding it reads rows of, not the views other
-// readers take) exactly where this CPU reads panels.
+// readers take) exactly where this CPU reads panels; the trainer's BF16 linear layers give the
+// panel kernel's bits.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "core/aligned_allocator.h"
@@ -13,6 +15,7 @@
 #include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "cpu/matmul.h"
+#include "cpu/matmul_nn_bf16.h"
 #include "cpu/weight_panels.h"
 #include "model/qwen3_weights.h"
 #include "tests/random_values.h"
@@ -117,6 +120,36 @@ TEST(matmul_on_weight_panels_rows_do_not_depend_on_batch_threads_or_a_fused_pass
     std::vector<float> row(200);
     s3::cpu::matmul_forward(row.data(), x.data() + m * K, a.view, 1, three, bf16_kernels());
     CHECK(std::equal(row.begin(), row.end(), alone_a.begin() + m * 200));
+  }
+}
+
+// The trainer's BF16 linear layer at avx512bf16 (matmul_nn_bf16 on Wᵀ packed from the f32 rows,
+// cpu/packed_weights.h) sums each output in the same chain as the inference forward on the
+// rounded weights' panels: the same bits, so a policy's trainer and sampler agree on its linear
+// layers wherever their BF16 inputs agree.
+TEST(trainer_bf16_linear_gives_the_bits_of_the_forward_on_weight_panels) {
+  if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
+    SKIP("this CPU lacks AVX512-BF16: the panel kernels cannot run here");
+  }
+  s3::ThreadPool pool(2);
+  for (const auto& shape : kShapes) {
+    const int64_t N = shape[0], K = shape[1];
+    const std::vector<float> w = s3::tests::normal_values(size_t(N * K), uint64_t(N * 31 + K), 0.0f, 0.1f);
+    std::vector<uint16_t> rounded(w.size());
+    for (size_t i = 0; i < w.size(); i++) rounded[i] = s3::f32_to_bf16(w[i]);
+    s3::CacheLineVector<uint32_t> panels(size_t(s3::cpu::weight_panel_dwords(N, K)));
+    MatrixView view{rounded.data(), DType::BF16, N, K, nullptr};
+    s3::cpu::pack_weight_panels(view, panels.data());
+    view.bf16_panels = panels.data();
+    s3::cpu::MatmulNnBf16PackedB wt;
+    s3::cpu::matmul_nn_bf16_pack_b_transposed(wt, w.data(), K, K, N, s3::cpu::kMatmulNnAvx512Bf16, pool);
+    for (int64_t M : kRows) {
+      const std::vector<float> x = s3::tests::normal_values(size_t(M * K), uint64_t(M * 11 + K), 0.0f, 2.0f);
+      std::vector<float> inference(size_t(M * N)), trainer(size_t(M * N));
+      s3::cpu::matmul_forward(inference.data(), x.data(), view, M, pool, bf16_kernels());
+      s3::cpu::matmul_nn_bf16(s3::cpu::matmul_nn_args(trainer.data(), x.data(), nullptr, M, N, K, false), wt, pool);
+      CHECK(std::memcmp(inference.data(), trainer.data(), inference.size() * sizeof(float)) == 0);
+    }
   }
 }
 

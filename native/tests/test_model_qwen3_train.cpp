@@ -522,11 +522,12 @@ TEST(backward_qwen3_recomputing_each_layer_gives_the_bits_of_kept_activations) {
   }
 }
 
-// At the amx level the BF16 products run on the weights' tiles, packed once per params_version
-// (cpu/weight_tiles.h): a pass on a state that keeps its tiles gives the bits of a fresh state,
-// before and after the parameters change with a new version, and with version 0 (repacked every
-// pass). At other levels no tiles are kept and this checks the same contract trivially.
-TEST(backward_qwen3_bf16_weight_tiles_follow_the_params_version) {
+// At the avx512bf16 and amx levels the BF16 products run on the weights packed once per
+// params_version (cpu/packed_weights.h: panels, tiles): a pass on a state that keeps its packed
+// weights gives the bits of a fresh state, before and after the parameters change with a new
+// version, and with version 0 (repacked every pass). Below avx512bf16 nothing is kept and this
+// checks the same contract trivially.
+TEST(backward_qwen3_bf16_packed_weights_follow_the_params_version) {
   s3::ThreadPool pool(2);
   const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), DType::F32, 23, DType::F32);
   const auto& c = model.config;
@@ -553,7 +554,7 @@ TEST(backward_qwen3_bf16_weight_tiles_follow_the_params_version) {
   const std::vector<float> first = pass(kept);
   Qwen3TrainState fresh;
   CHECK(same_bits(first, pass(fresh)));
-  CHECK(same_bits(first, pass(kept)));  // the same version again: the kept tiles
+  CHECK(same_bits(first, pass(kept)));  // the same version again: the kept packed weights
   for (float& x : params) x *= 1.25f;
   kept.params_version = 2;
   const std::vector<float> second = pass(kept);
@@ -566,10 +567,10 @@ TEST(backward_qwen3_bf16_weight_tiles_follow_the_params_version) {
   CHECK(same_bits(pass(kept), pass(fresh_third)));
 }
 
-// The head's BF16 tiles kept in a HeadLossScratch follow head_version as the layers' follow the
+// The head's packed BF16 kept in a HeadLossScratch follows head_version as the layers' follow the
 // params version: a reused scratch gives the bits of none, before and after the head changes under
 // a new version, and with version 0 (repacked every call).
-TEST(fused_loss_bf16_head_tiles_follow_the_head_version) {
+TEST(fused_loss_bf16_packed_head_follows_the_head_version) {
   s3::ThreadPool pool(2);
   const int64_t T = 7, C = 40, V = 70;
   std::mt19937_64 rng(4);

@@ -173,14 +173,15 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   hc_t.resize(size_t(R * C));
   logits.resize(size_t(R * V));
   dhc.resize(size_t(R * C));
-  // bf16 with tile kernels (amx): every chunk's logits = hc · headᵀ on headᵀ's tiles (cpu/weight_tiles.h,
-  // the bits of the forward kernel's tiles). Other bf16 levels: the head rounded to BF16 rows once
-  // per call for every chunk's logits (cpu/linear_bf16.h: no transposition, and V × C roundings
-  // instead of one set per chunk).
+  // bf16 with BF16 kernels (avx512bf16, amx): every chunk's logits = hc · headᵀ on headᵀ packed once
+  // per version (cpu/packed_weights.h: the bits of the level's forward kernel on packed weights).
+  // Levels below: the head rounded to BF16 rows once per call for every chunk's logits
+  // (cpu/linear_bf16.h: no transposition, and V × C roundings instead of one set per chunk).
   const bool bf16 = options.precision == MatmulPrecision::Bf16;
-  const cpu::MatmulNnBf16Kernels* tiles = bf16 ? cpu::weight_tile_kernels() : nullptr;
-  b.head_tiles.use_version(head, b.head_version);
-  const cpu::MatmulNnBf16PackedB* head_t = tiles != nullptr ? &b.head_tiles.packed(head, V, C, true, *tiles, pool) : nullptr;
+  const cpu::MatmulNnBf16Kernels* packed_kernels = bf16 ? cpu::packed_weight_kernels() : nullptr;
+  b.head_packed.use_version(head, b.head_version);
+  const cpu::MatmulNnBf16PackedB* head_t =
+      packed_kernels != nullptr ? &b.head_packed.packed(head, V, C, true, *packed_kernels, pool) : nullptr;
   std::vector<uint16_t>& head_bf16 = b.head_bf16;
   head_bf16.resize(bf16 && head_t == nullptr ? size_t(V * C) : 0);
   std::vector<float>& rounded_input = b.rounded_input;
@@ -188,7 +189,7 @@ LossStats fused_head_loss(float* dh, float* dhead, const float* h, const float* 
   // bf16 with BF16 kernels: the head also packed as the B of every chunk's dh = dlogits · head.
   const cpu::MatmulNnBf16Kernels* bf16_kernels = bf16 ? cpu::matmul_nn_bf16_kernels_for(cpu_info().level) : nullptr;
   const cpu::MatmulNnBf16PackedB* head_as_b =
-      bf16_kernels != nullptr ? &b.head_tiles.packed(head, V, C, false, *bf16_kernels, pool) : nullptr;
+      bf16_kernels != nullptr ? &b.head_packed.packed(head, V, C, false, *bf16_kernels, pool) : nullptr;
   std::vector<ops::TokenLossRow> row_results(static_cast<size_t>(R));
   const double temperature = settings.temperature;
   const cpu::LossRowKernels& row_kernels = cpu::loss_row_kernels();

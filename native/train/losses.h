@@ -30,7 +30,7 @@
 #include "core/ops/token_loss.h"
 #include "core/thread_pool.h"
 #include "cpu/matmul_nn_bf16.h"
-#include "cpu/weight_tiles.h"
+#include "cpu/packed_weights.h"
 
 namespace s3::train {
 
@@ -48,8 +48,9 @@ struct LossOptions {
   // (and recorded μ's log-probs under); 1 leaves every bit as without it. SFT ignores it.
   double temperature = 1.0;
   // The LM head's three products (logits = h·headᵀ, dh = dlogits·head, dhead += dlogitsᵀ·h): f32,
-  // or BF16-rounded operands with f32 sums (the logits through cpu/linear_bf16.h, the other two
-  // through cpu/matmul_nn_bf16.h). The softmax, the per-row arithmetic and every statistic are
+  // or BF16-rounded operands with f32 sums (through cpu/matmul_nn_bf16.h on the head packed once
+  // per version where the CPU has BF16 kernels; below avx512bf16 the logits through
+  // cpu/linear_bf16.h). The softmax, the per-row arithmetic and every statistic are
   // f32/f64 at either.
   MatmulPrecision precision = MatmulPrecision::F32;
 };
@@ -118,11 +119,11 @@ void add_token_loss_row(LossStats& stats, const ops::TokenLossRow& row, bool pol
 // R × V floats: 150 MiB at 256 rows of Qwen3's vocabulary).
 struct HeadLossScratch {
   std::vector<float> hc, hc_t, logits, dhc, logits_scratch, rounded_input;
-  std::vector<uint16_t> head_bf16;  // bf16 without tile kernels: the head rounded once per call
-  // bf16 with BF16 kernels: the head as dh's B and, with tile kernels, headᵀ as the logits' B
-  // (cpu/weight_tiles.h), kept between calls while head_version is nonzero and unchanged: a caller
+  std::vector<uint16_t> head_bf16;  // bf16 below avx512bf16: the head rounded once per call
+  // bf16 with BF16 kernels (avx512bf16, amx): the head as dh's B and headᵀ as the logits' B
+  // (cpu/packed_weights.h), kept between calls while head_version is nonzero and unchanged: a caller
   // that sets it must change it whenever the head's values change. 0: packed every call.
-  cpu::WeightTiles head_tiles;
+  cpu::PackedWeights head_packed;
   uint64_t head_version = 0;
   std::vector<std::vector<double>> row_exp, row_draw_coef;
 };

@@ -1,10 +1,10 @@
-// weight_tiles: f32 weights rounded to BF16 and packed into the tile kernels' B operand
-// (cpu/matmul_nn_bf16.h, the amx level) once per version of the weights, for the trainer's BF16
-// products: B = Wᵀ for a linear layer's out = inp · Wᵀ, and B = W for its backward dinp = dout · W.
-// The forward, the backward and every micro-batch of an update multiply by the same weights, so
-// packing them once per version replaces a rounding and packing pass per product, and lets the
-// forward run on the C = A·B tile kernel. The products' bits are those of packing per call
-// (tests/test_cpu_matmul_nn_bf16.cpp).
+// packed_weights: f32 weights rounded to BF16 and packed as the B operand of the level's BF16
+// kernels (cpu/matmul_nn_bf16.h: the panels of avx512bf16, the tiles of amx) once per version of
+// the weights, for the trainer's BF16 products: B = Wᵀ for a linear layer's out = inp · Wᵀ, and
+// B = W for its backward dinp = dout · W. The forward, the backward and every micro-batch of an
+// update multiply by the same weights, so packing them once per version replaces a rounding and
+// packing pass per product, and lets the forward run on the C = A·B kernel. The products' bits
+// are those of packing per call (tests/test_cpu_matmul_nn_bf16.cpp).
 #pragma once
 
 #include <cstdint>
@@ -16,10 +16,11 @@
 
 namespace s3::cpu {
 
-// The tile kernels this CPU runs the trainer's BF16 products on (amx), or null.
-const MatmulNnBf16Kernels* weight_tile_kernels();
+// The BF16 kernels this CPU runs the trainer's BF16 products on, packing weights straight from
+// their rows (avx512bf16, amx), or null (the levels below avx512bf16).
+const MatmulNnBf16Kernels* packed_weight_kernels();
 
-class WeightTiles {
+class PackedWeights {
  public:
   // Marks every packed weight stale unless `weights` (the base of the caller's parameters) and a
   // nonzero `version` match the last call's: version 0 means "unknown", so each call repacks. The
