@@ -68,20 +68,24 @@ size_t layer_activation_bytes(const Dims& d) {
 // Buffers of the linear layers, reused across calls.
 struct LinearScratch {
   std::vector<float> wt;              // f32: Wᵀ
-  std::vector<uint16_t> weight_bf16;  // bf16: W rounded
+  std::vector<uint16_t> weight_bf16;  // bf16 below avx512bf16: W rounded
   std::vector<float> input;           // bf16, at levels whose kernels do not round the input
-  cpu::PackedWeights packed;            // bf16 at avx512bf16 and amx: the weights, packed once per version
+  cpu::MatmulNnBf16PackedB wt_panels;  // bf16 at avx512bf16: Wᵀ in panels, packed per call
+  cpu::PackedWeights packed;            // bf16 at amx: the weights' tiles, packed once per version
   cpu::MatmulNnBf16PackedA input_tiles;  // bf16 at the amx level: an input several layers multiply (share_input_tiles)
   cpu::MatmulNnBf16PackedB input_pairs;  // the same for their weight gradients (share_input_pairs)
 };
 
-// The BF16 kernels the products run on, on weights packed once per version, at this precision
-// (the avx512bf16 and amx levels), or null.
+// The level's BF16 C = A·B kernels that pack weights straight from their rows (avx512bf16, amx) at
+// this precision, or null.
 const cpu::MatmulNnBf16Kernels* linear_kernels(MatmulPrecision precision) {
   return precision == MatmulPrecision::Bf16 ? cpu::packed_weight_kernels() : nullptr;
 }
 
-// The same where they are tile kernels (amx), which also take inputs packed once for several products.
+// The same where they are tile kernels (amx): those keep the weights packed once per version and
+// take inputs packed once for several products. TDPBF16PS runs so far ahead of the packing that
+// repacking per product would cost a large share of the step; at avx512bf16 it costs about 1%, less
+// than keeping both orientations of every weight (4 bytes per parameter) would be worth.
 const cpu::MatmulNnBf16Kernels* linear_tiles(MatmulPrecision precision) {
   const cpu::MatmulNnBf16Kernels* kernels = linear_kernels(precision);
   return kernels != nullptr && kernels->tiles ? kernels : nullptr;
@@ -111,19 +115,22 @@ const cpu::MatmulNnBf16PackedB* share_input_pairs(const float* inp, int64_t M, i
 // training path goes through the C = A·B kernels of cpu/matmul_nn.h (no horizontal sums, so faster
 // than the inference kernels on the small hidden sizes of training runs): W is transposed once per
 // call into wt, whose cost is 1/M of the product's. In bf16 at the avx512bf16 and amx levels, the
-// level's C = A·B kernel on Wᵀ packed once per version of the parameters (cpu/packed_weights.h:
-// panels, tiles); each element is one chain over k in increasing order, as in the level's forward
-// kernel on packed weights (cpu/weight_panels.h, cpu/matmul_amx_kernel.h), so the trainer's linear
-// layers give the inference forward's bits on the same BF16 input and weights. Below avx512bf16,
-// W is rounded to BF16 rows once per call and multiplied by the BF16-weight forward kernels
-// (cpu/linear_bf16.h). inp_tiles: inp already packed (share_input_tiles), or null.
+// level's C = A·B kernel on Wᵀ packed straight from W's rows (avx512bf16: into panels, per call;
+// amx: into tiles, once per version of the parameters, cpu/packed_weights.h); each element is one
+// chain over k in increasing order, as in the level's forward kernel on packed weights
+// (cpu/weight_panels.h, cpu/matmul_amx_kernel.h), so the trainer's linear layers give the inference
+// forward's bits on the same BF16 input and weights. Below avx512bf16, W is rounded to BF16 rows
+// once per call and multiplied by the BF16-weight forward kernels (cpu/linear_bf16.h).
+// inp_tiles: inp already packed (share_input_tiles), or null.
 void linear(float* out, const float* inp, const float* params, size_t offset, int64_t M, int64_t N, int64_t K,
             LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool,
             const cpu::MatmulNnBf16PackedA* inp_tiles = nullptr) {
   const float* w = params + offset;
   if (precision == MatmulPrecision::Bf16) {
     if (const cpu::MatmulNnBf16Kernels* kernels = linear_kernels(precision)) {
-      const cpu::MatmulNnBf16PackedB& w_tiles = scratch.packed.packed(w, N, K, true, *kernels, pool);
+      if (!kernels->tiles) cpu::matmul_nn_bf16_pack_b_transposed(scratch.wt_panels, w, K, K, N, *kernels, pool);
+      const cpu::MatmulNnBf16PackedB& w_tiles =
+          kernels->tiles ? scratch.packed.packed(w, N, K, true, *kernels, pool) : scratch.wt_panels;
       if (inp_tiles != nullptr) {
         cpu::matmul_nn_bf16(cpu::matmul_nn_args(out, nullptr, nullptr, M, N, K, false), *inp_tiles, w_tiles, pool);
       } else {
@@ -155,13 +162,13 @@ void linear(float* out, const float* inp, const float* params, size_t offset, in
 }
 
 // The backward of linear(): dinp = dout · W (skipped when null) and grads_w += doutᵀ · inp, at the
-// forward's precision; at the avx512bf16 and amx levels dinp runs on W packed once per version.
+// forward's precision; at the amx level dinp runs on W's tiles, packed once per version.
 // inp_pairs: inp already packed (share_input_pairs), or null.
 void linear_backward(float* dinp, float* grads_w, const float* dout, const float* inp, const float* w, int64_t M, int64_t N,
                      int64_t K, LinearScratch& scratch, MatmulPrecision precision, ThreadPool& pool,
                      const cpu::MatmulNnBf16PackedB* inp_pairs = nullptr) {
-  if (const cpu::MatmulNnBf16Kernels* kernels = linear_kernels(precision)) {
-    const cpu::MatmulNnBf16PackedB& w_tiles = scratch.packed.packed(w, N, K, false, *kernels, pool);
+  if (const cpu::MatmulNnBf16Kernels* tiles = linear_tiles(precision)) {
+    const cpu::MatmulNnBf16PackedB& w_tiles = scratch.packed.packed(w, N, K, false, *tiles, pool);
     if (inp_pairs != nullptr) {
       cpu::matmul_backward(dinp, grads_w, dout, M, N, K, pool, w_tiles, *inp_pairs);
     } else {

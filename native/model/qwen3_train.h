@@ -67,8 +67,8 @@ struct Qwen3TrainState {
   // (and any recompute) then use too. Attention, norms, RoPE and SwiGLU are f32 at either.
   MatmulPrecision precision = MatmulPrecision::F32;
   // The caller's version of the parameters: a forward on the same parameter buffer and the same
-  // nonzero version reuses the weights' packed BF16 of the last pass (cpu/packed_weights.h, the
-  // avx512bf16 and amx levels), so a caller that changes the parameters must change it. 0: unknown, packed every pass.
+  // nonzero version reuses the weights' BF16 tiles of the last pass (cpu/packed_weights.h, the amx
+  // level), so a caller that changes the parameters must change it. 0: unknown, packed every pass.
   uint64_t params_version = 0;
   // Made by the first forward on this state and reused by every later pass on it.
   std::shared_ptr<Qwen3TrainWorkspace> workspace;

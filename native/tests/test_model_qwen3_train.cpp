@@ -522,11 +522,11 @@ TEST(backward_qwen3_recomputing_each_layer_gives_the_bits_of_kept_activations) {
   }
 }
 
-// At the avx512bf16 and amx levels the BF16 products run on the weights packed once per
-// params_version (cpu/packed_weights.h: panels, tiles): a pass on a state that keeps its packed
-// weights gives the bits of a fresh state, before and after the parameters change with a new
-// version, and with version 0 (repacked every pass). Below avx512bf16 nothing is kept and this
-// checks the same contract trivially.
+// At the amx level the BF16 products run on the weights' tiles, packed once per params_version
+// (cpu/packed_weights.h): a pass on a state that keeps its tiles gives the bits of a fresh state,
+// before and after the parameters change with a new version, and with version 0 (repacked every
+// pass). At other levels nothing is kept (avx512bf16 packs per call) and this checks the same
+// contract trivially.
 TEST(backward_qwen3_bf16_packed_weights_follow_the_params_version) {
   s3::ThreadPool pool(2);
   const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), DType::F32, 23, DType::F32);
