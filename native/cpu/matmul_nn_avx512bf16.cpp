@@ -5,11 +5,12 @@
 // rows × kVectors 16-column vectors of C; per k pair, kVectors loads of B's pairs (16 columns × 2
 // BF16 each) and kRows broadcasts of A's pair (one 32-bit word) feed kRows × kVectors VDPBF16PS
 // (24 accumulators + 4 B vectors + 1 broadcast ≤ 32 registers). B comes in 64-column panels, each
-// contiguous along k (128 values per pair), so a tile's loads walk one run of memory rather than
-// rows 2N values apart, which for N a multiple of 1,024 fall on a few L1 sets and evict each other.
-// k pairs go in blocks of kBlockPairs so a panel's block (256 pairs × 64 columns, 64 KiB) stays
-// near the core while every row tile passes over it; a tile reloads C between blocks, which leaves
-// each element's single chain over the pairs in increasing k unchanged.
+// contiguous along k (128 values per pair), and an A read transposed in blocks of 16 rows, each
+// contiguous along k, so a tile's loads walk runs of memory rather than rows 2N (or 2M) values
+// apart, which for N a multiple of 1,024 fall on a few L1 sets and evict each other. k pairs go in
+// blocks of kBlockPairs so a panel's block (512 pairs × 64 columns, 128 KiB) stays in L2 while
+// every row tile passes over it (256 and 128 pairs measured slower on Zen 4); a tile reloads C
+// between blocks, which leaves each element's single chain over the pairs in increasing k unchanged.
 #include <immintrin.h>
 
 #include "cpu/f32_to_bf16_avx512.h"

@@ -1,7 +1,8 @@
 // The weights' packed BF16 kept once per version (native/cpu/packed_weights): on the avx512bf16
 // panels, the software tile model and the hardware tiles where the CPU has AMX, packed() gives the
-// bits of packing W (or Wᵀ) per call, keeps them while the weights' base and a nonzero version stay the same, repacks after a
-// new version, another base or version 0, and keys each weight by its address and orientation.
+// bits of packing W (or Wᵀ) per call, keeps them while the weights' base and a nonzero version
+// stay the same, repacks after a new version, another base or version 0, and keys each weight by
+// its address and orientation.
 #include <cstring>
 #include <vector>
 
