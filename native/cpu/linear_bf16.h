@@ -1,5 +1,7 @@
 // linear_bf16: out[M × N] = inp[M × K] · Wᵀ with BF16 products for f32 inputs and f32 weights, the
-// trainer's forward linear layers and LM-head logits under precision.train: bf16. W is rounded to
+// trainer's forward linear layers and LM-head logits under precision.train: bf16 on CPUs below
+// avx512bf16 (the avx512bf16 and amx levels run them as C = A·B on W packed straight from its rows,
+// cpu/matmul_nn_bf16.h, which gives the inference forward's bits on packed weights). W is rounded to
 // BF16 rows (round-to-nearest-even) by the caller, once per weight version it multiplies with
 // (round_to_bf16), and the product runs on the forward matmul's BF16-weight kernels (cpu/matmul.h):
 // - avx512bf16: VDPBF16PS, the input rounded to BF16 once per call by matmul_forward; each
