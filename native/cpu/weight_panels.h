@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "core/thread_pool.h"
 #include "cpu/matmul.h"
 #include "cpu/matrix_view.h"
 
@@ -21,8 +22,9 @@ constexpr int64_t kWeightPanelColumns = 64;
 // Dwords the panels of a [rows × cols] weight take.
 int64_t weight_panel_dwords(int64_t rows, int64_t cols);
 
-// W (BF16) packed into `panels` (weight_panel_dwords(w.rows, w.cols) dwords).
-void pack_weight_panels(const MatrixView& w, uint32_t* panels);
+// W (BF16) packed into `panels` (weight_panel_dwords(w.rows, w.cols) dwords), the panels split
+// between the pool's threads (a move of values: any split gives the same panels).
+void pack_weight_panels(const MatrixView& w, uint32_t* panels, ThreadPool& pool);
 
 // Whether the matmul kernels of this CPU (cpu_info().level, capped by S3_SIMD) read panels, and
 // S3_WEIGHT_PANELS is not 0: only the avx512bf16 level has a panel kernel.

@@ -171,7 +171,7 @@ void qwen3_forward(const Qwen3Weights& weights, const Qwen3Batch& batch, KvCache
   });
 
   for (int64_t l = 0; l < c.num_hidden_layers; l++) {
-    const Qwen3LayerWeights& layer = weights.cpu_layers()[size_t(l)];
+    const Qwen3LayerWeights& layer = weights.cpu_layers(pool)[size_t(l)];
     attention_block(c, layer, l, batch, T, cache, ws, pool);
     mlp_block(c, layer, T, ws, pool);
   }
@@ -180,7 +180,7 @@ void qwen3_forward(const Qwen3Weights& weights, const Qwen3Batch& batch, KvCache
   for (int64_t r = 0; r < R; r++) {
     cpu::rmsnorm_forward(&ws.final_rows[r * C], &ws.x[batch.logit_rows[r] * C], weights.norm(), 1, C, c.rms_norm_eps);
   }
-  cpu::matmul_forward(logits, ws.final_rows.data(), weights.cpu_lm_head(), R, pool);
+  cpu::matmul_forward(logits, ws.final_rows.data(), weights.cpu_lm_head(pool), R, pool);
 }
 
 }  // namespace s3::model

@@ -154,17 +154,17 @@ void Qwen3Weights::bind(const std::vector<NamedTensor>& tensors, const std::stri
                                    : matrix("lm_head.weight", c.vocab_size, c.hidden_size, "(vocab_size, hidden_size)");
 }
 
-const std::vector<Qwen3LayerWeights>& Qwen3Weights::cpu_layers() const {
-  prepare_cpu_views();
+const std::vector<Qwen3LayerWeights>& Qwen3Weights::cpu_layers(ThreadPool& pool) const {
+  prepare_cpu_views(pool);
   return cpu_views_->panels ? cpu_views_->layers : layers_;
 }
 
-const cpu::MatrixView& Qwen3Weights::cpu_lm_head() const {
-  prepare_cpu_views();
+const cpu::MatrixView& Qwen3Weights::cpu_lm_head(ThreadPool& pool) const {
+  prepare_cpu_views(pool);
   return cpu_views_->panels ? cpu_views_->lm_head : lm_head_;
 }
 
-void Qwen3Weights::prepare_cpu_views() const {
+void Qwen3Weights::prepare_cpu_views(ThreadPool& pool) const {
   CpuViews& views = *cpu_views_;
   std::call_once(views.once, [&] {
     if (!cpu::weight_panels_used()) return;
@@ -184,7 +184,7 @@ void Qwen3Weights::prepare_cpu_views() const {
     views.pages = ZeroedPages(size_t(dwords) * sizeof(uint32_t));
     uint32_t* next = reinterpret_cast<uint32_t*>(views.pages.data());
     for (cpu::MatrixView* view : matrices) {
-      cpu::pack_weight_panels(*view, next);
+      cpu::pack_weight_panels(*view, next, pool);
       view->bf16_panels = next;
       next += cpu::weight_panel_dwords(view->rows, view->cols);
     }

@@ -15,6 +15,7 @@
 #include "core/dtype.h"
 #include "core/huge_pages.h"
 #include "core/safetensors.h"
+#include "core/thread_pool.h"
 #include "cpu/matrix_view.h"
 #include "model/qwen3_config.h"
 
@@ -71,17 +72,18 @@ class Qwen3Weights {
   const cpu::MatrixView& lm_head() const { return lm_head_; }        // [V × C]; embed_tokens when tied
   // The layers and LM head as the CPU forward multiplies them: where this CPU's matmul reads weight
   // panels (cpu/weight_panels.h, the avx512bf16 level), copies of the views whose BF16 weights
-  // carry panels, packed on the first call (once per weights object; safe from any thread), so a
-  // weights object the CPU never runs costs no second copy; elsewhere layers() and lm_head().
-  const std::vector<Qwen3LayerWeights>& cpu_layers() const;
-  const cpu::MatrixView& cpu_lm_head() const;
+  // carry panels, packed on the first call by `pool` (once per weights object; safe from any
+  // thread, never from inside one of the pool's tasks), so a weights object the CPU never runs
+  // costs no second copy; elsewhere layers() and lm_head().
+  const std::vector<Qwen3LayerWeights>& cpu_layers(ThreadPool& pool) const;
+  const cpu::MatrixView& cpu_lm_head(ThreadPool& pool) const;
 
  private:
   Qwen3Weights() = default;
   void bind(const std::vector<NamedTensor>& tensors, const std::string& source);
   const void* keep(const NamedTensor& tensor);
   const float* keep_as_f32(const NamedTensor& tensor);
-  void prepare_cpu_views() const;
+  void prepare_cpu_views(ThreadPool& pool) const;
 
   Qwen3Config config_;
   Storage storage_ = Storage::Borrow;

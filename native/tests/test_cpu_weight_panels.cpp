@@ -36,7 +36,8 @@ struct PanelWeight {
     for (size_t i = 0; i < values.size(); i++) values[i] = s3::f32_to_bf16(w[i]);
     panels.assign(size_t(s3::cpu::weight_panel_dwords(N, K)), 0xDEADBEEFu);  // every dword must be written
     view = {values.data(), DType::BF16, N, K, nullptr};
-    s3::cpu::pack_weight_panels(view, panels.data());
+    s3::ThreadPool pool(3);
+    s3::cpu::pack_weight_panels(view, panels.data(), pool);
     view.bf16_panels = panels.data();
   }
 };
@@ -139,7 +140,7 @@ TEST(trainer_bf16_linear_gives_the_bits_of_the_forward_on_weight_panels) {
     for (size_t i = 0; i < w.size(); i++) rounded[i] = s3::f32_to_bf16(w[i]);
     s3::CacheLineVector<uint32_t> panels(size_t(s3::cpu::weight_panel_dwords(N, K)));
     MatrixView view{rounded.data(), DType::BF16, N, K, nullptr};
-    s3::cpu::pack_weight_panels(view, panels.data());
+    s3::cpu::pack_weight_panels(view, panels.data(), pool);
     view.bf16_panels = panels.data();
     s3::cpu::MatmulNnBf16PackedB wt;
     s3::cpu::matmul_nn_bf16_pack_b_transposed(wt, w.data(), K, K, N, s3::cpu::kMatmulNnAvx512Bf16, pool);
@@ -154,6 +155,7 @@ TEST(trainer_bf16_linear_gives_the_bits_of_the_forward_on_weight_panels) {
 }
 
 TEST(model_weights_carry_panels_exactly_where_this_cpu_reads_them) {
+  s3::ThreadPool pool(2);
   const s3test::TestModel model = s3test::make_test_model(s3test::tiny_qwen3_config(), DType::BF16, 5);
   for (const char* setting : {"1", "0"}) {
     setenv("S3_WEIGHT_PANELS", setting, 1);
@@ -163,7 +165,7 @@ TEST(model_weights_carry_panels_exactly_where_this_cpu_reads_them) {
         model.config, model.named(), s3::model::Qwen3Weights::Storage::Borrow, "test model");
     for (size_t l = 0; l < weights.layers().size(); l++) {
       const auto& stored = weights.layers()[l];
-      const auto& cpu = weights.cpu_layers()[l];
+      const auto& cpu = weights.cpu_layers(pool)[l];
       const MatrixView* as_stored[] = {&stored.q_proj, &stored.k_proj, &stored.v_proj, &stored.o_proj,
                                        &stored.gate_proj, &stored.up_proj, &stored.down_proj};
       const MatrixView* for_cpu[] = {&cpu.q_proj, &cpu.k_proj, &cpu.v_proj, &cpu.o_proj,
@@ -174,7 +176,7 @@ TEST(model_weights_carry_panels_exactly_where_this_cpu_reads_them) {
         CHECK(for_cpu[i]->data == as_stored[i]->data);
       }
     }
-    CHECK_EQ(weights.cpu_lm_head().bf16_panels != nullptr, used);
+    CHECK_EQ(weights.cpu_lm_head(pool).bf16_panels != nullptr, used);
     CHECK(weights.lm_head().bf16_panels == nullptr);
     CHECK(weights.embed_tokens().bf16_panels == nullptr);
   }
