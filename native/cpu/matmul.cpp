@@ -42,6 +42,10 @@ int64_t padded_row(int64_t K) { return (K + kMatmulRowAlign - 1) / kMatmulRowAli
 
 bool multiplies_in_bf16(DType dtype) { return dtype == DType::BF16 || dtype == DType::F8_E4M3; }
 
+bool carries_panels(const MatrixView& w) {
+  return (w.dtype == DType::BF16 && w.bf16_panels != nullptr) || (w.dtype == DType::F8_E4M3 && w.fp8_panels != nullptr);
+}
+
 // inp's rows rounded to BF16 (RNE) straight into the panel layout (matmul.h, MatmulInput::panels),
 // zero rows and zero values past M and K: each row is rounded whole into a zero-padded row buffer,
 // then its steps are copied to their places. Rounding is per element, so the pool's split of the
@@ -162,7 +166,7 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
   bool all_panels = kernels.reads_weight_panels;
   for (int64_t i = 0; i < count; i++) {
     total_columns += outputs[i].w->rows;
-    all_panels = all_panels && outputs[i].w->dtype == DType::BF16 && outputs[i].w->bf16_panels != nullptr;
+    all_panels = all_panels && carries_panels(*outputs[i].w);
   }
   const int64_t per_thread = (total_columns + int64_t(pool.num_threads()) - 1) / int64_t(pool.num_threads());
   // Weight panels go a whole panel (one register tile's columns) per chunk.
@@ -207,7 +211,7 @@ void matmul_forward(const MatmulOutput* outputs, int64_t count, const float* inp
     // Allocated here, in baseline code: a std::vector instantiated in an AVX-512 file could be the
     // copy the linker keeps for everyone, and fault on CPUs without AVX-512.
     thread_local CacheLineVector<float> scratch;  // the amx level packs weight tiles into it
-    scratch.resize(size_t(kMatmulScratchRows * padded_row(K)));
+    scratch.resize(size_t(std::max(kMatmulScratchRows * padded_row(K), kMatmulScratchMinFloats)));
     const int64_t block = int64_t(item) / chunks, chunk = int64_t(item) % chunks;
     int64_t i = 0;
     while (chunk >= first_chunk[i + 1]) i++;

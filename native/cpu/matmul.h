@@ -15,7 +15,9 @@
 // AVX-512 level. Its order per element is as fixed (lane l sums the pairs at k ≡ 2l, 2l + 1
 // (mod 32)), so the same invariances hold at that level. BF16 weights that carry panels
 // (MatrixView::bf16_panels, cpu/weight_panels.h: the model's, packed at load) are summed there in
-// one chain over the pairs of k instead, for every M: the same invariances, other bits.
+// one chain over the pairs of k instead, for every M: the same invariances, other bits. FP8
+// weights that carry panels (MatrixView::fp8_panels) the same, one chain per 128-wide block of k,
+// each block's sum times its scale added to a running sum in increasing k.
 //
 // The amx level multiplies the same BF16-rounded input by BF16 and FP8 weights with AMX tiles
 // (TDPBF16PS; matmul_amx_kernel.h): each output's products are summed in an order fixed by K and
@@ -33,6 +35,9 @@ namespace s3::cpu {
 // Rows of per-thread scratch a kernel may use (for converted weight rows), each of K rounded up
 // to kMatmulRowAlign floats: 16 such rows hold the AMX kernel's two 16-row BF16 weight panels.
 constexpr int64_t kMatmulScratchRows = 16;
+// Floats of per-thread scratch at least, whatever K: one 128-wide block of k of an FP8 weight panel
+// widened to BF16 (64 pairs × 64 columns of dwords; cpu/weight_panels.h).
+constexpr int64_t kMatmulScratchMinFloats = 64 * 64;
 // Input rows (and weight rows) per AMX tile, and BF16 values of k per tile row (64 bytes).
 constexpr int64_t kMatmulTileRows = 16;
 constexpr int64_t kMatmulTileK = 32;
@@ -98,7 +103,7 @@ struct MatmulKernels {
   // avx512bf16 and amx levels), which it then reads as inp.tiles or inp.panels.
   bool rounds_input_to_bf16;
   // out: [M × N] f32 (N = w.rows), row-major; inp: M rows of K = w.cols;
-  // scratch: [kMatmulScratchRows × (K rounded up to kMatmulRowAlign)] f32.
+  // scratch: max(kMatmulScratchRows × (K rounded up to kMatmulRowAlign), kMatmulScratchMinFloats) f32.
   void (*columns)(float* out, const MatmulInput& inp, const MatrixView& w, int64_t M, int64_t n_begin, int64_t n_end,
                   float* scratch);
   // Whether `columns` reads the rounded input as inp.tiles (the amx level's kernels).
@@ -108,8 +113,9 @@ struct MatmulKernels {
   // Output columns per work item of a prefill-sized input (M ≥ 16): a multiple of the level's
   // register tile (48 covers 4, 6, 3 and 16 columns; the amx level's 2 × 2 block of tiles needs 32).
   int64_t prefill_chunk_columns = 48;
-  // Whether `columns` multiplies BF16 weights that carry MatrixView::bf16_panels on those panels
-  // (cpu/weight_panels.h; the avx512bf16 level), each output then one chain over the pairs of k.
+  // Whether `columns` multiplies BF16 and FP8 weights that carry MatrixView::bf16_panels or
+  // fp8_panels on those panels (cpu/weight_panels.h; the avx512bf16 level), each output then one
+  // chain over the pairs of k (FP8: one per 128-wide block of k, scaled into a running sum).
   bool reads_weight_panels = false;
 };
 

@@ -23,8 +23,9 @@
 // or DRAM while the weights stream past it, and each weight tile stays in L1 across the block's
 // row tiles. Every element's order depends only on K, never on M, the block,
 // the tile position or the thread split: a row's result is the same bits in any batch.
-// F32 and F16 weights keep the exact f32 path of the AVX-512 level (kMatmulAvx512). BF16 weights
-// packed into panels (MatrixView::bf16_panels) go to the panel kernel (matmul_panels_avx512bf16.cpp).
+// F32 and F16 weights keep the exact f32 path of the AVX-512 level (kMatmulAvx512). BF16 and FP8
+// weights packed into panels (MatrixView::bf16_panels, fp8_panels) go to the panel kernels
+// (matmul_panels_avx512bf16.cpp): the weights this file reads as rows are those that carry none.
 #include <immintrin.h>
 
 #include "core/dtype.h"
@@ -244,7 +245,9 @@ void matmul_columns_avx512bf16(float* out, const MatmulInput& input, const Matri
     case DType::BF16:
       if (w.bf16_panels != nullptr) return matmul_bf16_panel_columns_avx512bf16(out, input, w, M, n_begin, n_end);
       return bf16_columns(out, input, w, M, n_begin, n_end);
-    case DType::F8_E4M3: return fp8_columns(out, input, w, M, n_begin, n_end, scratch);
+    case DType::F8_E4M3:
+      if (w.fp8_panels != nullptr) return matmul_fp8_panel_columns_avx512bf16(out, input, w, M, n_begin, n_end, scratch);
+      return fp8_columns(out, input, w, M, n_begin, n_end, scratch);
     default: return kMatmulAvx512.columns(out, input, w, M, n_begin, n_end, scratch);  // F32, F16: exact f32
   }
 }

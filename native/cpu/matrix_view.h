@@ -22,8 +22,11 @@ struct MatrixView {
   const float* block_scales = nullptr;
   // BF16 only, optional: the same weights packed once per weight version for the avx512bf16
   // level's panel kernel (cpu/weight_panels.h), which every matmul on this view then uses at that
-  // level, whatever M; other levels read `data`.
+  // level, whatever M; other levels read `data` (and `block_scales`).
   const uint32_t* bf16_panels = nullptr;
+  // F8_E4M3 only, optional: the same, each place one pair of codes (the even k in the low byte)
+  // instead of one pair of BF16 values; the panel kernel widens them a 128-wide block of k at a time.
+  const uint16_t* fp8_panels = nullptr;
 
   int64_t scale_cols() const { return (cols + kFp8BlockSize - 1) / kFp8BlockSize; }
 };

@@ -1,4 +1,4 @@
-// Packing BF16 weights into the panel layout of weight_panels.h, and whether this CPU uses it.
+// Packing BF16 and FP8 weights into the panel layout of weight_panels.h, and whether this CPU uses it.
 #include "cpu/weight_panels.h"
 
 #include <cstdlib>
@@ -14,33 +14,62 @@ namespace {
 
 int64_t panel_pairs(int64_t cols) { return (cols + kMatmulRowAlign - 1) / kMatmulRowAlign * kMatmulRowAlign / 2; }
 
-// Panel c of W [rows × cols] (BF16 values) into `panels`, `pairs` pairs of k.
-void pack_panel(const uint16_t* values, int64_t rows, int64_t cols, int64_t pairs, int64_t c, uint32_t* panels) {
-  uint32_t* panel = panels + c * pairs * kWeightPanelColumns;
+// Panel c of W [rows × cols] (elements of type T: BF16 values or FP8 codes) into `panels`, `pairs`
+// pairs of k, each place the pair (even, odd) in one Place.
+template <typename Place, typename T>
+void pack_panel(const T* values, int64_t rows, int64_t cols, int64_t pairs, int64_t c, Place* panels) {
+  constexpr int kBits = 8 * int(sizeof(T));
+  Place* panel = panels + c * pairs * kWeightPanelColumns;
   for (int64_t j = 0; j < kWeightPanelColumns; j++) {
     const int64_t n = c * kWeightPanelColumns + j;
-    const uint16_t* row = values + n * cols;
+    const T* row = values + n * cols;
     for (int64_t q = 0; q < pairs; q++) {
       const int64_t k = 2 * q;
-      const uint32_t even = n < rows && k < cols ? row[k] : 0, odd = n < rows && k + 1 < cols ? row[k + 1] : 0;
-      panel[q * kWeightPanelColumns + j] = even | (odd << 16);
+      const Place even = n < rows && k < cols ? row[k] : 0, odd = n < rows && k + 1 < cols ? row[k + 1] : 0;
+      panel[q * kWeightPanelColumns + j] = Place(even | Place(odd << kBits));
     }
   }
 }
 
-}  // namespace
-
-int64_t weight_panel_dwords(int64_t rows, int64_t cols) {
-  return (rows + kWeightPanelColumns - 1) / kWeightPanelColumns * panel_pairs(cols) * kWeightPanelColumns;
-}
-
-void pack_weight_panels(const MatrixView& w, uint32_t* panels, ThreadPool& pool) {
-  if (w.dtype != DType::BF16) throw std::invalid_argument("pack_weight_panels: weights must be BF16");
+template <typename Place, typename T>
+void pack_panels(const MatrixView& w, Place* panels, ThreadPool& pool) {
   const int64_t pairs = panel_pairs(w.cols), panel_count = (w.rows + kWeightPanelColumns - 1) / kWeightPanelColumns;
-  const uint16_t* values = static_cast<const uint16_t*>(w.data);
+  const T* values = static_cast<const T*>(w.data);
   pool.parallel_for(size_t(panel_count), [&](size_t begin, size_t end, size_t) {
     for (int64_t c = int64_t(begin); c < int64_t(end); c++) pack_panel(values, w.rows, w.cols, pairs, c, panels);
   });
+}
+
+}  // namespace
+
+int64_t weight_panel_places(int64_t rows, int64_t cols) {
+  return (rows + kWeightPanelColumns - 1) / kWeightPanelColumns * panel_pairs(cols) * kWeightPanelColumns;
+}
+
+int64_t weight_panel_bytes(const MatrixView& w) {
+  switch (w.dtype) {
+    case DType::BF16: return weight_panel_places(w.rows, w.cols) * int64_t(sizeof(uint32_t));
+    case DType::F8_E4M3: return weight_panel_places(w.rows, w.cols) * int64_t(sizeof(uint16_t));
+    default: return 0;
+  }
+}
+
+void pack_weight_panels(const MatrixView& w, void* panels, ThreadPool& pool) {
+  switch (w.dtype) {
+    case DType::BF16: return pack_panels<uint32_t, uint16_t>(w, static_cast<uint32_t*>(panels), pool);
+    case DType::F8_E4M3:
+      if (w.block_scales == nullptr) throw std::invalid_argument("pack_weight_panels: FP8 weights need their block scales");
+      return pack_panels<uint16_t, uint8_t>(w, static_cast<uint16_t*>(panels), pool);
+    default: throw std::invalid_argument("pack_weight_panels: weights must be BF16 or F8_E4M3");
+  }
+}
+
+void attach_weight_panels(MatrixView& w, const void* panels) {
+  switch (w.dtype) {
+    case DType::BF16: w.bf16_panels = static_cast<const uint32_t*>(panels); return;
+    case DType::F8_E4M3: w.fp8_panels = static_cast<const uint16_t*>(panels); return;
+    default: throw std::invalid_argument("attach_weight_panels: weights must be BF16 or F8_E4M3");
+  }
 }
 
 bool weight_panels_used() {

@@ -174,19 +174,19 @@ void Qwen3Weights::prepare_cpu_views(ThreadPool& pool) const {
     for (Qwen3LayerWeights& layer : views.layers) {
       for (cpu::MatrixView* view : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj, &layer.gate_proj,
                                     &layer.up_proj, &layer.down_proj}) {
-        if (view->dtype == DType::BF16) matrices.push_back(view);
+        if (cpu::weight_panel_bytes(*view) > 0) matrices.push_back(view);
       }
     }
-    if (views.lm_head.dtype == DType::BF16) matrices.push_back(&views.lm_head);
-    int64_t dwords = 0;
-    for (const cpu::MatrixView* view : matrices) dwords += cpu::weight_panel_dwords(view->rows, view->cols);
-    if (dwords == 0) return;
-    views.pages = ZeroedPages(size_t(dwords) * sizeof(uint32_t));
-    uint32_t* next = reinterpret_cast<uint32_t*>(views.pages.data());
+    if (cpu::weight_panel_bytes(views.lm_head) > 0) matrices.push_back(&views.lm_head);
+    int64_t bytes = 0;
+    for (const cpu::MatrixView* view : matrices) bytes += cpu::weight_panel_bytes(*view);
+    if (bytes == 0) return;
+    views.pages = ZeroedPages(size_t(bytes));
+    uint8_t* next = static_cast<uint8_t*>(views.pages.data());
     for (cpu::MatrixView* view : matrices) {
       cpu::pack_weight_panels(*view, next, pool);
-      view->bf16_panels = next;
-      next += cpu::weight_panel_dwords(view->rows, view->cols);
+      cpu::attach_weight_panels(*view, next);
+      next += cpu::weight_panel_bytes(*view);
     }
     views.panels = true;
   });

@@ -71,8 +71,8 @@ class Qwen3Weights {
   const float* norm() const { return norm_; }                        // [C], the final model.norm
   const cpu::MatrixView& lm_head() const { return lm_head_; }        // [V × C]; embed_tokens when tied
   // The layers and LM head as the CPU forward multiplies them: where this CPU's matmul reads weight
-  // panels (cpu/weight_panels.h, the avx512bf16 level), copies of the views whose BF16 weights
-  // carry panels, packed on the first call by `pool` (once per weights object; safe from any
+  // panels (cpu/weight_panels.h, the avx512bf16 level), copies of the views whose BF16 and FP8
+  // weights carry panels, packed on the first call by `pool` (once per weights object; safe from any
   // thread, never from inside one of the pool's tasks), so a weights object the CPU never runs
   // costs no second copy; elsewhere layers() and lm_head().
   const std::vector<Qwen3LayerWeights>& cpu_layers(ThreadPool& pool) const;
