@@ -12,6 +12,9 @@
 // Run: ./matmul_bench [threads [dtype]]   (default: all cores, every dtype)
 //      ./matmul_bench threads dtype ab      (avx512bf16 against avx512, alternated batch by batch
 //                                            in one process, so a shared host's drift hits both)
+//      ./matmul_bench threads dtype panels  (avx512bf16 on BF16 or FP8 weights packed into panels,
+//                                            cpu/weight_panels.h, against the same weights as rows,
+//                                            alternated the same way)
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -22,8 +25,10 @@
 
 #include "core/cpu_features.h"
 #include "core/dtype.h"
+#include "core/aligned_allocator.h"
 #include "core/thread_pool.h"
 #include "cpu/matmul.h"
+#include "cpu/weight_panels.h"
 
 namespace {
 
@@ -153,6 +158,43 @@ void bench_alternated(const s3::cpu::MatmulKernels& a, const s3::cpu::MatmulKern
               best[1] / best[0]);
 }
 
+// Best time per call of the avx512bf16 kernels on each copy's panels (packed here) and on the same
+// copies as rows, their 40 ms batches alternated 21 times.
+void bench_panels_alternated(s3::ThreadPool& pool, DType dtype, int64_t N, int64_t K, int64_t M) {
+  const s3::cpu::MatmulKernels& kernels = *s3::cpu::matmul_kernels_for(s3::SimdLevel::Avx512Bf16);
+  Problem p = make_problem(dtype, N, K, M);
+  std::vector<s3::CacheLineVector<uint8_t>> panels(p.copies);
+  std::vector<MatrixView> with_panels(p.copies);
+  for (size_t i = 0; i < p.copies; i++) {
+    panels[i].resize(size_t(s3::cpu::weight_panel_bytes(p.stack[i].view)));
+    s3::cpu::pack_weight_panels(p.stack[i].view, panels[i].data(), pool);
+    with_panels[i] = p.stack[i].view;
+    s3::cpu::attach_weight_panels(with_panels[i], panels[i].data());
+  }
+  s3::cpu::matmul_forward(p.out.data(), p.inp.data(), with_panels[0], M, pool, kernels);
+  const double error = max_relative_error(p.out, p.inp.data(), p.stack[0].view, M);
+  double best[2] = {1e30, 1e30};
+  size_t calls = 0;
+  for (int batch = 0; batch < 42; batch++) {
+    const bool panel = batch % 2 == 0;
+    const auto start = std::chrono::steady_clock::now();
+    size_t batch_calls = 0;
+    double seconds = 0.0;
+    while (seconds < 0.04) {
+      const size_t copy = calls % p.copies;
+      s3::cpu::matmul_forward(p.out.data(), p.inp.data(), panel ? with_panels[copy] : p.stack[copy].view, M, pool,
+                              kernels);
+      calls++, batch_calls++;
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    best[batch % 2] = std::min(best[batch % 2], seconds / double(batch_calls));
+  }
+  std::printf("%-8s N=%5lld K=%5lld M=%4lld  panels %8.1f us %6.1f GFLOP/s  rows %8.1f us %6.1f GFLOP/s  ratio %.2f  rel.err %.1e\n",
+              s3::dtype_name(dtype), (long long)N, (long long)K, (long long)M, best[0] * 1e6,
+              2.0 * double(M * N * K) / best[0] / 1e9, best[1] * 1e6, 2.0 * double(M * N * K) / best[1] / 1e9,
+              best[1] / best[0], error);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -170,6 +212,18 @@ int main(int argc, char** argv) {
     const int64_t ab_shapes[][2] = {{3072, 1024}, {1024, 3072}};
     for (const auto& shape : ab_shapes) {
       for (int64_t M : {1, 2, 3, 4, 512}) bench_alternated(bf16, f32, pool, dtype, shape[0], shape[1], M);
+    }
+    return 0;
+  }
+  if (argc > 3 && std::string(argv[3]) == "panels") {
+    if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
+      std::printf("this CPU lacks AVX512-BF16: no panel kernel to time\n");
+      return 0;
+    }
+    const DType dtype = only_dtype == "F8_E4M3" ? DType::F8_E4M3 : DType::BF16;
+    const int64_t panel_shapes[][2] = {{3072, 1024}, {1024, 3072}};
+    for (const auto& shape : panel_shapes) {
+      for (int64_t M : {1, 4, 5, 8, 16, 64, 512}) bench_panels_alternated(pool, dtype, shape[0], shape[1], M);
     }
     return 0;
   }

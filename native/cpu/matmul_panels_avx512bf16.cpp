@@ -6,11 +6,11 @@
 // feed kRows × kVectors VDPBF16PS (24 accumulators + 4 weight vectors + 1 broadcast ≤ 32
 // registers). For BF16 weights each output is one accumulator, starting at zero and adding the
 // pairs of k in increasing order, one VDPBF16PS per pair. FP8 weights are widened, exactly, to the
-// BF16 values fp8 / 256 (fp8_to_bf16_avx512bf16.h), one 128-wide block of k of a panel at a time
-// into the caller's scratch (16 KiB, read from L1 by every row tile); each output's block sum is
-// such a chain over the block's pairs, and out holds the running sum: the first block's sum times
-// its scale × 256 (a fused multiply-add onto zero), each later block's added by a fused
-// multiply-add. Either way the order depends only on K, never on M, the tile, the column split or
+// BF16 values fp8 / 256 (fp8_to_bf16_avx512bf16.h), one 128-wide block of k of a panel at a time,
+// in registers for decode-sized M, else into the caller's scratch (16 KiB, read from L1 by every
+// row tile); each output's block sum is such a chain over the block's pairs, and out holds the
+// running sum: the first block's sum times its scale × 256 (a fused multiply-add onto zero), each
+// later block's added by a fused multiply-add. Either way the order depends only on K, never on M, the tile, the column split or
 // the thread count, so a row's result is the same bits in any batch, prefill or decode. The input
 // comes as matmul.cpp's BF16 panels (matmul.h, MatmulInput::panels), read one pair per broadcast.
 #include <immintrin.h>
@@ -31,6 +31,11 @@ constexpr int kVectors = 4;
 // Rows of a tile that widens FP8 codes as it loads them: 16 accumulators, 4 weight vectors, a
 // broadcast and the widening's temporaries within 32 registers.
 constexpr int kCodeRows = 4;
+// FP8 weights are widened as they load up to this many input rows (two tiles of kCodeRows, each
+// widening the block again), into scratch once per block from more on: with the 0.6B shapes at 2
+// threads on Zen 4 (bench/matmul_bench.cpp, `panels`), 8 rows in registers ran 1.16-1.17x the
+// rows kernel where 8 rows through scratch ran 0.89-1.06x.
+constexpr int64_t kCodeMaxRows = 2 * kCodeRows;
 constexpr int kStepPairs = kMatmulRowAlign / 2;                 // pairs of k per panel step of the input
 constexpr int kInputStepDwords = kMatmulPanelRows * kStepPairs;  // one step of an input panel, every row
 constexpr int64_t kBlockSteps = kFp8BlockSize / kMatmulRowAlign;  // input steps per FP8 scale block
@@ -151,10 +156,10 @@ void bf16_vectors(float* out, const MatmulInput& input, const MatrixView& w, int
 }
 
 // V vectors of columns from n, all in one panel (so under one row block of scales), of FP8 weights,
-// a 128-wide block of k at a time, every row tile's block sums added scaled to out. While one tile
-// of up to kCodeRows rows covers M (decode), each tile widens the codes as it loads them; from more
-// rows on, the block's pairs of those columns are widened once into `widened` (64 dwords per pair,
-// as in a BF16 panel) for all the row tiles to read. Widening is exact: both give the same bits.
+// a 128-wide block of k at a time, every row tile's block sums added scaled to out. Up to
+// kCodeMaxRows rows (decode), each row tile widens the codes as it loads them; from more rows on,
+// the block's pairs of those columns are widened once into `widened` (64 dwords per pair, as in a
+// BF16 panel) for all the row tiles to read. Widening is exact: both give the same bits.
 template <int V>
 void fp8_vectors(float* out, const MatmulInput& input, const MatrixView& w, int64_t M, int64_t n, int64_t n_end,
                  uint32_t* widened) {
@@ -177,7 +182,7 @@ void fp8_vectors(float* out, const MatmulInput& input, const MatrixView& w, int6
     const AddScaled put{_mm512_set1_ps(scales[block] * 256.0f), block == 0};
     PanelCodes<V> block_codes = codes;
     for (int v = 0; v < V; v++) block_codes.columns[v] += q_begin * kWeightPanelColumns;
-    if (M <= kCodeRows) {
+    if (M <= kCodeMaxRows) {
       rows<kCodeRows, V>(out, w.rows, x, steps, s_begin, s_end, M, block_codes, at, last, put);
       continue;
     }

@@ -219,6 +219,41 @@ TEST(matmul_on_fp8_weight_panels_is_a_chain_per_scale_block_fused_into_a_running
   }
 }
 
+// Every e4m3 code (the NaN codes 0x7F and 0xFF left out) through both widenings, in registers (4
+// rows) and into scratch (256 rows): one-hot inputs pick single weights, whose products and sums
+// are then exact, so each output must be the code's value times its block scale.
+TEST(fp8_weight_panels_widen_every_code_exactly) {
+  if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
+    SKIP("this CPU lacks AVX512-BF16: the panel kernel cannot run here");
+  }
+  s3::ThreadPool pool(2);
+  const int64_t N = 64, K = 256;
+  PanelFp8Weight w(N, K, 9);
+  for (int64_t n = 0; n < N; n++) {
+    for (int64_t k = 0; k < K; k++) {
+      const uint8_t code = uint8_t((k + 3 * n) % 256);
+      w.codes[size_t(n * K + k)] = (code & 0x7F) == 0x7F ? uint8_t(code - 1) : code;
+    }
+  }
+  w.scales = {0.015625f, 0.25f};  // 2⁻⁶ and 2⁻² for the two blocks of k
+  w.view.block_scales = w.scales.data();
+  s3::cpu::pack_weight_panels(w.view, w.panels.data(), pool);
+  for (int64_t M : {int64_t(4), int64_t(256)}) {
+    for (int64_t first = 0; first < K; first += M) {
+      std::vector<float> x(size_t(M * K), 0.0f), out(size_t(M * N));
+      for (int64_t m = 0; m < M; m++) x[size_t(m * K + first + m)] = 1.0f;
+      s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, bf16_kernels());
+      for (int64_t m = 0; m < M; m++) {
+        const int64_t k = first + m;
+        for (int64_t n = 0; n < N; n++) {
+          const float expected = s3::fp8e4m3_to_f32(w.codes[size_t(n * K + k)]) * w.scales[size_t(k / 128)];
+          CHECK_EQ(out[size_t(m * N + n)], expected);
+        }
+      }
+    }
+  }
+}
+
 // Beside an FP8 weight with panels, one without (BF16 rows) makes the fused pass hand out chunks of
 // columns that do not start on a panel, which the FP8 kernel then takes a panel's part at a time.
 TEST(matmul_on_fp8_weight_panels_rows_do_not_depend_on_batch_threads_or_a_fused_pass) {
