@@ -1,8 +1,8 @@
 // fp8_to_bf16_avx512bf16.h: 32 FP8 e4m3 codes widened, exactly, to the BF16 values fp8 / 256, shared
-// by the kernels that multiply FP8 weights as BF16 (matmul_avx512bf16.cpp, matmul_panels_avx512bf16.cpp,
-// the AMX matmul). Include
-// only from files compiled with the AVX512-BF16 flags. Internal linkage: each file compiles its own
-// copy, and no copy can be the one the linker keeps for another file.
+// by the kernels that multiply FP8 weights as BF16 (matmul_avx512bf16.cpp,
+// matmul_panels_avx512bf16.cpp, the AMX matmul). Include only from files compiled with the
+// AVX512-BF16 flags. Internal linkage: each file compiles its own copy, and no copy can be the one
+// the linker keeps for another file.
 #pragma once
 
 #include <immintrin.h>
