@@ -68,9 +68,9 @@ Napi::Object cpu_object(Napi::Env env) {
   cpu.Set("simdLevel", simd_level_name(info.level));
   cpu.Set("supportedSimdLevel", simd_level_name(info.supported_level));
   cpu.Set("kernels", cpu::convert_kernels().name);
-  // The engine's linear layers (cpu/matmul.h): BF16 weights in panels where this level reads them.
+  // The engine's linear layers (cpu/matmul.h): BF16 and FP8 weights in panels where this level reads them.
   cpu.Set("inferenceMatmul", cpu::weight_panels_used()
-                                 ? std::string("BF16 weights packed into panels (VDPBF16PS ") + cpu::matmul_kernels().name + ")"
+                                 ? std::string("BF16 and FP8 weights packed into panels (VDPBF16PS ") + cpu::matmul_kernels().name + ")"
                                  : std::string("weights as stored (") + cpu::matmul_kernels().name + ")");
   // The trainer's products at each precision.train (docs/training.md, "Precision").
   Napi::Object train = Napi::Object::New(env);

@@ -7,7 +7,7 @@ export interface NativeCpuInfo {
   threads: number;
   features: Record<string, boolean>;
   simdLevel: string;
-  /** The CPU engine's linear layers: BF16 weights packed into panels once per weights object (avx512bf16), or read as stored. */
+  /** The CPU engine's linear layers: BF16 and FP8 weights packed into panels once per weights object (avx512bf16), or read as stored. */
   inferenceMatmul: string;
   /** The CPU trainer's products at each precision.train: e.g. {f32: 'f32 avx2', bf16: 'f32 avx2 on BF16-rounded operands (no AVX512-BF16)'}. */
   trainMatmul: { f32: string; bf16: string };

@@ -45,7 +45,7 @@ describe('swarm doctor --json', () => {
     expect(report.cpu.trainMatmul.bf16.startsWith('VDPBF16PS')).toBe(level === 'avx512bf16');
     expect(report.cpu.trainMatmul.bf16.startsWith('AMX tiles')).toBe(level === 'amx');
     // The engine's BF16 weights go into panels at the avx512bf16 level only, unless S3_WEIGHT_PANELS=0.
-    expect(report.cpu.inferenceMatmul.startsWith('BF16 weights packed into panels')).toBe(level === 'avx512bf16');
+    expect(report.cpu.inferenceMatmul.startsWith('BF16 and FP8 weights packed into panels')).toBe(level === 'avx512bf16');
     if (level === 'avx512bf16') {
       const off = JSON.parse(doctor(['--json'], { S3_WEIGHT_PANELS: '0' }));
       expect(off.cpu.inferenceMatmul).toBe('weights as stored (avx512bf16)');
