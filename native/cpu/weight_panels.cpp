@@ -1,4 +1,5 @@
-// Packing BF16 and FP8 weights into the panel layout of weight_panels.h, and whether this CPU uses it.
+// Packing BF16 and FP8 weights into the panel layout of weight_panels.h (the scalar loop, or the
+// AVX-512 one of weight_panels_avx512bf16.cpp), and whether this CPU uses it.
 #include "cpu/weight_panels.h"
 
 #include <cstdlib>
@@ -32,11 +33,18 @@ void pack_panel(const T* values, int64_t rows, int64_t cols, int64_t pairs, int6
 }
 
 template <typename Place, typename T>
-void pack_panels(const MatrixView& w, Place* panels, ThreadPool& pool) {
+void pack_panels(const MatrixView& w, Place* panels, ThreadPool& pool, SimdLevel level) {
   const int64_t pairs = panel_pairs(w.cols), panel_count = (w.rows + kWeightPanelColumns - 1) / kWeightPanelColumns;
   const T* values = static_cast<const T*>(w.data);
+  const bool vectors = level >= SimdLevel::Avx512Bf16;
   pool.parallel_for(size_t(panel_count), [&](size_t begin, size_t end, size_t) {
-    for (int64_t c = int64_t(begin); c < int64_t(end); c++) pack_panel(values, w.rows, w.cols, pairs, c, panels);
+    for (int64_t c = int64_t(begin); c < int64_t(end); c++) {
+      if (vectors) {
+        pack_weight_panel_avx512bf16(w, pairs, c, panels);
+      } else {
+        pack_panel(values, w.rows, w.cols, pairs, c, panels);
+      }
+    }
   });
 }
 
@@ -54,14 +62,21 @@ int64_t weight_panel_bytes(const MatrixView& w) {
   }
 }
 
-void pack_weight_panels(const MatrixView& w, void* panels, ThreadPool& pool) {
+void pack_weight_panels(const MatrixView& w, void* panels, ThreadPool& pool, SimdLevel level) {
+  if (level >= SimdLevel::Avx512Bf16 && cpu_info().supported_level < SimdLevel::Avx512Bf16) {
+    throw std::invalid_argument("pack_weight_panels: this CPU cannot run the avx512bf16 level");
+  }
   switch (w.dtype) {
-    case DType::BF16: return pack_panels<uint32_t, uint16_t>(w, static_cast<uint32_t*>(panels), pool);
+    case DType::BF16: return pack_panels<uint32_t, uint16_t>(w, static_cast<uint32_t*>(panels), pool, level);
     case DType::F8_E4M3:
       if (w.block_scales == nullptr) throw std::invalid_argument("pack_weight_panels: FP8 weights need their block scales");
-      return pack_panels<uint16_t, uint8_t>(w, static_cast<uint16_t*>(panels), pool);
+      return pack_panels<uint16_t, uint8_t>(w, static_cast<uint16_t*>(panels), pool, level);
     default: throw std::invalid_argument("pack_weight_panels: weights must be BF16 or F8_E4M3");
   }
+}
+
+void pack_weight_panels(const MatrixView& w, void* panels, ThreadPool& pool) {
+  pack_weight_panels(w, panels, pool, cpu_info().level);
 }
 
 void attach_weight_panels(MatrixView& w, const void* panels) {

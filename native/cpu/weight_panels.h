@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "core/cpu_features.h"
 #include "core/thread_pool.h"
 #include "cpu/matmul.h"
 #include "cpu/matrix_view.h"
@@ -28,7 +29,9 @@ int64_t weight_panel_places(int64_t rows, int64_t cols);
 int64_t weight_panel_bytes(const MatrixView& w);
 
 // W (BF16 or F8_E4M3) packed into `panels` (weight_panel_bytes(w) bytes), the panels split between
-// the pool's threads (a move of values: any split gives the same panels).
+// the pool's threads (a move of values: any split gives the same panels), with AVX-512 where
+// `level` (default: cpu_info().level) is avx512bf16 or above, else a scalar loop: the same panels.
+void pack_weight_panels(const MatrixView& w, void* panels, ThreadPool& pool, SimdLevel level);
 void pack_weight_panels(const MatrixView& w, void* panels, ThreadPool& pool);
 // Points w at panels packed from it: bf16_panels or fp8_panels by its dtype.
 void attach_weight_panels(MatrixView& w, const void* panels);
@@ -43,6 +46,9 @@ bool weight_panels_used();
 // (kMatmulScratchMinFloats floats at least).
 void matmul_bf16_panel_columns_avx512bf16(float* out, const MatmulInput& input, const MatrixView& w, int64_t M,
                                           int64_t n_begin, int64_t n_end);
+// Panel c (of `pairs` pairs of k) of w, BF16 or F8_E4M3, packed with AVX-512
+// (weight_panels_avx512bf16.cpp).
+void pack_weight_panel_avx512bf16(const MatrixView& w, int64_t pairs, int64_t c, void* panels);
 void matmul_fp8_panel_columns_avx512bf16(float* out, const MatmulInput& input, const MatrixView& w, int64_t M,
                                          int64_t n_begin, int64_t n_end, float* scratch);
 

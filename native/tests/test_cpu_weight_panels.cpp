@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -75,19 +76,32 @@ const int64_t kRows[] = {1, 2, 5, 6, 7, 13, 40};
 
 }  // namespace
 
+// The packing levels this CPU runs: the scalar loop, and AVX-512 where the avx512bf16 level runs.
+std::vector<s3::SimdLevel> packing_levels() {
+  std::vector<s3::SimdLevel> levels = {s3::SimdLevel::Scalar};
+  if (s3::cpu_info().supported_level >= s3::SimdLevel::Avx512Bf16) levels.push_back(s3::SimdLevel::Avx512Bf16);
+  return levels;
+}
+
 TEST(weight_panels_hold_every_pair_of_k_and_zeros_past_the_weights) {
+  if (packing_levels().size() == 1) std::printf("    (this CPU lacks AVX512-BF16: the scalar packing only)\n");
+  s3::ThreadPool pool(3);
   for (const auto& shape : kShapes) {
     const int64_t N = shape[0], K = shape[1];
     const PanelWeight w(N, K, uint64_t(N * 1000 + K));
     const int64_t pairs = (K + 31) / 32 * 16;
     CHECK_EQ(int64_t(w.panels.size()), (N + 63) / 64 * pairs * 64);
-    for (int64_t c = 0; c < (N + 63) / 64; c++) {
-      for (int64_t q = 0; q < pairs; q++) {
-        for (int64_t j = 0; j < 64; j++) {
-          const int64_t n = c * 64 + j, k = 2 * q;
-          const uint32_t even = n < N && k < K ? w.values[size_t(n * K + k)] : 0;
-          const uint32_t odd = n < N && k + 1 < K ? w.values[size_t(n * K + k + 1)] : 0;
-          CHECK_EQ(w.panels[size_t((c * pairs + q) * 64 + j)], even | (odd << 16));
+    for (s3::SimdLevel level : packing_levels()) {
+      std::vector<uint32_t> panels(w.panels.size(), 0xDEADBEEFu);  // every dword must be written
+      s3::cpu::pack_weight_panels(w.view, panels.data(), pool, level);
+      for (int64_t c = 0; c < (N + 63) / 64; c++) {
+        for (int64_t q = 0; q < pairs; q++) {
+          for (int64_t j = 0; j < 64; j++) {
+            const int64_t n = c * 64 + j, k = 2 * q;
+            const uint32_t even = n < N && k < K ? w.values[size_t(n * K + k)] : 0;
+            const uint32_t odd = n < N && k + 1 < K ? w.values[size_t(n * K + k + 1)] : 0;
+            CHECK_EQ(panels[size_t((c * pairs + q) * 64 + j)], even | (odd << 16));
+          }
         }
       }
     }
@@ -150,18 +164,23 @@ TEST(matmul_on_weight_panels_rows_do_not_depend_on_batch_threads_or_a_fused_pass
 }
 
 TEST(fp8_weight_panels_hold_every_pair_of_codes_and_zeros_past_the_weights) {
+  s3::ThreadPool pool(3);
   for (const auto& shape : kShapes) {
     const int64_t N = shape[0], K = shape[1];
     const PanelFp8Weight w(N, K, uint64_t(N * 1000 + K));
     const int64_t pairs = (K + 31) / 32 * 16;
     CHECK_EQ(int64_t(w.panels.size()), (N + 63) / 64 * pairs * 64);
-    for (int64_t c = 0; c < (N + 63) / 64; c++) {
-      for (int64_t q = 0; q < pairs; q++) {
-        for (int64_t j = 0; j < 64; j++) {
-          const int64_t n = c * 64 + j, k = 2 * q;
-          const uint32_t even = n < N && k < K ? w.codes[size_t(n * K + k)] : 0;
-          const uint32_t odd = n < N && k + 1 < K ? w.codes[size_t(n * K + k + 1)] : 0;
-          CHECK_EQ(uint32_t(w.panels[size_t((c * pairs + q) * 64 + j)]), even | (odd << 8));
+    for (s3::SimdLevel level : packing_levels()) {
+      std::vector<uint16_t> panels(w.panels.size(), 0xBEEF);  // every place must be written
+      s3::cpu::pack_weight_panels(w.view, panels.data(), pool, level);
+      for (int64_t c = 0; c < (N + 63) / 64; c++) {
+        for (int64_t q = 0; q < pairs; q++) {
+          for (int64_t j = 0; j < 64; j++) {
+            const int64_t n = c * 64 + j, k = 2 * q;
+            const uint32_t even = n < N && k < K ? w.codes[size_t(n * K + k)] : 0;
+            const uint32_t odd = n < N && k + 1 < K ? w.codes[size_t(n * K + k + 1)] : 0;
+            CHECK_EQ(uint32_t(panels[size_t((c * pairs + q) * 64 + j)]), even | (odd << 8));
+          }
         }
       }
     }
