@@ -140,6 +140,12 @@ __mmask16 last_vector_mask(int64_t n, int64_t n_end) {
   return rest >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << rest) - 1u);
 }
 
+// Where `column` starts in panels of `pairs` pairs (64 places per pair).
+template <typename Place>
+const Place* panel_column(const Place* panels, int64_t pairs, int64_t column) {
+  return panels + (column / kWeightPanelColumns) * pairs * kWeightPanelColumns + column % kWeightPanelColumns;
+}
+
 template <int V>
 void bf16_vectors(float* out, const MatmulInput& input, const MatrixView& w, int64_t M, int64_t n, int64_t n_end) {
   const int64_t steps = input.bf16_stride / kMatmulRowAlign, pairs = steps * kStepPairs;
@@ -147,8 +153,7 @@ void bf16_vectors(float* out, const MatmulInput& input, const MatrixView& w, int
   int64_t at[V];
   for (int v = 0; v < V; v++) {
     const int64_t column = n + v * kLanes;
-    weights.columns[v] =
-        w.bf16_panels + (column / kWeightPanelColumns) * pairs * kWeightPanelColumns + column % kWeightPanelColumns;
+    weights.columns[v] = panel_column(w.bf16_panels, pairs, column);
     at[v] = column;
   }
   rows<kRows, V>(out, w.rows, reinterpret_cast<const uint32_t*>(input.panels), steps, 0, steps, M, weights, at,
@@ -171,8 +176,7 @@ void fp8_vectors(float* out, const MatmulInput& input, const MatrixView& w, int6
   int64_t at[V];
   for (int v = 0; v < V; v++) {
     const int64_t column = n + v * kLanes;
-    codes.columns[v] =
-        w.fp8_panels + (column / kWeightPanelColumns) * pairs * kWeightPanelColumns + column % kWeightPanelColumns;
+    codes.columns[v] = panel_column(w.fp8_panels, pairs, column);
     scratch.columns[v] = widened + v * kLanes;
     at[v] = column;
   }

@@ -74,14 +74,53 @@ const s3::cpu::MatmulKernels& bf16_kernels() { return *s3::cpu::matmul_kernels_f
 const int64_t kShapes[][2] = {{1, 1}, {16, 2}, {70, 45}, {200, 130}, {64, 64}, {130, 96}, {150, 300}};
 const int64_t kRows[] = {1, 2, 5, 6, 7, 13, 40};
 
-}  // namespace
-
 // The packing levels this CPU runs: the scalar loop, and AVX-512 where the avx512bf16 level runs.
 std::vector<s3::SimdLevel> packing_levels() {
   std::vector<s3::SimdLevel> levels = {s3::SimdLevel::Scalar};
   if (s3::cpu_info().supported_level >= s3::SimdLevel::Avx512Bf16) levels.push_back(s3::SimdLevel::Avx512Bf16);
   return levels;
 }
+
+// For each M of kRows, out = x · wᵀ on the avx512bf16 kernels (2 threads) for a random x, every
+// element equal to expected(x, m, n), x as M rows of w.cols values.
+template <typename Expected>
+void check_every_output(const MatrixView& w, const Expected& expected) {
+  s3::ThreadPool pool(2);
+  for (int64_t M : kRows) {
+    const std::vector<float> x = s3::tests::normal_values(size_t(M * w.cols), uint64_t(M * 7 + w.cols), 0.0f, 2.0f);
+    std::vector<float> out(size_t(M * w.rows));
+    s3::cpu::matmul_forward(out.data(), x.data(), w, M, pool, bf16_kernels());
+    for (int64_t m = 0; m < M; m++) {
+      for (int64_t n = 0; n < w.rows; n++) CHECK_EQ(out[size_t(m * w.rows + n)], expected(x, m, n));
+    }
+  }
+}
+
+// a (with panels) and b, each alone on one thread and fused into one pass on three, give the same
+// bits; so do a's rows alone and three at a time (decode-sized) against the M-row batch.
+void check_rows_do_not_depend_on_batch_threads_or_a_fused_pass(const MatrixView& a, const MatrixView& b, int64_t M) {
+  const int64_t K = a.cols;
+  s3::ThreadPool one(1), three(3);
+  const std::vector<float> x = s3::tests::normal_values(size_t(M * K), 3);
+  std::vector<float> alone_a(size_t(M * a.rows)), alone_b(size_t(M * b.rows));
+  s3::cpu::matmul_forward(alone_a.data(), x.data(), a, M, one, bf16_kernels());
+  s3::cpu::matmul_forward(alone_b.data(), x.data(), b, M, one, bf16_kernels());
+  std::vector<float> fused_a(alone_a.size()), fused_b(alone_b.size());
+  const s3::cpu::MatmulOutput outputs[] = {{fused_b.data(), &b}, {fused_a.data(), &a}};
+  s3::cpu::matmul_forward(outputs, 2, x.data(), M, three, bf16_kernels());
+  CHECK(fused_a == alone_a);
+  CHECK(fused_b == alone_b);
+  for (int64_t m = 0; m < M; m += 7) {
+    for (int64_t rows : {int64_t(1), int64_t(3)}) {
+      if (m + rows > M) continue;
+      std::vector<float> part(size_t(rows * a.rows));
+      s3::cpu::matmul_forward(part.data(), x.data() + m * K, a, rows, three, bf16_kernels());
+      CHECK(std::equal(part.begin(), part.end(), alone_a.begin() + m * a.rows));
+    }
+  }
+}
+
+}  // namespace
 
 TEST(weight_panels_hold_every_pair_of_k_and_zeros_past_the_weights) {
   if (packing_levels().size() == 1) std::printf("    (this CPU lacks AVX512-BF16: the scalar packing only)\n");
@@ -112,29 +151,18 @@ TEST(matmul_on_weight_panels_is_the_pairwise_chain_of_vdpbf16ps) {
   if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
     SKIP("this CPU lacks AVX512-BF16: the panel kernel cannot run here");
   }
-  s3::ThreadPool pool(2);
   for (const auto& shape : kShapes) {
     const int64_t N = shape[0], K = shape[1];
     const PanelWeight w(N, K, uint64_t(N + K));
-    for (int64_t M : kRows) {
-      const std::vector<float> x = s3::tests::normal_values(size_t(M * K), uint64_t(M * 7 + K), 0.0f, 2.0f);
-      std::vector<float> out(size_t(M * N));
-      s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, bf16_kernels());
-      for (int64_t m = 0; m < M; m++) {
-        for (int64_t n = 0; n < N; n++) {
-          float acc = 0.0f;  // VDPBF16PS: the odd product, then the even one, each rounded to f32
-          for (int64_t k = 0; k < K; k += 2) {
-            const float even = s3::bf16_to_f32(s3::f32_to_bf16(x[size_t(m * K + k)])) *
-                               s3::bf16_to_f32(w.values[size_t(n * K + k)]);
-            const float odd = k + 1 < K ? s3::bf16_to_f32(s3::f32_to_bf16(x[size_t(m * K + k + 1)])) *
-                                              s3::bf16_to_f32(w.values[size_t(n * K + k + 1)])
-                                        : 0.0f;
-            acc = (acc + odd) + even;
-          }
-          CHECK_EQ(out[size_t(m * N + n)], acc);
-        }
-      }
-    }
+    check_every_output(w.view, [&](const std::vector<float>& x, int64_t m, int64_t n) {
+      const auto product = [&](int64_t k) {
+        return k < K ? s3::bf16_to_f32(s3::f32_to_bf16(x[size_t(m * K + k)])) * s3::bf16_to_f32(w.values[size_t(n * K + k)])
+                     : 0.0f;
+      };
+      float acc = 0.0f;  // VDPBF16PS: the odd product, then the even one, each rounded to f32
+      for (int64_t k = 0; k < K; k += 2) acc = (acc + product(k + 1)) + product(k);
+      return acc;
+    });
   }
 }
 
@@ -142,25 +170,8 @@ TEST(matmul_on_weight_panels_rows_do_not_depend_on_batch_threads_or_a_fused_pass
   if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
     SKIP("this CPU lacks AVX512-BF16: the panel kernel cannot run here");
   }
-  s3::ThreadPool one(1), three(3);
-  const int64_t K = 130, M = 40;
-  const PanelWeight a(200, K, 1), b(70, K, 2);
-  const std::vector<float> x = s3::tests::normal_values(size_t(M * K), 3);
-  std::vector<float> alone_a(size_t(M * 200)), alone_b(size_t(M * 70));
-  s3::cpu::matmul_forward(alone_a.data(), x.data(), a.view, M, one, bf16_kernels());
-  s3::cpu::matmul_forward(alone_b.data(), x.data(), b.view, M, one, bf16_kernels());
-  // Fused with another weight, on three threads.
-  std::vector<float> fused_a(alone_a.size()), fused_b(alone_b.size());
-  const s3::cpu::MatmulOutput outputs[] = {{fused_a.data(), &a.view}, {fused_b.data(), &b.view}};
-  s3::cpu::matmul_forward(outputs, 2, x.data(), M, three, bf16_kernels());
-  CHECK(fused_a == alone_a);
-  CHECK(fused_b == alone_b);
-  // Each row alone (decode-sized chunks of columns) gives its bits in the batch.
-  for (int64_t m = 0; m < M; m += 7) {
-    std::vector<float> row(200);
-    s3::cpu::matmul_forward(row.data(), x.data() + m * K, a.view, 1, three, bf16_kernels());
-    CHECK(std::equal(row.begin(), row.end(), alone_a.begin() + m * 200));
-  }
+  const PanelWeight a(200, 130, 1), b(70, 130, 2);
+  check_rows_do_not_depend_on_batch_threads_or_a_fused_pass(a.view, b.view, 40);
 }
 
 TEST(fp8_weight_panels_hold_every_pair_of_codes_and_zeros_past_the_weights) {
@@ -204,37 +215,27 @@ TEST(matmul_on_fp8_weight_panels_is_a_chain_per_scale_block_fused_into_a_running
   if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
     SKIP("this CPU lacks AVX512-BF16: the panel kernel cannot run here");
   }
-  s3::ThreadPool pool(2);
   for (const auto& shape : kShapes) {
     const int64_t N = shape[0], K = shape[1];
     const PanelFp8Weight w(N, K, uint64_t(N + K));
     const int64_t scale_cols = (K + 127) / 128;
-    for (int64_t M : kRows) {
-      const std::vector<float> x = s3::tests::normal_values(size_t(M * K), uint64_t(M * 7 + K), 0.0f, 2.0f);
-      std::vector<float> out(size_t(M * N));
-      s3::cpu::matmul_forward(out.data(), x.data(), w.view, M, pool, bf16_kernels());
-      for (int64_t m = 0; m < M; m++) {
-        for (int64_t n = 0; n < N; n++) {
-          // The weights widen exactly to fp8 / 256; each block's pairs are one VDPBF16PS chain (the
-          // odd product, then the even one), and the block's sum times scale × 256 is fused into
-          // the running sum, the first block's onto zero.
-          const auto product = [&](int64_t k) {
-            return s3::bf16_to_f32(s3::f32_to_bf16(x[size_t(m * K + k)])) *
-                   (s3::fp8e4m3_to_f32(w.codes[size_t(n * K + k)]) / 256.0f);
-          };
-          float running = 0.0f;
-          for (int64_t block = 0; block * 128 < K; block++) {
-            float acc = 0.0f;
-            for (int64_t k = block * 128; k < std::min(K, block * 128 + 128); k += 2) {
-              const float odd = k + 1 < K ? product(k + 1) : 0.0f;
-              acc = (acc + odd) + product(k);
-            }
-            running = std::fma(acc, w.scales[size_t((n / 128) * scale_cols + block)] * 256.0f, running);
-          }
-          CHECK_EQ(out[size_t(m * N + n)], running);
-        }
+    check_every_output(w.view, [&](const std::vector<float>& x, int64_t m, int64_t n) {
+      // The weights widen exactly to fp8 / 256; each block's pairs are one VDPBF16PS chain (the odd
+      // product, then the even one), and the block's sum times scale × 256 is fused into the
+      // running sum, the first block's onto zero.
+      const auto product = [&](int64_t k) {
+        return k < K ? s3::bf16_to_f32(s3::f32_to_bf16(x[size_t(m * K + k)])) *
+                           (s3::fp8e4m3_to_f32(w.codes[size_t(n * K + k)]) / 256.0f)
+                     : 0.0f;
+      };
+      float running = 0.0f;
+      for (int64_t block = 0; block * 128 < K; block++) {
+        float acc = 0.0f;
+        for (int64_t k = block * 128; k < std::min(K, block * 128 + 128); k += 2) acc = (acc + product(k + 1)) + product(k);
+        running = std::fma(acc, w.scales[size_t((n / 128) * scale_cols + block)] * 256.0f, running);
       }
-    }
+      return running;
+    });
   }
 }
 
@@ -279,29 +280,10 @@ TEST(matmul_on_fp8_weight_panels_rows_do_not_depend_on_batch_threads_or_a_fused_
   if (s3::cpu_info().supported_level < s3::SimdLevel::Avx512Bf16) {
     SKIP("this CPU lacks AVX512-BF16: the panel kernel cannot run here");
   }
-  s3::ThreadPool one(1), three(3);
-  const int64_t K = 300, M = 40, N = 200;
-  const PanelFp8Weight a(N, K, 1);
-  PanelWeight b(70, K, 2);
+  const PanelFp8Weight a(200, 300, 1);
+  PanelWeight b(70, 300, 2);
   b.view.bf16_panels = nullptr;
-  const std::vector<float> x = s3::tests::normal_values(size_t(M * K), 3);
-  std::vector<float> alone_a(size_t(M * N)), alone_b(size_t(M * 70));
-  s3::cpu::matmul_forward(alone_a.data(), x.data(), a.view, M, one, bf16_kernels());
-  s3::cpu::matmul_forward(alone_b.data(), x.data(), b.view, M, one, bf16_kernels());
-  std::vector<float> fused_a(alone_a.size()), fused_b(alone_b.size());
-  const s3::cpu::MatmulOutput outputs[] = {{fused_b.data(), &b.view}, {fused_a.data(), &a.view}};
-  s3::cpu::matmul_forward(outputs, 2, x.data(), M, three, bf16_kernels());
-  CHECK(fused_a == alone_a);
-  CHECK(fused_b == alone_b);
-  // Each row alone, and rows in decode-sized batches, give their bits in the prefill batch.
-  for (int64_t m = 0; m < M; m += 7) {
-    for (int64_t rows : {int64_t(1), int64_t(3)}) {
-      if (m + rows > M) continue;
-      std::vector<float> part(size_t(rows * N));
-      s3::cpu::matmul_forward(part.data(), x.data() + m * K, a.view, rows, three, bf16_kernels());
-      CHECK(std::equal(part.begin(), part.end(), alone_a.begin() + m * N));
-    }
-  }
+  check_rows_do_not_depend_on_batch_threads_or_a_fused_pass(a.view, b.view, 40);
 }
 
 // The trainer's BF16 linear layer at avx512bf16 (matmul_nn_bf16 on Wᵀ packed from the f32 rows,
