@@ -170,7 +170,10 @@ void fp8_vectors(float* out, const MatmulInput& input, const MatrixView& w, int6
                  uint32_t* widened) {
   const int64_t steps = input.bf16_stride / kMatmulRowAlign, pairs = steps * kStepPairs;
   const uint32_t* x = reinterpret_cast<const uint32_t*>(input.panels);
-  const float* scales = w.block_scales + (n / kFp8BlockSize) * w.scale_cols();
+  // MatrixView::scale_cols() spelled out: an inline member used here could be the copy the linker
+  // keeps for baseline code (see smaller() above).
+  const int64_t scale_cols = (w.cols + kFp8BlockSize - 1) / kFp8BlockSize;
+  const float* scales = w.block_scales + (n / kFp8BlockSize) * scale_cols;
   PanelCodes<V> codes;
   PanelDwords<V> scratch;
   int64_t at[V];
