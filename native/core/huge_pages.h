@@ -29,6 +29,20 @@ void assign_on_huge_pages(std::vector<T>& buffer, size_t count, const T& value) 
   buffer.assign(count, value);
 }
 
+// `buffer` resized to `count` as std::vector::resize does (its elements kept, new ones
+// value-initialized); when that needs new storage, the storage is allocated and advised before its
+// first write. For buffers that grow to their largest size once and are reused from then on.
+template <typename T>
+void resize_on_huge_pages(std::vector<T>& buffer, size_t count) {
+  if (count <= buffer.capacity()) return buffer.resize(count);
+  std::vector<T> grown;
+  grown.reserve(count);
+  advise_huge_pages(grown.data(), count * sizeof(T));
+  grown.assign(buffer.begin(), buffer.end());
+  grown.resize(count);
+  buffer.swap(grown);
+}
+
 // A zero-filled byte buffer whose pages come from the kernel already zeroed, on first touch: an
 // anonymous mapping (advised for huge pages) is never written at allocation, so a KV cache of a
 // gigabyte costs nothing to create and only the pages sequences reach are ever faulted in (an

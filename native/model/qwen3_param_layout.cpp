@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/huge_pages.h"
 #include "cpu/matrix_view.h"
 
 namespace s3::model {
@@ -42,7 +43,8 @@ Qwen3ParamLayout Qwen3ParamLayout::make(const Qwen3Config& c) {
 
 std::vector<float> qwen3_params_from_weights(const Qwen3Weights& weights, const Qwen3ParamLayout& layout) {
   const Qwen3Config& c = weights.config();
-  std::vector<float> params(layout.total);
+  std::vector<float> params;
+  assign_on_huge_pages(params, layout.total, 0.0f);  // the trainer's master weights: gigabytes
   auto matrix = [&](const cpu::MatrixView& view, size_t offset) {
     for (int64_t r = 0; r < view.rows; r++) cpu::matrix_row_to_f32(view, r, params.data() + offset + size_t(r * view.cols));
   };

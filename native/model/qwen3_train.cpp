@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/huge_pages.h"
 #include "cpu/attention_backward.h"
 #include "cpu/embedding_backward.h"
 #include "cpu/matmul_backward.h"
@@ -35,19 +36,19 @@ struct LayerActivations {
   std::vector<float> h1, q_raw, k_raw, qr, kr, v, att, lse, xmid, h2, gate, up, act;
   void resize(const Dims& d) {
     const size_t T = size_t(d.T);
-    h1.resize(T * size_t(d.C));
-    q_raw.resize(T * size_t(d.QD));
-    k_raw.resize(T * size_t(d.KD));
-    qr.resize(T * size_t(d.QD));
-    kr.resize(T * size_t(d.KD));
-    v.resize(T * size_t(d.KD));
-    att.resize(T * size_t(d.QD));
-    lse.resize(T * size_t(d.NH));
-    xmid.resize(T * size_t(d.C));
-    h2.resize(T * size_t(d.C));
-    gate.resize(T * size_t(d.I));
-    up.resize(T * size_t(d.I));
-    act.resize(T * size_t(d.I));
+    resize_on_huge_pages(h1, T * size_t(d.C));
+    resize_on_huge_pages(q_raw, T * size_t(d.QD));
+    resize_on_huge_pages(k_raw, T * size_t(d.KD));
+    resize_on_huge_pages(qr, T * size_t(d.QD));
+    resize_on_huge_pages(kr, T * size_t(d.KD));
+    resize_on_huge_pages(v, T * size_t(d.KD));
+    resize_on_huge_pages(att, T * size_t(d.QD));
+    resize_on_huge_pages(lse, T * size_t(d.NH));
+    resize_on_huge_pages(xmid, T * size_t(d.C));
+    resize_on_huge_pages(h2, T * size_t(d.C));
+    resize_on_huge_pages(gate, T * size_t(d.I));
+    resize_on_huge_pages(up, T * size_t(d.I));
+    resize_on_huge_pages(act, T * size_t(d.I));
   }
   // The bytes these buffers hold (their capacity: a shorter batch keeps a longer one's storage).
   size_t bytes() const {
@@ -330,8 +331,8 @@ void qwen3_train_forward(const Qwen3Config& c, const Qwen3ParamLayout& layout, c
   const Dims d(c, batch.T);
   const size_t TC = size_t(d.T * d.C);
   const int64_t L = c.num_hidden_layers;
-  state.layer_inputs.resize(size_t(L + 1) * TC);
-  state.final_normed.resize(TC);
+  resize_on_huge_pages(state.layer_inputs, size_t(L + 1) * TC);
+  resize_on_huge_pages(state.final_normed, TC);
   const std::vector<int64_t> positions = qwen3_train_positions(batch);
   state.cos.resize(size_t(d.T * d.HD / 2));
   state.sin.resize(size_t(d.T * d.HD / 2));
@@ -376,10 +377,10 @@ void qwen3_train_backward(const Qwen3Config& c, const Qwen3ParamLayout& layout, 
   std::vector<float>&dx = w.dx, &dxmid = w.dxmid, &tmpC = w.tmpC, &dh = w.dh, &scratch = w.scratch, &partial = w.partial;
   std::vector<float>&d_act = w.d_act, &dgate = w.dgate, &dup = w.dup, &datt = w.datt, &dq = w.dq, &dq_raw = w.dq_raw;
   std::vector<float>&dk = w.dk, &dv = w.dv, &dk_raw = w.dk_raw;
-  for (std::vector<float>* b : {&dx, &dxmid, &tmpC, &dh}) b->resize(TC);
-  for (std::vector<float>* b : {&d_act, &dgate, &dup}) b->resize(size_t(d.T * d.I));
-  for (std::vector<float>* b : {&datt, &dq, &dq_raw}) b->resize(size_t(d.T * d.QD));
-  for (std::vector<float>* b : {&dk, &dv, &dk_raw}) b->resize(size_t(d.T * d.KD));
+  for (std::vector<float>* b : {&dx, &dxmid, &tmpC, &dh}) resize_on_huge_pages(*b, TC);
+  for (std::vector<float>* b : {&d_act, &dgate, &dup}) resize_on_huge_pages(*b, size_t(d.T * d.I));
+  for (std::vector<float>* b : {&datt, &dq, &dq_raw}) resize_on_huge_pages(*b, size_t(d.T * d.QD));
+  for (std::vector<float>* b : {&dk, &dv, &dk_raw}) resize_on_huge_pages(*b, size_t(d.T * d.KD));
   cpu::rmsnorm_backward(dx.data(), grads + layout.norm, d_final_normed, x0 + size_t(L) * TC, params + layout.norm, d.T,
                         d.C, eps);
   LayerActivations& recomputed = w.layer;

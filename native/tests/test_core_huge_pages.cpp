@@ -1,6 +1,7 @@
 // Huge-page advice (core/huge_pages.h): refused for ranges without a whole 2 MiB page, taken for
 // one that holds some where the kernel has transparent huge pages, and buffers filled through
-// assign_on_huge_pages hold exactly what std::vector::assign would give; ZeroedPages reads zero
+// assign_on_huge_pages (resize_on_huge_pages) hold exactly what std::vector::assign (resize) would
+// give; ZeroedPages reads zero
 // everywhere, keeps what is written and moves.
 #include <cstdint>
 #include <fstream>
@@ -35,6 +36,26 @@ TEST(assign_on_huge_pages_fills_like_assign_and_replaces_earlier_contents) {
   std::vector<uint8_t> bytes(7, 9);
   s3::assign_on_huge_pages<uint8_t>(bytes, 5, 0);  // smaller than a huge page: plain storage
   CHECK(bytes == std::vector<uint8_t>(5, 0));
+}
+
+TEST(resize_on_huge_pages_keeps_the_elements_and_value_initializes_the_rest_like_resize) {
+  std::vector<float> grown{1.5f, -2.0f, 3.25f};
+  s3::resize_on_huge_pages(grown, s3::kHugePageBytes);  // new storage of 8 MiB
+  std::vector<float> expected{1.5f, -2.0f, 3.25f};
+  expected.resize(s3::kHugePageBytes);
+  CHECK(grown == expected);
+  const float* storage = grown.data();
+  grown[7] = 5.0f;
+  s3::resize_on_huge_pages(grown, 10);  // shrinking keeps the storage and the first elements
+  CHECK(grown.data() == storage);
+  CHECK(grown.size() == size_t(10));
+  CHECK(grown[0] == 1.5f && grown[2] == 3.25f && grown[3] == 0.0f && grown[7] == 5.0f);
+  s3::resize_on_huge_pages(grown, s3::kHugePageBytes / 2);  // within the capacity: no new storage
+  CHECK(grown.data() == storage);
+  CHECK(grown[7] == 5.0f && grown[11] == 0.0f && grown.back() == 0.0f);
+  std::vector<int> small{4};
+  s3::resize_on_huge_pages(small, 3);  // smaller than a huge page: plain storage
+  CHECK(small == std::vector<int>({4, 0, 0}));
 }
 
 TEST(zeroed_pages_read_zero_everywhere_hold_writes_and_move) {

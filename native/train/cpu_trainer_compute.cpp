@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/host_memory.h"
+#include "core/huge_pages.h"
 #include "cpu/matmul.h"
 #include "model/qwen3_train.h"
 
@@ -14,13 +15,15 @@ CpuTrainerCompute::CpuTrainerCompute(const model::Qwen3Config& config, const mod
                                      std::vector<float> params, const TrainerComputeOptions& options)
     : config_(config), layout_(layout), options_(options), params_(std::move(params)) {
   if (params_.size() != layout_.total) throw std::invalid_argument("CpuTrainerCompute: params do not match the layout");
-  grads_.assign(layout_.total, 0.0f);
+  // Gigabytes at the 0.6B shape, each filled by one thread: on huge pages the fill takes hundreds of
+  // times fewer page faults (docs/benchmarks.md, "The trainer's state on huge pages").
+  assign_on_huge_pages(grads_, layout_.total, 0.0f);
   if (options_.state_dtype == OptimizerStateDtype::Bf16) {
-    adam_.m_bf16.assign(layout_.total, 0);
-    adam_.v_bf16.assign(layout_.total, 0);
+    assign_on_huge_pages(adam_.m_bf16, layout_.total, uint16_t(0));
+    assign_on_huge_pages(adam_.v_bf16, layout_.total, uint16_t(0));
   } else {
-    adam_.m.assign(layout_.total, 0.0f);
-    adam_.v.assign(layout_.total, 0.0f);
+    assign_on_huge_pages(adam_.m, layout_.total, 0.0f);
+    assign_on_huge_pages(adam_.v, layout_.total, 0.0f);
   }
   pool_ = std::make_unique<ThreadPool>(options_.threads > 0 ? options_.threads : default_thread_count());
   state_.params_version = 1;  // bumped by every change of params_, so the weights' tiles are packed once per version

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/huge_pages.h"
 #include "core/json.h"
 #include "core/safetensors.h"
 #include "train/gradient_buckets.h"
@@ -210,11 +211,11 @@ void Trainer::load(const std::string& dir) {
   }
   AdamWState restored;
   if (bf16) {
-    restored.m_bf16.assign(layout_.total, 0);
-    restored.v_bf16.assign(layout_.total, 0);
+    assign_on_huge_pages(restored.m_bf16, layout_.total, uint16_t(0));
+    assign_on_huge_pages(restored.v_bf16, layout_.total, uint16_t(0));
   } else {
-    restored.m.assign(layout_.total, 0.0f);
-    restored.v.assign(layout_.total, 0.0f);
+    assign_on_huge_pages(restored.m, layout_.total, 0.0f);
+    assign_on_huge_pages(restored.v, layout_.total, 0.0f);
   }
   for (const auto& e : layout_.entries) {
     for (int which = 0; which < 2; which++) {
