@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "core/huge_pages.h"
 #include "cpu/attention_backward.h"
@@ -35,20 +36,10 @@ struct Dims {
 struct LayerActivations {
   std::vector<float> h1, q_raw, k_raw, qr, kr, v, att, lse, xmid, h2, gate, up, act;
   void resize(const Dims& d) {
-    const size_t T = size_t(d.T);
-    resize_on_huge_pages(h1, T * size_t(d.C));
-    resize_on_huge_pages(q_raw, T * size_t(d.QD));
-    resize_on_huge_pages(k_raw, T * size_t(d.KD));
-    resize_on_huge_pages(qr, T * size_t(d.QD));
-    resize_on_huge_pages(kr, T * size_t(d.KD));
-    resize_on_huge_pages(v, T * size_t(d.KD));
-    resize_on_huge_pages(att, T * size_t(d.QD));
-    resize_on_huge_pages(lse, T * size_t(d.NH));
-    resize_on_huge_pages(xmid, T * size_t(d.C));
-    resize_on_huge_pages(h2, T * size_t(d.C));
-    resize_on_huge_pages(gate, T * size_t(d.I));
-    resize_on_huge_pages(up, T * size_t(d.I));
-    resize_on_huge_pages(act, T * size_t(d.I));
+    const std::pair<std::vector<float>*, int64_t> widths[] = {
+        {&h1, d.C},   {&q_raw, d.QD}, {&k_raw, d.KD}, {&qr, d.QD}, {&kr, d.KD}, {&v, d.KD},  {&att, d.QD},
+        {&lse, d.NH}, {&xmid, d.C},   {&h2, d.C},     {&gate, d.I}, {&up, d.I}, {&act, d.I}};
+    for (const auto& [buffer, width] : widths) resize_on_huge_pages(*buffer, size_t(d.T) * size_t(width));
   }
   // The bytes these buffers hold (their capacity: a shorter batch keeps a longer one's storage).
   size_t bytes() const {
