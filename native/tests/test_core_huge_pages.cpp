@@ -1,8 +1,7 @@
 // Huge-page advice (core/huge_pages.h): refused for ranges without a whole 2 MiB page, taken for
 // one that holds some where the kernel has transparent huge pages, and buffers filled through
 // assign_on_huge_pages (resize_on_huge_pages) hold exactly what std::vector::assign (resize) would
-// give; ZeroedPages reads zero
-// everywhere, keeps what is written and moves.
+// give; ZeroedPages reads zero everywhere, keeps what is written and moves.
 #include <cstdint>
 #include <fstream>
 #include <utility>
