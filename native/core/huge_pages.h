@@ -1,11 +1,10 @@
 // huge_pages.h: asking the kernel to back large buffers with transparent huge pages. A decode step
 // reads its sequences' KV blocks scattered over gigabytes, so with 4 KiB pages nearly every
 // 16-position chunk costs a TLB miss and a page walk; 2 MiB pages remove most of them
-// (docs/benchmarks.md, "KV cache on transparent huge pages"). The trainer's gigabytes of weights, gradients,
-// moments and activations fault in with hundreds of times fewer faults ("The trainer's state on
-// huge pages"). Advice only: where the
-// kernel does not take it (not Linux, THP set to "never", no whole huge page in the range) the
-// buffer works exactly the same on small pages.
+// (docs/benchmarks.md, "KV cache on transparent huge pages"). The trainer's gigabytes of weights,
+// gradients, moments and activations fault in with hundreds of times fewer faults ("The trainer's
+// state on huge pages"). Advice only: where the kernel does not take it (not Linux, THP set to
+// "never", no whole huge page in the range) the buffer works exactly the same on small pages.
 #pragma once
 
 #include <cstddef>
