@@ -122,6 +122,23 @@ void check_rows_do_not_depend_on_batch_threads_or_a_fused_pass(const MatrixView&
 
 }  // namespace
 
+// Every place of 64-column panels over pairs of k: column n's pair q holds weight (n, 2q) in its low
+// `bits` and (n, 2q + 1) above them, zero past N and K.
+template <typename Place, typename Weight>
+void check_panel_places(const std::vector<Place>& panels, int64_t N, int64_t K, int bits, const Weight& weight) {
+  const int64_t pairs = (K + 31) / 32 * 16;
+  for (int64_t c = 0; c < (N + 63) / 64; c++) {
+    for (int64_t q = 0; q < pairs; q++) {
+      for (int64_t j = 0; j < 64; j++) {
+        const int64_t n = c * 64 + j, k = 2 * q;
+        const uint32_t even = n < N && k < K ? weight(n, k) : 0;
+        const uint32_t odd = n < N && k + 1 < K ? weight(n, k + 1) : 0;
+        CHECK_EQ(uint32_t(panels[size_t((c * pairs + q) * 64 + j)]), even | (odd << bits));
+      }
+    }
+  }
+}
+
 TEST(weight_panels_hold_every_pair_of_k_and_zeros_past_the_weights) {
   if (packing_levels().size() == 1) std::printf("    (this CPU lacks AVX512-BF16: the scalar packing only)\n");
   s3::ThreadPool pool(3);
@@ -133,16 +150,7 @@ TEST(weight_panels_hold_every_pair_of_k_and_zeros_past_the_weights) {
     for (s3::SimdLevel level : packing_levels()) {
       std::vector<uint32_t> panels(w.panels.size(), 0xDEADBEEFu);  // every dword must be written
       s3::cpu::pack_weight_panels(w.view, panels.data(), pool, level);
-      for (int64_t c = 0; c < (N + 63) / 64; c++) {
-        for (int64_t q = 0; q < pairs; q++) {
-          for (int64_t j = 0; j < 64; j++) {
-            const int64_t n = c * 64 + j, k = 2 * q;
-            const uint32_t even = n < N && k < K ? w.values[size_t(n * K + k)] : 0;
-            const uint32_t odd = n < N && k + 1 < K ? w.values[size_t(n * K + k + 1)] : 0;
-            CHECK_EQ(panels[size_t((c * pairs + q) * 64 + j)], even | (odd << 16));
-          }
-        }
-      }
+      check_panel_places(panels, N, K, 16, [&](int64_t n, int64_t k) { return uint32_t(w.values[size_t(n * K + k)]); });
     }
   }
 }
@@ -184,16 +192,7 @@ TEST(fp8_weight_panels_hold_every_pair_of_codes_and_zeros_past_the_weights) {
     for (s3::SimdLevel level : packing_levels()) {
       std::vector<uint16_t> panels(w.panels.size(), 0xBEEF);  // every place must be written
       s3::cpu::pack_weight_panels(w.view, panels.data(), pool, level);
-      for (int64_t c = 0; c < (N + 63) / 64; c++) {
-        for (int64_t q = 0; q < pairs; q++) {
-          for (int64_t j = 0; j < 64; j++) {
-            const int64_t n = c * 64 + j, k = 2 * q;
-            const uint32_t even = n < N && k < K ? w.codes[size_t(n * K + k)] : 0;
-            const uint32_t odd = n < N && k + 1 < K ? w.codes[size_t(n * K + k + 1)] : 0;
-            CHECK_EQ(uint32_t(panels[size_t((c * pairs + q) * 64 + j)]), even | (odd << 8));
-          }
-        }
-      }
+      check_panel_places(panels, N, K, 8, [&](int64_t n, int64_t k) { return uint32_t(w.codes[size_t(n * K + k)]); });
     }
   }
 }
