@@ -9,8 +9,14 @@
 // contiguous along k, so a tile's loads walk runs of memory rather than rows 2N (or 2M) values
 // apart, which for N a multiple of 1,024 fall on a few L1 sets and evict each other. k pairs go in
 // blocks of kBlockPairs so a panel's block (512 pairs × 64 columns, 128 KiB) stays in L2 while
-// every row tile passes over it (256 and 128 pairs measured slower on Zen 4); a tile reloads C
+// the row tiles pass over it (256 and 128 pairs measured slower on Zen 4); a tile reloads C
 // between blocks, which leaves each element's single chain over the pairs in increasing k unchanged.
+// A's rows go in chunks of at most kChunkBytes (half the 1 MiB L2 of Zen 4 and Zen 5), and every
+// panel of the thread's columns passes over a chunk before the next, so A comes from memory once
+// rather than once per panel: a weight gradient's tall A (3,072 rows, or the LM head's 151,936)
+// no longer streams from DRAM 8 or 16 times (docs/benchmarks.md, "Row chunks of A in L2"). Up to
+// K = 4,096 a chunk spans all of K and C's strip stays in L2 across the blocks; past it a chunk
+// spans one block and each block passes over all of C.
 #include <immintrin.h>
 
 #include "cpu/f32_to_bf16_avx512.h"
@@ -29,6 +35,9 @@ constexpr int kVectors = 4;
 constexpr int64_t kPanel = kLanes * kVectors;
 static_assert(kPanel == kMatmulNnPanelColumns, "a register tile spans one panel of B");
 constexpr int64_t kBlockPairs = 512;
+constexpr int64_t kChunkBytes = int64_t(512) << 10;
+// Up to this many pairs of k, A's chunks span all of K (below).
+constexpr int64_t kWholeKPairs = 2048;
 
 inline __m512bh as_bf16(__m512i v) { return reinterpret_cast<__m512bh>(v); }
 
@@ -94,12 +103,12 @@ void tile(const MatmulNnBf16Args& p, int64_t i, int64_t n, int64_t q0, int64_t q
   }
 }
 
-// Every row of C for one panel of V vectors and one block of pairs.
+// Rows [i0, i1) of C for one panel of V vectors and one block of pairs.
 template <int V, bool kMaskLast>
-void panel(const MatmulNnBf16Args& p, int64_t n, int64_t q0, int64_t q1, bool load_c, __mmask16 last) {
-  int64_t i = 0;
-  for (; i + kRows <= p.M; i += kRows) tile<kRows, V, kMaskLast>(p, i, n, q0, q1, load_c, last);
-  switch (p.M - i) {
+void panel(const MatmulNnBf16Args& p, int64_t i0, int64_t i1, int64_t n, int64_t q0, int64_t q1, bool load_c, __mmask16 last) {
+  int64_t i = i0;
+  for (; i + kRows <= i1; i += kRows) tile<kRows, V, kMaskLast>(p, i, n, q0, q1, load_c, last);
+  switch (i1 - i) {
     case 5: tile<5, V, kMaskLast>(p, i, n, q0, q1, load_c, last); break;
     case 4: tile<4, V, kMaskLast>(p, i, n, q0, q1, load_c, last); break;
     case 3: tile<3, V, kMaskLast>(p, i, n, q0, q1, load_c, last); break;
@@ -110,35 +119,68 @@ void panel(const MatmulNnBf16Args& p, int64_t n, int64_t q0, int64_t q1, bool lo
 }
 
 template <bool kMaskLast>
-void panel_any(int vectors, const MatmulNnBf16Args& p, int64_t n, int64_t q0, int64_t q1, bool load_c,
-               __mmask16 last) {
+void panel_any(int vectors, const MatmulNnBf16Args& p, int64_t i0, int64_t i1, int64_t n, int64_t q0, int64_t q1,
+               bool load_c, __mmask16 last) {
   switch (vectors) {
-    case 1: return panel<1, kMaskLast>(p, n, q0, q1, load_c, last);
-    case 2: return panel<2, kMaskLast>(p, n, q0, q1, load_c, last);
-    case 3: return panel<3, kMaskLast>(p, n, q0, q1, load_c, last);
-    default: return panel<4, kMaskLast>(p, n, q0, q1, load_c, last);
+    case 1: return panel<1, kMaskLast>(p, i0, i1, n, q0, q1, load_c, last);
+    case 2: return panel<2, kMaskLast>(p, i0, i1, n, q0, q1, load_c, last);
+    case 3: return panel<3, kMaskLast>(p, i0, i1, n, q0, q1, load_c, last);
+    default: return panel<4, kMaskLast>(p, i0, i1, n, q0, q1, load_c, last);
   }
+}
+
+// Rows [i0, i1) × the columns from n of C (up to a panel, and up to n_end) over the pairs [q0, q1).
+void panel_block(const MatmulNnBf16Args& p, int64_t i0, int64_t i1, int64_t n, int64_t n_end, int64_t q0, int64_t q1) {
+  const int64_t width = smaller(kPanel, n_end - n);
+  const int vectors = int((width + kLanes - 1) / kLanes);
+  const int64_t rest = width % kLanes;
+  const __mmask16 last = rest == 0 ? __mmask16(0xFFFF) : __mmask16((1u << rest) - 1u);
+  const bool load_c = p.accumulate || q0 > 0;
+  if (rest == 0) {
+    panel_any<false>(vectors, p, i0, i1, n, q0, q1, load_c, last);
+  } else {
+    panel_any<true>(vectors, p, i0, i1, n, q0, q1, load_c, last);
+  }
+}
+
+// Rows of A per chunk, its rows `pairs` pairs long: as many as fit in kChunkBytes, at least 48 (a
+// whole number of register tiles and of A's 16-row blocks), then spread evenly over the chunks M
+// needs, rounded up to whole register tiles.
+int64_t chunk_rows(int64_t M, int64_t pairs) {
+  const int64_t fit = kChunkBytes / (pairs * 4);
+  const int64_t rows = fit < 48 ? 48 : fit / 48 * 48;
+  const int64_t chunks = (M + rows - 1) / rows;
+  const int64_t even = (M + chunks - 1) / chunks;
+  return (even + kRows - 1) / kRows * kRows;
 }
 
 void matmul_nn_bf16_columns_avx512bf16(const MatmulNnBf16Args& p, int64_t n_begin, int64_t n_end) {
   const int64_t pairs = (p.K + 1) / 2;
-  for (int64_t n = n_begin; n < n_end; n += kPanel) {
-    const int64_t width = smaller(kPanel, n_end - n);
-    const int vectors = int((width + kLanes - 1) / kLanes);
-    const int64_t rest = width % kLanes;
-    const __mmask16 last = rest == 0 ? __mmask16(0xFFFF) : __mmask16((1u << rest) - 1u);
-    if (pairs <= 0) {  // C = 0 (or unchanged when accumulating)
-      if (!p.accumulate) panel_any<true>(vectors, p, n, 0, 0, false, last);
-      continue;
-    }
-    for (int64_t q0 = 0; q0 < pairs; q0 += kBlockPairs) {
-      const int64_t q1 = smaller(pairs, q0 + kBlockPairs);
-      const bool load_c = p.accumulate || q0 > 0;
-      if (rest == 0) {
-        panel_any<false>(vectors, p, n, q0, q1, load_c, last);
-      } else {
-        panel_any<true>(vectors, p, n, q0, q1, load_c, last);
+  if (pairs <= 0) {  // C = 0 (or unchanged when accumulating)
+    if (p.accumulate) return;
+    for (int64_t n = n_begin; n < n_end; n += kPanel) panel_block(p, 0, p.M, n, n_end, 0, 0);
+    return;
+  }
+  if (pairs <= kWholeKPairs) {
+    // Chunks over all of K: each panel takes a chunk's rows through every block before the next
+    // panel, so the chunk's strip of C stays in L2 between blocks too.
+    const int64_t chunk = chunk_rows(p.M, pairs);
+    for (int64_t i0 = 0; i0 < p.M; i0 += chunk) {
+      const int64_t i1 = smaller(p.M, i0 + chunk);
+      for (int64_t n = n_begin; n < n_end; n += kPanel) {
+        for (int64_t q0 = 0; q0 < pairs; q0 += kBlockPairs) panel_block(p, i0, i1, n, n_end, q0, smaller(pairs, q0 + kBlockPairs));
       }
+    }
+    return;
+  }
+  // Longer K (the LM head's dh, K = 151,936): chunks of one block, every block over all of C, so
+  // B's panels come from memory once rather than once per chunk.
+  for (int64_t q0 = 0; q0 < pairs; q0 += kBlockPairs) {
+    const int64_t q1 = smaller(pairs, q0 + kBlockPairs);
+    const int64_t chunk = chunk_rows(p.M, q1 - q0);
+    for (int64_t i0 = 0; i0 < p.M; i0 += chunk) {
+      const int64_t i1 = smaller(p.M, i0 + chunk);
+      for (int64_t n = n_begin; n < n_end; n += kPanel) panel_block(p, i0, i1, n, n_end, q0, q1);
     }
   }
 }

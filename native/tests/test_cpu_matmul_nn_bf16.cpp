@@ -240,32 +240,50 @@ TEST(matmul_nn_bf16_scalar_level_is_the_fma_chain_on_rounded_operands) {
 
 // VDPBF16PS as the Intel SDM specifies it (seen on AMD Zen 4 too): per pair, the lane adds the odd
 // k's product, then the even k's, each add rounded to nearest even (the products are exact). The
-// kernel's chain is that over the pairs in increasing k, from C when accumulating.
+// kernel's chain is that over the pairs in increasing k, from C when accumulating; checked for A
+// packed as rows and pair-interleaved (read transposed).
+void check_pairwise_chain_of_vdpbf16ps(int64_t M, int64_t N, int64_t K, s3::ThreadPool& pool) {
+  const Operands op(M, N, K, 31);
+  const std::vector<float> ar = rounded(op.a), br = rounded(op.b);
+  const std::vector<float> c0 = normal_values(size_t(op.M * op.N), 4);
+  for (int transposed = 0; transposed < 2; transposed++) {
+    std::vector<float> c = c0;
+    s3::cpu::matmul_nn_bf16(op.args(c.data(), transposed != 0, true), pool, SimdLevel::Avx512Bf16);
+    for (int64_t i = 0; i < op.M; i++) {
+      for (int64_t n = 0; n < op.N; n++) {
+        float acc = c0[size_t(i * op.N + n)];
+        for (int64_t k = 0; k < op.K; k += 2) {
+          const float even = ar[size_t(i * op.K + k)] * br[size_t(k * op.N + n)];
+          const float odd = k + 1 < op.K ? ar[size_t(i * op.K + k + 1)] * br[size_t((k + 1) * op.N + n)] : 0.0f;
+          acc = (acc + odd) + even;
+        }
+        CHECK_EQ(c[size_t(i * op.N + n)], acc);
+      }
+    }
+  }
+}
+
 TEST(matmul_nn_bf16_avx512bf16_kernel_is_the_pairwise_chain_of_vdpbf16ps) {
   if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) {
     SKIP("this CPU lacks AVX512-BF16: the avx512bf16 matmul_nn level cannot run here");
   }
   s3::ThreadPool pool(2);
-  for (const auto& shape : kShapes) {
-    const Operands op(shape[0], shape[1], shape[2], 31);
-    const std::vector<float> ar = rounded(op.a), br = rounded(op.b);
-    const std::vector<float> c0 = normal_values(size_t(op.M * op.N), 4);
-    for (int transposed = 0; transposed < 2; transposed++) {  // A packed as rows, or pair-interleaved
-      std::vector<float> c = c0;
-      s3::cpu::matmul_nn_bf16(op.args(c.data(), transposed != 0, true), pool, SimdLevel::Avx512Bf16);
-      for (int64_t i = 0; i < op.M; i++) {
-        for (int64_t n = 0; n < op.N; n++) {
-          float acc = c0[size_t(i * op.N + n)];
-          for (int64_t k = 0; k < op.K; k += 2) {
-            const float even = ar[size_t(i * op.K + k)] * br[size_t(k * op.N + n)];
-            const float odd = k + 1 < op.K ? ar[size_t(i * op.K + k + 1)] * br[size_t((k + 1) * op.N + n)] : 0.0f;
-            acc = (acc + odd) + even;
-          }
-          CHECK_EQ(c[size_t(i * op.N + n)], acc);
-        }
-      }
-    }
+  for (const auto& shape : kShapes) check_pairwise_chain_of_vdpbf16ps(shape[0], shape[1], shape[2], pool);
+}
+
+// The kernel takes A's rows in chunks that stay in L2 (at most 512 KiB: 48 rows and more) and
+// passes every panel over a chunk before the next. Each element's chain stays the same: chunks
+// over all of K (600 rows in chunks of 150, two blocks of k, three panels, the last masked), chunks
+// of thousands of rows for a short K (a last tile of one row), and chunks of one block for a K past
+// 4,096 (five blocks, the last of 52 pairs).
+TEST(matmul_nn_bf16_avx512bf16_row_chunks_keep_each_pairwise_chain) {
+  if (s3::cpu_info().supported_level < SimdLevel::Avx512Bf16) {
+    SKIP("this CPU lacks AVX512-BF16: the avx512bf16 matmul_nn level cannot run here");
   }
+  s3::ThreadPool pool(2);
+  check_pairwise_chain_of_vdpbf16ps(600, 150, 1100, pool);
+  check_pairwise_chain_of_vdpbf16ps(4099, 70, 64, pool);
+  check_pairwise_chain_of_vdpbf16ps(300, 70, 4200, pool);
 }
 
 // The avx512bf16 level's pair packing rounds exactly as core/dtype.h's f32_to_bf16 (nearest even,
